@@ -1,0 +1,67 @@
+// Scoring pairs the builder never saw (DESIGN §2, last paragraph).
+//
+// DRAFT CONTRACT shared by core/maec (produces it), core/snapshot (stores it)
+// and server/ (uses it). The snapshot stores one NodeRecord per node and one
+// UnseenModel per version; the server calls ScoreUnseenPair for a pair of known
+// nodes that has no stored rate (RATE_SOURCE_INFERRED). The builder uses the
+// same function in its tests, so builder and server cannot drift apart.
+//
+// Thread-safety: everything here is immutable after construction.
+#ifndef GRAPHSIEVE_CORE_MAEC_UNSEEN_H_
+#define GRAPHSIEVE_CORE_MAEC_UNSEEN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+
+namespace graphsieve {
+
+// Per node data (users 0..U-1, then items).
+struct NodeRecord {
+  uint32_t component = 0;              // connected component in the positive graph
+  uint32_t degree = 0;                 // pairs (positive and negative) at this node
+  float sum_uncertainty = 0.0f;        // Σ propagated uncertainty B̂ over its pairs
+  float sum_score = 0.0f;              // Σ propagated score over its pairs
+  float mean_rate = 0.0f;              // mean rate over its negative instances (default policy)
+};
+
+struct NodeTable {
+  std::vector<uint64_t> ids;           // original id per node
+  std::vector<uint8_t> is_item;        // 0 user, 1 item
+  std::vector<NodeRecord> records;
+  int sketch_dim = 0;                  // k
+  std::vector<float> sketch;           // row-major, ids.size() x sketch_dim: Z rows, ‖Z_u − Z_v‖² ≈ R_eff
+  absl::Span<const float> SketchRow(size_t node) const {
+    return absl::MakeConstSpan(sketch.data() + node * sketch_dim, sketch_dim);
+  }
+};
+
+// Global constants of one snapshot. Stored in the snapshot's meta.
+struct UnseenModel {
+  int method = 0;                      // Method enum value (pipeline.h)
+  double alpha = 0.2, floor = 0.01;
+  double rho = 1.0;                    // rate scale ρ
+  double gamma = 0.5;
+  double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of G_eff
+  bool uncertainty_propagation = true;
+  bool score_propagation = true;
+  bool symmetric_normalisation = false;
+  int sketch_dim = 0;
+};
+
+// One known node as the server sees it.
+struct NodeView {
+  NodeRecord record;
+  absl::Span<const float> sketch;      // sketch_dim floats
+};
+
+// The rate for an unseen (user, item) pair of known nodes, treated as a
+// negative: conductance from the sketch rows (0 across components), min-max
+// normalised, one uncertainty and one score propagation step from the node
+// sums, then the snapshot's ρ and floor. Result in [floor, 1].
+float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& model);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_MAEC_UNSEEN_H_

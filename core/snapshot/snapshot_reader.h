@@ -1,0 +1,81 @@
+// Read-only access to one published snapshot version (DESIGN §3).
+//
+// DRAFT CONTRACT shared by core/snapshot (implements), server/ and tests. The
+// snapshot owner may add members; changing these needs the server's owner.
+//
+// Open() verifies MANIFEST.json (format version, per-file checksums) and runs
+// RocksDB's own checksum verification before returning, so a returned reader
+// is trustworthy. Thread-safe: all lookups are const and may run concurrently
+// from many threads. The reader owns its RocksDB handle; it closes when the
+// last shared_ptr to it goes away.
+#ifndef GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_H_
+#define GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/maec/unseen.h"
+
+namespace graphsieve {
+
+struct SnapshotReaderOptions {
+  size_t block_cache_bytes = 256 << 20;  // RocksDB block cache for this version
+  bool verify_checksums = true;          // file checksums + RocksDB VerifyChecksum on open
+  bool warm = true;                      // read every table once on open (off the request path)
+};
+
+// A parsed summary of MANIFEST.json (the whole JSON text is kept too).
+struct ManifestSummary {
+  std::string version;
+  std::string created_at;
+  std::string method;
+  std::string resistance;
+  double alpha = 0, floor = 0, gamma = 0;
+  int sketch_dim = 0;
+  uint64_t seed = 0;                     // keep-decision seed
+  uint64_t instances = 0, pairs = 0, positive_pairs = 0, users = 0, items = 0, components = 0;
+  double achieved_negative_mean_rate = 0;
+  std::string input_digest;
+  std::string json;                      // MANIFEST.json as written
+};
+
+class SnapshotReader {
+ public:
+  // Opens <root>/<version>/ read-only. Errors: NOT_FOUND (no such version),
+  // DATA_LOSS (checksum mismatch, truncated manifest, missing file — the
+  // message names the file), FAILED_PRECONDITION (unknown format version).
+  static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
+      const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
+
+  virtual ~SnapshotReader() = default;
+
+  virtual const ManifestSummary& manifest() const = 0;
+  virtual const UnseenModel& model() const = 0;
+
+  // Batched pair lookup. For each i: found[i] = whether (users[i], items[i]) is
+  // a stored pair, and rates[i] its rate when found. Sorted MultiGet inside.
+  // REQUIRES: users.size() == items.size() == found.size() == rates.size().
+  virtual absl::Status LookupPairs(absl::Span<const uint64_t> users,
+                                   absl::Span<const uint64_t> items, absl::Span<bool> found,
+                                   absl::Span<float> rates) const = 0;
+
+  // Node lookup for unseen pairs and the default policy. Returns false when
+  // the node is unknown. `sketch` must have model().sketch_dim floats.
+  virtual bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
+  virtual bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
+
+  // Iterates all stored pairs in key order (tests, canary offline mode, export).
+  virtual absl::Status ForEachPair(
+      const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const = 0;
+};
+
+// <root>/CURRENT, the versions on disk, pins: see snapshot_store.h.
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_H_

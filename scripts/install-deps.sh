@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs exactly the Debian 12 packages graphsieve needs to build, test and run.
+# Used by the README's two commands, by .ci/run and by docker/Dockerfile.
+# Idempotent: packages already present are skipped quickly.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config ninja-build
+  protobuf-compiler libprotobuf-dev              # protoc + protobuf runtime
+  protobuf-compiler-grpc libgrpc++-dev           # grpc_cpp_plugin + gRPC C++ (health, reflection)
+  libabsl-dev                                    # Abseil: Status, flags, Mutex, strings
+  librocksdb-dev                                 # snapshot storage
+  libeigen3-dev                                  # dense + sparse linear algebra
+  libxxhash-dev                                  # stable 64-bit hash for string ids (XXH3_64bits)
+  zlib1g-dev                                     # gzip input logs
+  nlohmann-json3-dev                             # MANIFEST.json, --json summaries
+  prometheus-cpp-dev libcivetweb-dev             # /metrics + admin HTTP (dashboard)
+  libgtest-dev libgmock-dev                      # tests
+  python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
+  curl procps                                    # end-to-end scripts (admin HTTP, RSS)
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} Debian packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,96 @@
+// Target CTR models of the evaluation, trained with the log-odds correction.
+//
+// Both are logistic models of a (user, item) pair:
+//   logistic regression on user/item one-hot:  g = b + w_u + w_i
+//   logistic factorisation machine:            g = b + w_u + w_i + <p_u, q_i>
+// trained by Adagrad SGD on the objective of DESIGN §2.9,
+//   sum over kept instances of  y (g - l) - log(1 + exp(g - l)),
+// where l = log(pi) is the instance's offset (0 for unsampled data), with L2
+// regularisation and early stopping on the validation log-loss of sigma(g).
+// With the offset the model estimates the full-data probability sigma(g).
+//
+// Thread-safety: Train() mutates; const members may be called concurrently.
+#ifndef GRAPHSIEVE_EVAL_MODEL_H_
+#define GRAPHSIEVE_EVAL_MODEL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "Eigen/Core"
+#include "absl/status/statusor.h"
+
+namespace graphsieve::eval {
+
+// Column-oriented instances with dense user/item indices.
+struct Instances {
+  std::vector<uint32_t> user;
+  std::vector<uint32_t> item;
+  std::vector<uint8_t> label;   // 0/1
+  std::vector<float> offset;    // log-odds offset l per instance; empty = all 0
+  size_t size() const { return label.size(); }
+  // Lengths agree, labels 0/1, indices below the bounds, offsets finite and <= 0.
+  absl::Status Validate(uint32_t num_users, uint32_t num_items, const std::string& name) const;
+};
+
+enum class ModelKind { kLogistic, kFactorisation };
+absl::StatusOr<ModelKind> ParseModelKind(std::string_view name);  // "lr" | "fm"
+const char* ModelKindName(ModelKind kind);                          // "lr" | "fm"
+
+struct ModelOptions {
+  ModelKind kind = ModelKind::kFactorisation;
+  int dim = 16;                   // embedding dimension of the factorisation model (ignored by lr)
+  double learning_rate = 0.05;    // Adagrad step size
+  double initial_accumulator = 0.1;  // Adagrad's starting sum of squared gradients
+  double l2 = 1e-5;               // L2 weight applied at every update of a parameter
+  double init_std = 0.01;         // std of the embeddings' normal initialisation
+  int max_epochs = 30;            // passes over the training instances at most
+  int patience = 2;               // stop after this many epochs without a better validation loss
+  uint64_t seed = 1;              // initialisation and shuffling
+  absl::Status Validate() const;
+};
+
+struct TrainSummary {
+  int epochs_run = 0;
+  int best_epoch = 0;                        // 1-based epoch whose parameters were kept
+  double best_validation_log_loss = 0.0;
+  std::vector<double> validation_log_loss;   // per epoch
+};
+
+class CtrModel {
+ public:
+  // Errors: INVALID_ARGUMENT for bad options or an empty vocabulary.
+  static absl::StatusOr<std::unique_ptr<CtrModel>> Create(const ModelOptions& options,
+                                                          uint32_t num_users, uint32_t num_items);
+
+  // Trains on `train` (with its offsets), early-stopping on `validation`
+  // (offsets ignored). Keeps the parameters of the best validation epoch.
+  // Errors: INVALID_ARGUMENT for invalid or empty inputs.
+  absl::StatusOr<TrainSummary> Train(const Instances& train, const Instances& validation);
+
+  // The full-data logit g and probability sigma(g) of a pair.
+  double Logit(uint32_t user, uint32_t item) const;
+  // sigma(g) for every instance (offsets ignored).
+  std::vector<double> PredictProbabilities(const Instances& data) const;
+
+ private:
+  struct Params {
+    double bias = 0.0;
+    Eigen::VectorXf user_bias, item_bias;
+    Eigen::MatrixXf user_emb, item_emb;  // dim x users, dim x items
+  };
+  CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num_items);
+  double LogitOf(const Params& p, uint32_t user, uint32_t item) const;
+  void RunEpoch(const Instances& train, int epoch);
+
+  ModelOptions options_;
+  uint32_t num_users_, num_items_;
+  Params params_;
+  // Adagrad accumulators, same shapes as params_.
+  Params accum_;
+};
+
+}  // namespace graphsieve::eval
+
+#endif  // GRAPHSIEVE_EVAL_MODEL_H_

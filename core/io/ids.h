@@ -32,12 +32,21 @@ uint64_t HashStringId(std::string_view text);
 // overflows uint64 is an error too, not silently hashed.
 absl::StatusOr<uint64_t> ParseId(std::string_view text, IdMode mode);
 
-// Parses "auto" | "int" | "string".
+// Parses "auto" | "int" | "string" ("integer" and "str" are accepted too).
 absl::StatusOr<IdMode> ParseIdMode(std::string_view name);
+
+// "auto", "int" or "string".
+const char* IdModeName(IdMode mode);
+
+// The uniform number behind KeepNegative: the top 53 bits of
+// XXH3_64bits_withSeed(instance_key as 8 little-endian bytes, seed), scaled to
+// [0, 1). Exposed so clients can log it and tests can check its distribution.
+double UnitIntervalFromKey(uint64_t instance_key, uint64_t seed);
 
 // The deterministic keep decision for one negative impression: true when a
 // uniform number derived from XXH3-64(instance_key as 8 little-endian bytes,
-// seed) falls below `rate`. Same inputs, same answer, on every machine.
+// seed) falls below `rate` (UnitIntervalFromKey(instance_key, seed) < rate;
+// rate <= 0 never keeps, rate >= 1 always keeps). Same inputs, same answer, on every machine.
 // Positives are always kept by the callers, not here.
 bool KeepNegative(uint64_t instance_key, uint64_t seed, double rate);
 

@@ -1,0 +1,177 @@
+#include "gen/click_model.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphsieve {
+namespace gen_internal {
+namespace {
+
+// Independent random streams (the third Rng argument is the user/item index).
+enum Stream : uint64_t {
+  kUserRank = 1,
+  kItemRank = 2,
+  kUserParams = 3,
+  kItemParams = 4,
+  kCalibration = 5,
+  kUserRows = 6,
+  kUserPilot = 7,
+  kUserShuffle = 8,
+};
+
+// Zipf weights on a seeded random rank order, so ids do not sort by weight.
+std::vector<double> ZipfWeights(int64_t n, double exponent, uint64_t seed, uint64_t stream) {
+  std::vector<int64_t> rank(n);
+  std::iota(rank.begin(), rank.end(), 0);
+  Rng rng(seed, stream, 0);
+  for (int64_t i = n - 1; i > 0; --i) std::swap(rank[i], rank[rng.Below(i + 1)]);
+  std::vector<double> w(n);
+  for (int64_t i = 0; i < n; ++i) w[i] = std::pow(static_cast<double>(rank[i] + 1), -exponent);
+  return w;
+}
+
+void DrawParams(int64_t n, int dim, double bias_stddev, double factor_stddev, uint64_t seed, uint64_t stream,
+                std::vector<float>* bias, std::vector<float>* factors) {
+  bias->resize(n);
+  factors->resize(static_cast<size_t>(n) * dim);
+  for (int64_t i = 0; i < n; ++i) {
+    Rng rng(seed, stream, i);
+    (*bias)[i] = static_cast<float>(bias_stddev * rng.Normal());
+    for (int k = 0; k < dim; ++k) (*factors)[i * dim + k] = static_cast<float>(factor_stddev * rng.Normal());
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<ClickModel> ClickModel::Create(const GeneratorOptions& options) {
+  ClickModel m(options);
+  const uint64_t seed = options.seed;
+  m.user_weight_ = ZipfWeights(options.num_users, options.user_zipf_exponent, seed, kUserRank);
+  m.item_weight_ = ZipfWeights(options.num_items, options.item_zipf_exponent, seed, kItemRank);
+  DrawParams(options.num_users, options.latent_dim, options.user_bias_stddev, options.factor_stddev, seed,
+             kUserParams, &m.user_bias_, &m.user_factors_);
+  DrawParams(options.num_items, options.latent_dim, options.item_bias_stddev, options.factor_stddev, seed,
+             kItemParams, &m.item_bias_, &m.item_factors_);
+  // Popular items are a little more clickable: add coupling * standardised log-popularity.
+  const int64_t items = options.num_items;
+  double mean = 0, sq = 0;
+  for (double w : m.item_weight_) mean += std::log(w);
+  mean /= static_cast<double>(items);
+  for (double w : m.item_weight_) sq += (std::log(w) - mean) * (std::log(w) - mean);
+  const double sd = std::sqrt(sq / static_cast<double>(items));
+  if (sd > 0) {
+    for (int64_t j = 0; j < items; ++j) {
+      m.item_bias_[j] += static_cast<float>(options.popularity_click_coupling * (std::log(m.item_weight_[j]) - mean) / sd);
+    }
+  }
+  m.repeat_q_ = options.repeat_rate / (1.0 + options.repeat_rate);  // geometric mean = q / (1 - q)
+  m.CalibratePairScale();
+  m.CalibrateMu();
+  return m;
+}
+
+double ClickModel::Score(int64_t u, int64_t j) const {
+  const int dim = options_.latent_dim;
+  const float* fu = &user_factors_[u * dim];
+  const float* fj = &item_factors_[j * dim];
+  double dot = 0;
+  for (int k = 0; k < dim; ++k) dot += static_cast<double>(fu[k]) * fj[k];
+  return static_cast<double>(user_bias_[u]) + item_bias_[j] + dot;
+}
+
+// Finds c with sum_{u,j} min(1, c a_u b_j) = target pairs (bisection on log c;
+// each evaluation is O(users log items) with the item weights sorted).
+void ClickModel::CalibratePairScale() {
+  std::vector<double> b = item_weight_;
+  std::sort(b.begin(), b.end(), std::greater<double>());
+  std::vector<double> suffix(b.size() + 1, 0.0);  // suffix[k] = sum of b[k..]
+  for (size_t k = b.size(); k-- > 0;) suffix[k] = suffix[k + 1] + b[k];
+  const double target = static_cast<double>(options_.num_instances) / (1.0 + options_.repeat_rate);
+  auto expected_pairs = [&](double c) {
+    double total = 0;
+    for (double a : user_weight_) {
+      const double t = 1.0 / (c * a);  // items with b >= t are certain
+      const size_t k = static_cast<size_t>(
+          std::upper_bound(b.begin(), b.end(), t, std::greater<double>()) - b.begin());
+      total += static_cast<double>(k) + c * a * suffix[k];
+    }
+    return total;
+  };
+  double lo = -60, hi = 60;  // log c
+  for (int it = 0; it < 200 && hi - lo > 1e-12; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (expected_pairs(std::exp(mid)) < target ? lo : hi) = mid;
+  }
+  c_ = std::exp(0.5 * (lo + hi));
+}
+
+// Finds mu with E[sigmoid(mu + score)] = positive_rate over the expected
+// pairs: all pairs when there are few, else a seeded weighted sample.
+void ClickModel::CalibrateMu() {
+  const int64_t users = options_.num_users, items = options_.num_items;
+  std::vector<double> score, weight;
+  auto add = [&](int64_t u, int64_t j) {
+    const double w = std::min(1.0, c_ * user_weight_[u] * item_weight_[j]);
+    if (w <= 0) return;
+    score.push_back(Score(u, j));
+    weight.push_back(w);
+  };
+  constexpr int64_t kSample = 200000;
+  if (users * items <= 2 * kSample) {
+    for (int64_t u = 0; u < users; ++u)
+      for (int64_t j = 0; j < items; ++j) add(u, j);
+  } else {
+    Rng rng(options_.seed, kCalibration, 0);
+    for (int64_t s = 0; s < kSample; ++s) {
+      const int64_t u = static_cast<int64_t>(rng.Below(users));
+      add(u, static_cast<int64_t>(rng.Below(items)));
+    }
+  }
+  double total_weight = 0;
+  for (double w : weight) total_weight += w;
+  double lo = -30, hi = 30;
+  for (int it = 0; it < 60 && hi - lo > 1e-10; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    double mean = 0;
+    for (size_t i = 0; i < score.size(); ++i) mean += weight[i] * Sigmoid(mid + score[i]);
+    mean /= total_weight;
+    (mean < options_.positive_rate ? lo : hi) = mid;
+  }
+  mu_ = 0.5 * (lo + hi);
+}
+
+void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
+  out->clear();
+  const uint64_t seed = options_.seed;
+  Rng rows(seed, kUserRows, static_cast<uint64_t>(u));
+  Rng pilot(seed, kUserPilot, static_cast<uint64_t>(u));
+  const double ca = c_ * user_weight_[u];
+  const int64_t items = options_.num_items;
+  for (int64_t j = 0; j < items; ++j) {
+    const double p = ca * item_weight_[j];
+    if (rows.Uniform() >= p) continue;
+    int count = 1;
+    while (rows.Uniform() < repeat_q_) ++count;
+    const double logit = mu_ + Score(u, j);
+    const double prob = Sigmoid(logit);
+    for (int k = 0; k < count; ++k) {
+      Instance inst;
+      inst.item = static_cast<uint32_t>(j);
+      inst.label = rows.Uniform() < prob ? 1 : 0;
+      inst.probability = static_cast<float>(prob);
+      inst.pilot = 0.0f;
+      if (options_.pilot) {
+        inst.pilot = static_cast<float>(Sigmoid(options_.pilot_slope * logit + options_.pilot_shift +
+                                                options_.pilot_noise_stddev * pilot.Normal()));
+      }
+      out->push_back(inst);
+    }
+  }
+  Rng shuffle(seed, kUserShuffle, static_cast<uint64_t>(u));
+  for (size_t i = out->size(); i > 1; --i) std::swap((*out)[i - 1], (*out)[shuffle.Below(i)]);
+}
+
+}  // namespace gen_internal
+}  // namespace graphsieve

@@ -1,0 +1,223 @@
+#include "gen/generator.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "gen/click_model.h"
+#include "gen/output_sink.h"
+
+namespace graphsieve {
+
+using gen_internal::ClickModel;
+using gen_internal::Instance;
+
+absl::Status GeneratorOptions::Validate() const {
+  auto bad = [](const char* what) { return absl::InvalidArgumentError(what); };
+  if (num_users < 1) return bad("num_users must be >= 1");
+  if (num_items < 1) return bad("num_items must be >= 1");
+  if (num_users > (int64_t{1} << 31) || num_items > (int64_t{1} << 31)) {
+    return bad("num_users and num_items must be <= 2^31");
+  }
+  if (num_instances < 1) return bad("num_instances must be >= 1");
+  if (!(repeat_rate >= 0 && repeat_rate <= 10)) return bad("repeat_rate must be in [0, 10]");
+  const double pairs = static_cast<double>(num_instances) / (1.0 + repeat_rate);
+  const double cells = static_cast<double>(num_users) * static_cast<double>(num_items);
+  if (pairs > 0.9 * cells) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_instances / (1 + repeat_rate) = ", static_cast<int64_t>(pairs), " pairs is more than 90% of the ",
+        static_cast<int64_t>(cells), " user x item cells; raise num_users/num_items or repeat_rate"));
+  }
+  if (!(positive_rate > 0 && positive_rate < 0.5)) return bad("positive_rate must be in (0, 0.5)");
+  if (!(user_zipf_exponent >= 0 && user_zipf_exponent <= 3)) return bad("user_zipf_exponent must be in [0, 3]");
+  if (!(item_zipf_exponent >= 0 && item_zipf_exponent <= 3)) return bad("item_zipf_exponent must be in [0, 3]");
+  if (latent_dim < 0 || latent_dim > 256) return bad("latent_dim must be in [0, 256]");
+  if (!(user_bias_stddev >= 0) || !(item_bias_stddev >= 0) || !(factor_stddev >= 0) ||
+      !(pilot_noise_stddev >= 0)) {
+    return bad("bias, factor and pilot noise stddevs must be >= 0");
+  }
+  if (!std::isfinite(popularity_click_coupling) || !std::isfinite(pilot_slope) || !std::isfinite(pilot_shift)) {
+    return bad("popularity_click_coupling, pilot_slope and pilot_shift must be finite");
+  }
+  if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) {
+    return absl::InvalidArgumentError(absl::StrCat("scale must be a positive number, got ", scale));
+  }
+  GeneratorOptions o;
+  if (name == "kuairec") {
+    // defaults
+  } else if (name == "small") {
+    o.num_users = 577;
+    o.num_items = 1068;
+    o.num_instances = 120000;
+  } else if (name == "tiny") {
+    o.num_users = 60;
+    o.num_items = 100;
+    o.num_instances = 2000;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown preset '", absl::string_view(name.data(), name.size()), "', expected kuairec, small or tiny"));
+  }
+  const double root = std::sqrt(scale);
+  o.num_users = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_users) * root));
+  o.num_items = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_items) * root));
+  o.num_instances = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_instances) * scale));
+  return o;
+}
+
+namespace {
+
+// Runs the model user by user, keeping exact statistics; `emit` gets each
+// user's instances in output order.
+template <typename Emit>
+absl::StatusOr<GeneratorStats> Generate(const GeneratorOptions& options, Emit emit) {
+  if (absl::Status s = options.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
+  }
+  absl::StatusOr<ClickModel> model = ClickModel::Create(options);
+  if (!model.ok()) return model.status();
+  GeneratorStats stats;
+  stats.mu = model->mu();
+  stats.pair_scale = model->pair_scale();
+  std::vector<int64_t> last_user(options.num_items, -1), last_positive_user(options.num_items, -1);
+  std::vector<Instance> rows;
+  const int64_t progress_every = std::max<int64_t>(1, options.num_users / 100);
+  for (int64_t u = 0; u < options.num_users; ++u) {
+    model->GenerateUser(u, &rows);
+    if (!rows.empty()) ++stats.users;
+    for (const Instance& r : rows) {
+      if (last_user[r.item] != u) {
+        if (last_user[r.item] < 0) ++stats.items;
+        last_user[r.item] = u;
+        ++stats.pairs;
+      }
+      if (r.label) {
+        ++stats.positive_instances;
+        if (last_positive_user[r.item] != u) {
+          last_positive_user[r.item] = u;
+          ++stats.positive_pairs;
+        }
+      }
+    }
+    stats.instances += static_cast<int64_t>(rows.size());
+    if (absl::Status s = emit(u, rows); !s.ok()) return s;
+    if (options.progress && ((u + 1) % progress_every == 0 || u + 1 == options.num_users)) {
+      options.progress(u + 1, stats.instances);
+    }
+  }
+  return stats;
+}
+
+// Formats one user's rows as CSV lines.
+void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector<Instance>& rows, std::string* out) {
+  out->resize(rows.size() * 64 + 64);
+  char* p = out->data();
+  char* const end = out->data() + out->size();
+  char user_text[24];
+  const size_t user_len = static_cast<size_t>(std::to_chars(user_text, user_text + 24, user).ptr - user_text);
+  for (const Instance& r : rows) {
+    std::memcpy(p, user_text, user_len);
+    p += user_len;
+    *p++ = ',';
+    p = std::to_chars(p, end, r.item).ptr;
+    *p++ = ',';
+    *p++ = static_cast<char>('0' + r.label);
+    if (options.pilot) {
+      *p++ = ',';
+      p = std::to_chars(p, end, static_cast<double>(r.pilot), std::chars_format::fixed, 6).ptr;
+    }
+    if (options.truth) {
+      *p++ = ',';
+      p = std::to_chars(p, end, static_cast<double>(r.probability), std::chars_format::fixed, 6).ptr;
+    }
+    *p++ = '\n';
+  }
+  out->resize(static_cast<size_t>(p - out->data()));
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options, const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("output path is empty (use '-' for standard output)");
+  if (absl::Status s = options.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
+  }
+  const bool to_stdout = path == "-";
+  const std::string tmp = to_stdout ? path : path + ".tmp";
+  int fd = 1;
+  if (!to_stdout) {
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return absl::InvalidArgumentError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  auto fail = [&](absl::Status s) {
+    if (!to_stdout) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+    }
+    return s;
+  };
+  absl::StatusOr<std::unique_ptr<gen_internal::OutputSink>> sink =
+      gen_internal::OutputSink::Create(fd, to_stdout ? std::string("<stdout>") : tmp, options.gzip ? options.gzip_level : 0);
+  if (!sink.ok()) return fail(sink.status());
+  std::string header = "user_id,item_id,label";
+  if (options.pilot) header += ",pilot_score";
+  if (options.truth) header += ",true_prob";
+  header += '\n';
+  uint64_t bytes = header.size();
+  if (absl::Status s = (*sink)->Write(header.data(), header.size()); !s.ok()) return fail(s);
+  std::string chunk;
+  absl::StatusOr<GeneratorStats> stats =
+      Generate(options, [&](int64_t u, const std::vector<Instance>& rows) -> absl::Status {
+        FormatRows(options, u, rows, &chunk);
+        bytes += chunk.size();
+        return (*sink)->Write(chunk.data(), chunk.size());
+      });
+  if (!stats.ok()) return fail(stats.status());
+  if (absl::Status s = (*sink)->Close(); !s.ok()) return fail(s);
+  stats->bytes_written = bytes;
+  if (!to_stdout) {
+    if (::close(fd) != 0) {
+      ::unlink(tmp.c_str());
+      return absl::InternalError(absl::StrCat("closing ", tmp, ": ", std::strerror(errno)));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+      const std::string err = std::strerror(errno);
+      ::unlink(tmp.c_str());
+      return absl::InternalError(absl::StrCat("renaming ", tmp, " to ", path, ": ", err));
+    }
+  }
+  return stats;
+}
+
+absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options, GeneratorStats* stats_out,
+                                                    std::vector<float>* true_probabilities) {
+  ImpressionLog log;
+  if (true_probabilities != nullptr) true_probabilities->clear();
+  absl::StatusOr<GeneratorStats> stats =
+      Generate(options, [&](int64_t u, const std::vector<Instance>& rows) -> absl::Status {
+        for (const Instance& r : rows) {
+          log.user_ids.push_back(static_cast<uint64_t>(u));
+          log.item_ids.push_back(r.item);
+          log.labels.push_back(r.label);
+          if (options.pilot) log.pilot_scores.push_back(r.pilot);
+          if (true_probabilities != nullptr) true_probabilities->push_back(r.probability);
+        }
+        return absl::OkStatus();
+      });
+  if (!stats.ok()) return stats.status();
+  log.rows_read = static_cast<uint64_t>(stats->instances);
+  if (stats_out != nullptr) *stats_out = *stats;
+  return log;
+}
+
+}  // namespace graphsieve

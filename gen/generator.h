@@ -1,0 +1,97 @@
+// graphsieve-gen's library: a deterministic generator of realistic impression
+// logs (docs/DATA.md, "The generator").
+//
+// Model. Users and items get power-law (Zipf) activity / popularity weights
+// a_u, b_j on a seeded random rank order. A (user, item) pair is impressed
+// with probability min(1, c·a_u·b_j), c calibrated so that the expected
+// number of pairs matches the target; an impressed pair is shown again with a
+// geometric number of repeats. Each instance is clicked with the probability
+// of a latent-factor click model,
+//   p = sigmoid(mu + bias_u + bias_j + <f_u, f_j>),
+// mu calibrated so the mean of p over instances is `positive_rate`. The
+// optional pilot score is that probability deliberately corrupted: 
+//   sigmoid(pilot_slope·logit + pilot_shift + pilot_noise_stddev·N(0,1)).
+// Rows come out user by user (as KuaiRec's big_matrix.csv), each user's
+// instances shuffled.
+//
+// Determinism: every random number comes from a counter-based generator keyed
+// by (seed, stream, user), so the same options give the same bytes on every
+// run and machine with the same libm (exp/log/cos of glibc).
+//
+// Thread-safety: the functions are reentrant; each call owns its state.
+#ifndef GRAPHSIEVE_GEN_GENERATOR_H_
+#define GRAPHSIEVE_GEN_GENERATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/io/log_reader.h"
+
+namespace graphsieve {
+
+struct GeneratorOptions {
+  int64_t num_users = 5765;              // distinct users
+  int64_t num_items = 10679;             // distinct items
+  int64_t num_instances = 12000000;      // target number of rows (met within ~1%)
+  double positive_rate = 1.0 / 35.0;     // target mean click probability over instances
+  double repeat_rate = 0.0256;           // mean extra impressions per pair (instances/pairs - 1)
+  double user_zipf_exponent = 0.6;       // activity weight of the user of rank r: (r+1)^-exponent
+  double item_zipf_exponent = 0.9;       // popularity weight of the item of rank r
+  int latent_dim = 8;                    // dimension of the user/item factors
+  double user_bias_stddev = 0.6;         // spread of the user click bias (logit units)
+  double item_bias_stddev = 0.8;         // spread of the item click bias (logit units)
+  double factor_stddev = 0.6;            // per-coordinate spread of the factors
+  double popularity_click_coupling = 0.2;// logit bonus per stddev of an item's log-popularity
+  bool pilot = false;                    // write a pilot_score column
+  double pilot_slope = 0.6;              // pilot logit = slope·true logit + shift + noise
+  double pilot_shift = 0.4;
+  double pilot_noise_stddev = 0.8;
+  bool truth = false;                    // write the true click probability as column true_prob
+  bool gzip = false;                     // gzip the output (deterministic header, mtime 0)
+  int gzip_level = 1;                    // 1 (fast) .. 9 (small)
+  uint64_t seed = 1;
+  // Called about every 1% of users and at the end; may be empty.
+  std::function<void(int64_t users_done, int64_t rows_written)> progress;
+
+  // Message names the broken constraint ("num_items must be >= 1").
+  absl::Status Validate() const;
+};
+
+// "kuairec" (5,765 users, 10,679 items, ~12M instances), "small" (kuairec at
+// scale 0.01) or "tiny" (60 users, 100 items, 2,000 instances). `scale`
+// multiplies the instances and sqrt(scale) the users and items, so the
+// density of the user-item matrix stays that of the preset.
+absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale);
+
+// What was generated (exact counts, computed while writing).
+struct GeneratorStats {
+  int64_t users = 0;           // users with at least one instance
+  int64_t items = 0;           // items with at least one instance
+  int64_t pairs = 0;           // distinct (user, item) pairs
+  int64_t instances = 0;
+  int64_t positive_instances = 0;
+  int64_t positive_pairs = 0;  // pairs with at least one positive instance
+  uint64_t bytes_written = 0;  // uncompressed CSV bytes (header included)
+  double mu = 0;               // the calibrated global logit
+  double pair_scale = 0;       // the calibrated c
+};
+
+// Writes the CSV (header user_id,item_id,label[,pilot_score][,true_prob]) to
+// `path` ("-" = standard output). A file is written to "<path>.tmp" and
+// renamed, so a failed run leaves no partial file behind.
+absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options, const std::string& path);
+
+// The same rows in memory (ids are the integers written to the file).
+// `true_probabilities`, if not null, receives each instance's click probability.
+absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options,
+                                                    GeneratorStats* stats = nullptr,
+                                                    std::vector<float>* true_probabilities = nullptr);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_GEN_GENERATOR_H_

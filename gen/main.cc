@@ -9,6 +9,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "gen/generator.h"
@@ -98,6 +100,11 @@ int main(int argc, char** argv) {
       "Power-law user activity and item popularity, labels from a latent-factor click model, repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"
       "Docs: docs/DATA.md");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "gen/main.cc"); };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] { return std::string("graphsieve-gen 0.1.0\n"); };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr, "graphsieve-gen: unexpected argument '%s' (all options are --flags; see --help)\n", rest[1]);

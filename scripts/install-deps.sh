@@ -20,6 +20,12 @@ PACKAGES=(
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
 )
 
+# --runtime: only the shared libraries the binaries need (docker/Dockerfile's runtime stage).
+if [[ "${1:-}" == "--runtime" ]]; then
+  PACKAGES=(libgrpc++1.51 libprotobuf32 librocksdb7.8 libabsl20220623 libxxhash0 zlib1g
+            libprometheus-cpp-core1.0 libcivetweb1 ca-certificates)
+fi
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,3 +40,4 @@ if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if [[ "${1:-}" == "--runtime" ]]; then $SUDO rm -rf /var/lib/apt/lists/*; fi

@@ -1,0 +1,334 @@
+#include "eval/experiment.h"
+
+#include <chrono>
+#include <cmath>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "eval/metrics.h"
+#include "eval/random.h"
+
+namespace graphsieve::eval {
+namespace {
+
+constexpr uint64_t kKeepStream = 0x6b656570ULL;  // "keep"
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// The log with dense user/item indices (over the whole log, so every test
+// user and item has a parameter, trained or not).
+struct DenseLog {
+  Instances all;
+  uint32_t num_users = 0, num_items = 0;
+};
+
+DenseLog Densify(const ImpressionLog& log) {
+  DenseLog d;
+  absl::flat_hash_map<uint64_t, uint32_t> users, items;
+  d.all.user.resize(log.size());
+  d.all.item.resize(log.size());
+  d.all.label = log.labels;
+  for (size_t i = 0; i < log.size(); ++i) {
+    d.all.user[i] = users.try_emplace(log.user_ids[i], static_cast<uint32_t>(users.size())).first->second;
+    d.all.item[i] = items.try_emplace(log.item_ids[i], static_cast<uint32_t>(items.size())).first->second;
+  }
+  d.num_users = static_cast<uint32_t>(users.size());
+  d.num_items = static_cast<uint32_t>(items.size());
+  return d;
+}
+
+void Append(const Instances& from, size_t i, Instances* to) {
+  to->user.push_back(from.user[i]);
+  to->item.push_back(from.item[i]);
+  to->label.push_back(from.label[i]);
+}
+
+// Everything that depends on the seed but not on the method.
+struct SeedData {
+  Instances train, validation, test;
+  ImpressionLog train_log;             // original ids, for the pipeline
+  PairTable pairs;
+  std::vector<uint32_t> pair_of;       // per training instance
+  uint64_t train_negatives = 0;
+};
+
+absl::Status CheckBothClasses(const Instances& d, const std::string& name) {
+  uint64_t pos = 0;
+  for (uint8_t y : d.label) pos += y;
+  if (pos == 0 || pos == d.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", name, " part has ", pos, " positives of ",
+                                                   d.size(), " instances; need both classes "
+                                                   "(is the log too small?)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& dense,
+                                     const ExperimentOptions& o, uint64_t seed, bool need_pilot,
+                                     std::string* pilot_name) {
+  SplitOptions split = o.split;
+  split.seed = seed;
+  absl::StatusOr<std::vector<Part>> parts = SplitByInstance(log.size(), split);
+  if (!parts.ok()) return parts.status();
+  SeedData s;
+  const bool has_pilot = !log.pilot_scores.empty();
+  for (size_t i = 0; i < log.size(); ++i) {
+    switch ((*parts)[i]) {
+      case Part::kTrain:
+        Append(dense.all, i, &s.train);
+        s.train_log.user_ids.push_back(log.user_ids[i]);
+        s.train_log.item_ids.push_back(log.item_ids[i]);
+        s.train_log.labels.push_back(log.labels[i]);
+        if (has_pilot) s.train_log.pilot_scores.push_back(log.pilot_scores[i]);
+        s.train_negatives += log.labels[i] == 0;
+        break;
+      case Part::kValidation: Append(dense.all, i, &s.validation); break;
+      case Part::kTest: Append(dense.all, i, &s.test); break;
+    }
+  }
+  for (const auto& [d, name] : {std::pair<const Instances*, const char*>{&s.train, "training"},
+                                {&s.validation, "validation"}, {&s.test, "test"}}) {
+    if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
+  }
+  if (need_pilot && (o.pilot == PilotSource::kTrainLr || (o.pilot == PilotSource::kAuto && !has_pilot))) {
+    ModelOptions m = o.model;
+    m.kind = ModelKind::kLogistic;
+    m.seed = Mix64(seed) ^ 0x9170ULL;
+    absl::StatusOr<std::unique_ptr<CtrModel>> pilot = CtrModel::Create(m, dense.num_users, dense.num_items);
+    if (!pilot.ok()) return pilot.status();
+    if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(s.train, s.validation); !t.ok()) {
+      return absl::Status(t.status().code(), absl::StrCat("pilot model: ", t.status().message()));
+    }
+    const std::vector<double> p = (*pilot)->PredictProbabilities(s.train);
+    s.train_log.pilot_scores.assign(p.begin(), p.end());
+    *pilot_name = "lr (one-hot logistic regression trained on the training part)";
+  } else if (need_pilot) {
+    *pilot_name = "column (the log's pilot score)";
+  }
+  absl::StatusOr<PairTable> pairs = BuildPairTable(s.train_log, o.pipeline.threads);
+  if (!pairs.ok()) return pairs.status();
+  s.pairs = *std::move(pairs);
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, uint32_t> index;
+  index.reserve(s.pairs.num_pairs());
+  for (size_t p = 0; p < s.pairs.num_pairs(); ++p) {
+    index.emplace(std::make_pair(s.pairs.user_ids[s.pairs.pair_user[p]],
+                                 s.pairs.item_ids[s.pairs.pair_item[p]]),
+                  static_cast<uint32_t>(p));
+  }
+  s.pair_of.resize(s.train.size());
+  for (size_t i = 0; i < s.train.size(); ++i) {
+    auto it = index.find(std::make_pair(s.train_log.user_ids[i], s.train_log.item_ids[i]));
+    if (it == index.end()) {
+      return absl::InternalError(absl::StrCat("training instance ", i, " has no pair in the pair table"));
+    }
+    s.pair_of[i] = it->second;
+  }
+  return s;
+}
+
+struct Config {
+  MethodSpec spec;
+  double alpha = 1.0, floor = 0.0, gamma = 0.0;
+};
+
+std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const ExperimentOptions& o) {
+  std::vector<Config> out;
+  for (const MethodSpec& spec : specs) {
+    if (spec.kind == MethodSpec::Kind::kFull) continue;  // always run once per seed
+    for (double alpha : o.alphas) {
+      if (spec.kind == MethodSpec::Kind::kUniform) {
+        out.push_back({spec, alpha, 0.0, 0.0});
+        continue;
+      }
+      for (double floor : o.floors) {
+        if (floor >= alpha) continue;
+        if (!spec.uses_gamma()) {
+          out.push_back({spec, alpha, floor, 0.0});
+          continue;
+        }
+        for (double gamma : o.gammas) out.push_back({spec, alpha, floor, gamma});
+      }
+    }
+  }
+  return out;
+}
+
+// Per pair rates of one configuration.
+absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData& s,
+                                                const ExperimentOptions& o, uint64_t seed) {
+  if (c.spec.kind == MethodSpec::Kind::kFull) return std::vector<float>(s.pairs.num_pairs(), 1.0f);
+  if (c.spec.kind == MethodSpec::Kind::kUniform) {
+    return std::vector<float>(s.pairs.num_pairs(), static_cast<float>(c.alpha));
+  }
+  PipelineOptions p = o.pipeline;
+  p.method = c.spec.method;
+  p.alpha = c.alpha;
+  p.floor = c.floor;
+  p.gamma = c.spec.uses_gamma() ? c.gamma : p.gamma;
+  p.uncertainty_propagation = c.spec.uncertainty_propagation;
+  p.score_propagation = c.spec.score_propagation;
+  p.correct_pilot = c.spec.correct_pilot;
+  p.seed = seed;
+  auto fail = [&](const absl::Status& st) {
+    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g): %s",
+                                                   c.spec.name, c.alpha, c.floor, c.gamma,
+                                                   std::string(st.message())));
+  };
+  if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
+  absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);
+  if (!r.ok()) return fail(r.status());
+  if (r->rate.size() != s.pairs.num_pairs()) {
+    return fail(absl::InternalError(absl::StrCat("pipeline returned ", r->rate.size(),
+                                                 " rates for ", s.pairs.num_pairs(), " pairs")));
+  }
+  for (size_t i = 0; i < r->rate.size(); ++i) {
+    if (!(r->rate[i] > 0.0f && r->rate[i] <= 1.0f)) {
+      return fail(absl::InternalError(absl::StrCat("pair ", i, " has rate ", r->rate[i],
+                                                   ", expected (0, 1]")));
+    }
+  }
+  return std::move(r->rate);
+}
+
+// Draws the subsample: positives kept, negatives kept when u_i < rate; every
+// kept instance carries the offset log(rate of its pair) (the counterfactual
+// rate for positives), or 0 for positives under zero_positive_offset.
+Instances Subsample(const SeedData& s, const std::vector<float>& rate, uint64_t seed,
+                    bool zero_positive_offset, RunResult* run) {
+  Instances out;
+  uint64_t kept_negatives = 0;
+  double positive_rate_sum = 0.0;
+  uint64_t positive_pairs = 0;
+  for (size_t i = 0; i < s.train.size(); ++i) {
+    const float r = rate[s.pair_of[i]];
+    if (s.train.label[i] == 0) {
+      if (UnitFromIndex(seed, kKeepStream, i) >= r) continue;
+      ++kept_negatives;
+    }
+    Append(s.train, i, &out);
+    out.offset.push_back(s.train.label[i] == 1 && zero_positive_offset ? 0.0f : std::log(r));
+  }
+  for (size_t p = 0; p < s.pairs.num_pairs(); ++p) {
+    if (s.pairs.label[p]) {
+      positive_rate_sum += rate[p];
+      ++positive_pairs;
+    }
+  }
+  run->kept_negative_fraction =
+      s.train_negatives ? static_cast<double>(kept_negatives) / s.train_negatives : 1.0;
+  run->kept_instances = out.size();
+  run->mean_rate_positive_pairs = positive_pairs ? positive_rate_sum / positive_pairs : 1.0;
+  return out;
+}
+
+absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const DenseLog& dense,
+                             const ExperimentOptions& o, ModelKind kind, uint64_t seed,
+                             RunResult* run) {
+  ModelOptions m = o.model;
+  m.kind = kind;
+  m.seed = Mix64(seed) ^ static_cast<uint64_t>(kind);
+  const auto start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<CtrModel>> model = CtrModel::Create(m, dense.num_users, dense.num_items);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<TrainSummary> t = (*model)->Train(train, s.validation);
+  if (!t.ok()) return t.status();
+  const std::vector<double> p = (*model)->PredictProbabilities(s.test);
+  absl::StatusOr<double> auc = Auc(p, s.test.label);
+  if (!auc.ok()) return auc.status();
+  absl::StatusOr<double> ll = LogLoss(p, s.test.label);
+  if (!ll.ok()) return ll.status();
+  absl::StatusOr<NdcgResult> ndcg = NdcgAtK(s.test.user, p, s.test.label, o.ndcg_k);
+  if (!ndcg.ok()) return ndcg.status();
+  run->model = ModelKindName(kind);
+  run->auc = *auc;
+  run->log_loss = *ll;
+  run->ndcg = ndcg->ndcg;
+  run->epochs = t->epochs_run;
+  run->best_epoch = t->best_epoch;
+  run->train_seconds = SecondsSince(start);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
+                                               const ExperimentOptions& o) {
+  if (absl::Status st = o.Validate(); !st.ok()) return st;
+  if (log.size() < 10) {
+    return absl::InvalidArgumentError(absl::StrCat("the log has ", log.size(),
+                                                   " instances; need at least 10 to split"));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<MethodSpec> specs;
+  bool need_pilot = false;
+  for (const std::string& name : o.methods) {
+    absl::StatusOr<MethodSpec> spec = ParseMethodSpec(name);
+    if (!spec.ok()) return spec.status();
+    need_pilot |= spec->needs_pilot();
+    specs.push_back(*spec);
+  }
+  if (need_pilot && o.pilot == PilotSource::kNone) {
+    return absl::InvalidArgumentError("a requested method needs a pilot score but --pilot=none");
+  }
+  if (need_pilot && o.pilot == PilotSource::kColumn && log.pilot_scores.empty()) {
+    return absl::InvalidArgumentError("--pilot=column but the log has no pilot score column");
+  }
+  const DenseLog dense = Densify(log);
+  ExperimentResult result;
+  result.instances = log.size();
+  for (uint8_t y : log.labels) result.positives += y;
+  result.users = dense.num_users;
+  result.items = dense.num_items;
+  result.pilot = need_pilot ? "" : "none (no method needs it)";
+  const std::vector<Config> grid = ExpandGrid(specs, o);
+  for (int k = 0; k < o.seeds; ++k) {
+    const uint64_t seed = o.first_seed + static_cast<uint64_t>(k);
+    std::string pilot_name;
+    absl::StatusOr<SeedData> s = PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
+    if (!s.ok()) return s.status();
+    if (need_pilot) result.pilot = pilot_name;
+    result.train_instances = s->train.size();
+    result.validation_instances = s->validation.size();
+    result.test_instances = s->test.size();
+    std::vector<Config> runs = {{*ParseMethodSpec("full"), 1.0, 0.0, 0.0}};
+    runs.insert(runs.end(), grid.begin(), grid.end());
+    for (const Config& c : runs) {
+      const auto rate_start = std::chrono::steady_clock::now();
+      absl::StatusOr<std::vector<float>> rate = ComputeRates(c, *s, o, seed);
+      if (!rate.ok()) return rate.status();
+      RunResult base;
+      base.method = c.spec.name;
+      base.alpha = c.alpha;
+      base.floor = c.floor;
+      base.gamma = c.gamma;
+      base.seed = seed;
+      base.rate_seconds = SecondsSince(rate_start);
+      const Instances sample = Subsample(*s, *rate, seed, o.zero_positive_offset, &base);
+      for (ModelKind kind : o.models) {
+        RunResult run = base;
+        if (absl::Status st = TrainAndMeasure(sample, *s, dense, o, kind, seed, &run); !st.ok()) {
+          return absl::Status(st.code(), absl::StrCat("method ", c.spec.name, ", model ",
+                                                      ModelKindName(kind), ", seed ", seed, ": ",
+                                                      st.message()));
+        }
+        if (o.progress) {
+          o.progress(absl::StrFormat(
+              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f %s: auc=%.4f logloss=%.4f ndcg=%.4f "
+              "kept=%.3f (%.1fs rates, %.1fs train, %d epochs)",
+              seed, run.method, run.alpha, run.floor, run.gamma, run.model, run.auc, run.log_loss,
+              run.ndcg, run.kept_negative_fraction, run.rate_seconds, run.train_seconds, run.epochs));
+        }
+        result.runs.push_back(std::move(run));
+      }
+    }
+  }
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+}  // namespace graphsieve::eval

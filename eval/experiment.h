@@ -1,0 +1,110 @@
+// The evaluation experiment: split a log, compute sampling rates on the
+// training part with each method, draw the subsample, train the target models
+// with the log-odds correction and measure them on the test part.
+//
+// Per seed s the split, the pilot model, the uniform numbers of the keep
+// decisions and the model initialisation are all derived from s. Within a seed
+// every method sees the same split and the same uniform number per instance
+// (common random numbers), so differences between methods are paired.
+//
+// Thread-safety: RunExperiment is a pure function of its inputs.
+#ifndef GRAPHSIEVE_EVAL_EXPERIMENT_H_
+#define GRAPHSIEVE_EVAL_EXPERIMENT_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/io/log_reader.h"
+#include "core/maec/pipeline.h"
+#include "eval/model.h"
+#include "eval/split.h"
+
+namespace graphsieve::eval {
+
+// A named sampling method of the evaluation.
+//   full       no sampling (all negatives, offset 0)
+//   uniform    every negative kept with probability alpha
+//   opt        Opt-Sampling: rates from the pilot score (pipeline kOpt)
+//   opt-prop   Opt-Sampling with uncertainty + score propagation of the pilot score
+//   maec       MA-EC hardness, no propagation
+//   maec-u     MA-EC with uncertainty propagation only
+//   maec-prop  MA-EC with uncertainty and score propagation
+//   max        max-ensemble of maec-prop and opt (rescaled to alpha)
+//   max-raw    max-ensemble of maec (no propagation) and opt
+//   mean, product  the other ensembles of maec-prop and opt
+struct MethodSpec {
+  enum class Kind { kFull, kUniform, kPipeline } kind = Kind::kPipeline;
+  std::string name;
+  Method method = Method::kMaec;
+  bool uncertainty_propagation = false;
+  bool score_propagation = false;
+  bool correct_pilot = false;
+  bool needs_pilot() const;
+  bool uses_gamma() const;  // propagation on: the gamma grid applies
+};
+absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name);
+// The names above, comma separated (for --help).
+std::string MethodSpecNames();
+
+enum class PilotSource {
+  kAuto,    // the log's pilot column when it has one, else kTrainLr
+  kColumn,  // the log's pilot column (error when absent)
+  kTrainLr, // a one-hot logistic regression trained on the training part (unsampled)
+  kNone,    // no pilot: methods that need one are an error
+};
+absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
+const char* PilotSourceName(PilotSource source);
+
+struct ExperimentOptions {
+  std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};
+  std::vector<double> alphas = {0.2};     // target kept fraction of negatives
+  std::vector<double> floors = {0.01};    // rate floor grid (pipeline methods)
+  std::vector<double> gammas = {0.5};     // propagation weight grid (methods with propagation)
+  std::vector<ModelKind> models = {ModelKind::kLogistic, ModelKind::kFactorisation};
+  ModelOptions model;                     // training options; kind and seed set per run
+  PipelineOptions pipeline;               // base options; method, alpha, floor, gamma, switches set per run
+  SplitOptions split;                     // fractions; the seed is set per run
+  int seeds = 3;                          // repetitions
+  uint64_t first_seed = 1;                // seeds first_seed .. first_seed + seeds - 1
+  PilotSource pilot = PilotSource::kAuto;
+  int ndcg_k = 10;                        // NDCG cutoff
+  // Offset of kept positives: false = log of the pair's (counterfactual) rate,
+  // the consistent estimator; true = 0 (pi read as 1 for positives), an ablation.
+  bool zero_positive_offset = false;
+  std::function<void(const std::string&)> progress;  // one line per finished run; may be empty
+  absl::Status Validate() const;
+};
+
+// One trained and measured model.
+struct RunResult {
+  std::string method;                     // MethodSpec name
+  double alpha = 1.0, floor = 0.0, gamma = 0.0;  // alpha 1 for full; floor/gamma 0 when unused
+  std::string model;                      // "lr" | "fm"
+  uint64_t seed = 0;
+  double auc = 0.0, log_loss = 0.0, ndcg = 0.0;
+  double kept_negative_fraction = 1.0;    // kept negative instances / training negatives
+  uint64_t kept_instances = 0;            // training instances after sampling
+  double mean_rate_positive_pairs = 1.0;  // mean counterfactual rate over positive pairs (offset)
+  int epochs = 0, best_epoch = 0;
+  double rate_seconds = 0.0, train_seconds = 0.0;
+};
+
+struct ExperimentResult {
+  uint64_t instances = 0, positives = 0, users = 0, items = 0;
+  uint64_t train_instances = 0, validation_instances = 0, test_instances = 0;
+  std::string pilot;                      // what the pilot score was ("column", "lr", "none")
+  std::vector<RunResult> runs;
+  double seconds = 0.0;
+};
+
+// Errors: INVALID_ARGUMENT for bad options or a log that cannot be evaluated
+// (empty, one class in a part), the pipeline's errors with the method named.
+absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
+                                               const ExperimentOptions& options);
+
+}  // namespace graphsieve::eval
+
+#endif  // GRAPHSIEVE_EVAL_EXPERIMENT_H_

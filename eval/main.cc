@@ -1,0 +1,213 @@
+// graphsieve-eval: does sampling with graphsieve's rates keep model quality?
+//
+// Splits a log 80/10/10 by instance, computes rates on the training part with
+// each requested method, keeps positives and samples negatives, trains target
+// CTR models with the log-odds correction and reports test AUC, log-loss and
+// NDCG@k (mean ± std over seeds) next to `full` (no sampling) and `uniform`.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "eval/experiment.h"
+#include "eval/movielens.h"
+#include "eval/report.h"
+
+ABSL_FLAG(std::string, log, "", "Impression log to evaluate (CSV/TSV with a header, gzip ok), e.g. "
+          "the output of graphsieve-gen. Exactly one of --log and --movielens.");
+ABSL_FLAG(std::string, movielens, "", "MovieLens directory holding u.data (ml-100k): every user x item "
+          "pair becomes an impression, positive when rated >= --movielens_min_rating.");
+ABSL_FLAG(double, movielens_min_rating, 4.0, "Rating at or above which a MovieLens pair is positive.");
+ABSL_FLAG(std::string, user_column, "user_id", "User id column of --log.");
+ABSL_FLAG(std::string, item_column, "item_id", "Item id column of --log.");
+ABSL_FLAG(std::string, label, "label", "Label of --log: a 0/1 column name or a rule such as "
+          "'watch_ratio > 3'.");
+ABSL_FLAG(std::string, pilot_column, "", "Pilot score column of --log (graphsieve-gen --pilot writes "
+          "'pilot_score'); empty = none.");
+ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: auto (the column when "
+          "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
+          "none.");
+ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
+          "Comma-separated sampling methods; full (no sampling) is always run. Known: "
+          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,mean,product.");
+ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
+ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
+          "methods; combinations with floor >= alpha are skipped.");
+ABSL_FLAG(std::string, gammas, "0.5", "Comma-separated propagation weights gamma in [0,1) for methods "
+          "with propagation.");
+ABSL_FLAG(std::string, models, "lr,fm", "Comma-separated target models: lr (one-hot logistic "
+          "regression), fm (logistic factorisation: user+item embeddings and biases).");
+ABSL_FLAG(int, seeds, 3, "Repetitions; seed s drives the split, the pilot, the subsample and the "
+          "model initialisation.");
+ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+seeds-1).");
+ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm model.");
+ABSL_FLAG(double, learning_rate, 0.05, "Adagrad step size of the target models.");
+ABSL_FLAG(double, l2, 1e-5, "L2 weight applied at each parameter update.");
+ABSL_FLAG(int, max_epochs, 30, "Maximum training epochs (early stopping on validation log-loss).");
+ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stopping.");
+ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");
+ABSL_FLAG(bool, zero_positive_offset, false, "Ablation: give kept positives offset 0 instead of the "
+          "log of their pair's counterfactual rate (biased; see docs/EVALUATION.md).");
+ABSL_FLAG(std::string, resistance, "auto", "Effective resistance route of the pipeline: auto, exact, "
+          "sketch, onesided.");
+ABSL_FLAG(int, sketch_dim, 64, "Sketch dimension k of the pipeline.");
+ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 propagation operator.");
+ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
+ABSL_FLAG(std::string, title, "", "Section title of the Markdown report (default: the input's name).");
+ABSL_FLAG(std::string, output_md, "", "Write the Markdown report here (default: standard output).");
+ABSL_FLAG(std::string, output_json, "", "Write every run and summary as JSON here.");
+ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
+
+namespace graphsieve::eval {
+namespace {
+
+absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const std::string& text) {
+  std::vector<double> out;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    double v = 0.0;
+    if (!absl::SimpleAtod(part, &v)) {
+      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": '", std::string(part),
+                                                     "' is not a number"));
+    }
+    out.push_back(v);
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, " is empty"));
+  return out;
+}
+
+absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
+  ExperimentOptions o;
+  o.methods = absl::StrSplit(absl::GetFlag(FLAGS_methods), ',', absl::SkipWhitespace());
+  for (auto [flag, dst] : {std::pair{"alphas", &o.alphas}, {"floors", &o.floors},
+                           {"gammas", &o.gammas}}) {
+    const std::string text = flag == std::string("alphas")   ? absl::GetFlag(FLAGS_alphas)
+                             : flag == std::string("floors") ? absl::GetFlag(FLAGS_floors)
+                                                             : absl::GetFlag(FLAGS_gammas);
+    absl::StatusOr<std::vector<double>> v = ParseDoubles(flag, text);
+    if (!v.ok()) return v.status();
+    *dst = *v;
+  }
+  o.models.clear();
+  for (absl::string_view m : absl::StrSplit(absl::GetFlag(FLAGS_models), ',', absl::SkipWhitespace())) {
+    absl::StatusOr<ModelKind> k = ParseModelKind(std::string(m));
+    if (!k.ok()) return absl::InvalidArgumentError(absl::StrCat("--models: ", k.status().message()));
+    o.models.push_back(*k);
+  }
+  o.seeds = absl::GetFlag(FLAGS_seeds);
+  o.first_seed = absl::GetFlag(FLAGS_first_seed);
+  o.model.dim = absl::GetFlag(FLAGS_dim);
+  o.model.learning_rate = absl::GetFlag(FLAGS_learning_rate);
+  o.model.l2 = absl::GetFlag(FLAGS_l2);
+  o.model.max_epochs = absl::GetFlag(FLAGS_max_epochs);
+  o.model.patience = absl::GetFlag(FLAGS_patience);
+  o.ndcg_k = absl::GetFlag(FLAGS_ndcg_k);
+  o.zero_positive_offset = absl::GetFlag(FLAGS_zero_positive_offset);
+  absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
+  if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
+  o.pilot = *pilot;
+  absl::StatusOr<ResistanceMethod> r = ParseResistanceMethod(absl::GetFlag(FLAGS_resistance));
+  if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("--resistance: ", r.status().message()));
+  o.pipeline.resistance = *r;
+  o.pipeline.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
+  o.pipeline.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);
+  o.pipeline.threads = absl::GetFlag(FLAGS_threads);
+  if (!absl::GetFlag(FLAGS_quiet)) {
+    o.progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  }
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  return o;
+}
+
+absl::StatusOr<ImpressionLog> LoadInput(std::string* title) {
+  const std::string log_path = absl::GetFlag(FLAGS_log);
+  const std::string ml_dir = absl::GetFlag(FLAGS_movielens);
+  if (log_path.empty() == ml_dir.empty()) {
+    return absl::InvalidArgumentError("give exactly one of --log and --movielens");
+  }
+  if (!ml_dir.empty()) {
+    MovieLensOptions m;
+    m.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
+    *title = absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
+    return ReadMovieLensImplicit(ml_dir, m);
+  }
+  LogReaderOptions r;
+  r.user_column = absl::GetFlag(FLAGS_user_column);
+  r.item_column = absl::GetFlag(FLAGS_item_column);
+  absl::StatusOr<LabelRule> rule = LabelRule::Parse(absl::GetFlag(FLAGS_label));
+  if (!rule.ok()) return absl::InvalidArgumentError(absl::StrCat("--label: ", rule.status().message()));
+  r.label = *rule;
+  r.pilot_column = absl::GetFlag(FLAGS_pilot_column);
+  r.keep_id_names = false;
+  if (absl::Status s = r.Validate(); !s.ok()) return s;
+  ImpressionLog log;
+  if (absl::Status s = ReadImpressionLog(log_path, r, &log); !s.ok()) return s;
+  *title = log_path;
+  return log;
+}
+
+absl::Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  out << text;
+  out.close();
+  if (!out) return absl::DataLossError(absl::StrCat("error writing ", path));
+  return absl::OkStatus();
+}
+
+absl::Status Run(const std::string& command) {
+  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  if (!options.ok()) return options.status();
+  std::string title;
+  absl::StatusOr<ImpressionLog> log = LoadInput(&title);
+  if (!log.ok()) return log.status();
+  if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
+  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options);
+  if (!result.ok()) return result.status();
+  const std::vector<Summary> cells = SummariseRuns(result->runs);
+  ReportContext context{title, command, options->ndcg_k};
+  const std::string md = FormatMarkdown(*result, cells, context);
+  if (absl::GetFlag(FLAGS_output_md).empty()) {
+    std::cout << md;
+  } else if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_output_md), md); !s.ok()) {
+    return s;
+  }
+  if (!absl::GetFlag(FLAGS_output_json).empty()) {
+    return WriteFile(absl::GetFlag(FLAGS_output_json), FormatJson(*result, cells, context));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace graphsieve::eval
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Measures whether training on a subsample keeps model quality.\n"
+      "Usage: graphsieve-eval (--log=FILE [--pilot_column=pilot_score] | --movielens=DIR)\n"
+      "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
+      "         [--output_md=FILE] [--output_json=FILE]\n"
+      "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
+      "samples negatives, trains target models with the log-odds correction and reports test\n"
+      "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.");
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  if (rest.size() > 1) {
+    std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n", rest[1]);
+    return 2;
+  }
+  std::vector<std::string> args(argv, argv + argc);
+  args[0] = "graphsieve-eval";
+  const absl::Status status = graphsieve::eval::Run(absl::StrJoin(args, " "));
+  if (!status.ok()) {
+    std::fprintf(stderr, "graphsieve-eval: %s\n", status.ToString().c_str());
+    return 1;
+  }
+  return 0;
+}

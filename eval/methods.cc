@@ -1,0 +1,115 @@
+// Method names, pilot sources and option validation of the experiment.
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "eval/experiment.h"
+
+namespace graphsieve::eval {
+namespace {
+
+struct NamedSpec {
+  const char* name;
+  MethodSpec::Kind kind;
+  Method method;
+  bool uncertainty, score, correct_pilot;
+};
+
+constexpr NamedSpec kSpecs[] = {
+    {"full", MethodSpec::Kind::kFull, Method::kUniform, false, false, false},
+    {"uniform", MethodSpec::Kind::kUniform, Method::kUniform, false, false, false},
+    {"opt", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false},
+    {"opt-prop", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, true},
+    {"maec", MethodSpec::Kind::kPipeline, Method::kMaec, false, false, false},
+    {"maec-u", MethodSpec::Kind::kPipeline, Method::kMaec, true, false, false},
+    {"maec-prop", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false},
+    {"max", MethodSpec::Kind::kPipeline, Method::kMax, true, true, false},
+    {"max-raw", MethodSpec::Kind::kPipeline, Method::kMax, false, false, false},
+    {"mean", MethodSpec::Kind::kPipeline, Method::kMean, true, true, false},
+    {"product", MethodSpec::Kind::kPipeline, Method::kProduct, true, true, false},
+};
+
+}  // namespace
+
+bool MethodSpec::needs_pilot() const {
+  return kind == Kind::kPipeline && method != Method::kMaec && method != Method::kUniform;
+}
+
+bool MethodSpec::uses_gamma() const {
+  return kind == Kind::kPipeline && (uncertainty_propagation || score_propagation || correct_pilot);
+}
+
+absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name) {
+  for (const NamedSpec& n : kSpecs) {
+    if (name == n.name) {
+      MethodSpec s;
+      s.kind = n.kind;
+      s.name = n.name;
+      s.method = n.method;
+      s.uncertainty_propagation = n.uncertainty;
+      s.score_propagation = n.score;
+      s.correct_pilot = n.correct_pilot;
+      return s;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown method '", std::string(name),
+                                                 "', expected one of ", MethodSpecNames()));
+}
+
+std::string MethodSpecNames() {
+  std::string out;
+  for (const NamedSpec& n : kSpecs) absl::StrAppend(&out, out.empty() ? "" : ",", n.name);
+  return out;
+}
+
+absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
+  if (name == "auto") return PilotSource::kAuto;
+  if (name == "column") return PilotSource::kColumn;
+  if (name == "lr") return PilotSource::kTrainLr;
+  if (name == "none") return PilotSource::kNone;
+  return absl::InvalidArgumentError(absl::StrCat("unknown pilot source '", std::string(name),
+                                                 "', expected auto, column, lr or none"));
+}
+
+const char* PilotSourceName(PilotSource source) {
+  switch (source) {
+    case PilotSource::kAuto: return "auto";
+    case PilotSource::kColumn: return "column";
+    case PilotSource::kTrainLr: return "lr";
+    case PilotSource::kNone: return "none";
+  }
+  return "?";
+}
+
+absl::Status ExperimentOptions::Validate() const {
+  if (methods.empty()) return absl::InvalidArgumentError("methods is empty");
+  for (const std::string& m : methods) {
+    if (absl::StatusOr<MethodSpec> s = ParseMethodSpec(m); !s.ok()) return s.status();
+  }
+  if (alphas.empty()) return absl::InvalidArgumentError("alphas is empty");
+  for (double a : alphas) {
+    if (!(a > 0.0 && a < 1.0)) {
+      return absl::InvalidArgumentError(absl::StrCat("alpha must be in (0, 1), got ", a));
+    }
+  }
+  if (floors.empty()) return absl::InvalidArgumentError("floors is empty");
+  for (double f : floors) {
+    if (!(f > 0.0 && f < 1.0)) {
+      return absl::InvalidArgumentError(absl::StrCat("floor must be in (0, 1), got ", f));
+    }
+  }
+  if (gammas.empty()) return absl::InvalidArgumentError("gammas is empty");
+  for (double g : gammas) {
+    if (!(g >= 0.0 && g < 1.0)) {
+      return absl::InvalidArgumentError(absl::StrCat("gamma must be in [0, 1), got ", g));
+    }
+  }
+  if (models.empty()) return absl::InvalidArgumentError("models is empty");
+  if (seeds < 1 || seeds > 100) {
+    return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
+  }
+  if (ndcg_k < 1) return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
+  if (absl::Status s = model.Validate(); !s.ok()) return s;
+  return split.Validate();
+}
+
+}  // namespace graphsieve::eval

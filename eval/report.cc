@@ -1,0 +1,166 @@
+#include "eval/report.h"
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "nlohmann/json.hpp"
+
+namespace graphsieve::eval {
+namespace {
+
+using Key = std::tuple<std::string, std::string, double, double, double>;
+
+Key KeyOf(const RunResult& r) { return {r.model, r.method, r.alpha, r.floor, r.gamma}; }
+
+std::string PlusMinus(const Stat& s, int digits) {
+  return absl::StrFormat("%.*f ± %.*f", digits, s.mean, digits, s.std);
+}
+
+std::string SignedPlusMinus(const Stat& s) {
+  if (s.n == 0) return "–";
+  return absl::StrFormat("%+.4f ± %.4f", s.mean, s.std);
+}
+
+nlohmann::json StatJson(const Stat& s) { return {{"mean", s.mean}, {"std", s.std}, {"n", s.n}}; }
+
+}  // namespace
+
+Stat Summarise(const std::vector<double>& values) {
+  Stat s;
+  s.n = static_cast<int>(values.size());
+  if (values.empty()) return s;
+  for (double v : values) s.mean += v;
+  s.mean /= s.n;
+  if (s.n > 1) {
+    double ss = 0.0;
+    for (double v : values) ss += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(ss / (s.n - 1));
+  }
+  return s;
+}
+
+std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
+  std::vector<Key> order;
+  std::map<Key, std::vector<const RunResult*>> groups;
+  // (model, alpha, seed) -> AUC of uniform; (model, seed) -> AUC of full.
+  std::map<std::tuple<std::string, double, uint64_t>, double> uniform_auc;
+  std::map<std::pair<std::string, uint64_t>, double> full_auc;
+  for (const RunResult& r : runs) {
+    auto [it, inserted] = groups.try_emplace(KeyOf(r));
+    if (inserted) order.push_back(KeyOf(r));
+    it->second.push_back(&r);
+    if (r.method == "uniform") uniform_auc[{r.model, r.alpha, r.seed}] = r.auc;
+    if (r.method == "full") full_auc[{r.model, r.seed}] = r.auc;
+  }
+  std::vector<Summary> out;
+  for (const Key& key : order) {
+    const std::vector<const RunResult*>& g = groups[key];
+    Summary s;
+    std::tie(s.model, s.method, s.alpha, s.floor, s.gamma) = key;
+    std::vector<double> auc, ll, ndcg, kept, d_uniform, d_full;
+    for (const RunResult* r : g) {
+      auc.push_back(r->auc);
+      ll.push_back(r->log_loss);
+      ndcg.push_back(r->ndcg);
+      kept.push_back(r->kept_negative_fraction);
+      if (auto u = uniform_auc.find({r->model, r->alpha, r->seed}); u != uniform_auc.end()) {
+        d_uniform.push_back(r->auc - u->second);
+      }
+      if (auto f = full_auc.find({r->model, r->seed}); f != full_auc.end()) {
+        d_full.push_back(r->auc - f->second);
+      }
+    }
+    s.auc = Summarise(auc);
+    s.log_loss = Summarise(ll);
+    s.ndcg = Summarise(ndcg);
+    s.kept = Summarise(kept);
+    if (s.method != "full") s.delta_auc_vs_uniform = Summarise(d_uniform);
+    s.delta_auc_vs_full = Summarise(d_full);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Summary>& cells,
+                           const ReportContext& context) {
+  std::string md = absl::StrCat("### ", context.title, "\n\n");
+  absl::StrAppendFormat(
+      &md,
+      "%d instances (%d positive, %.2f%%), %d users, %d items; split 80/10/10 by instance "
+      "(train %d, validation %d, test %d). Pilot score: %s. Mean ± sample std over %d seeds; "
+      "ΔAUC is paired per seed (same split, same uniform numbers). Runtime %.0f s.\n\n",
+      result.instances, result.positives, 100.0 * result.positives / std::max<uint64_t>(1, result.instances),
+      result.users, result.items, result.train_instances, result.validation_instances,
+      result.test_instances, result.pilot,
+      cells.empty() ? 0 : cells.front().auc.n, result.seconds);
+  if (!context.command.empty()) absl::StrAppend(&md, "Command: `", context.command, "`\n\n");
+  std::vector<std::string> models;
+  for (const Summary& c : cells) {
+    if (std::find(models.begin(), models.end(), c.model) == models.end()) models.push_back(c.model);
+  }
+  for (const std::string& model : models) {
+    absl::StrAppend(&md, "Target model **", model == "lr" ? "lr (one-hot logistic regression)"
+                                                        : "fm (logistic factorisation, user+item "
+                                                          "embeddings + biases)",
+                    "**\n\n");
+    absl::StrAppendFormat(&md,
+                          "| method | α | ϱ | γ | kept neg. | test AUC | ΔAUC vs uniform | "
+                          "ΔAUC vs full | log-loss | NDCG@%d |\n"
+                          "|---|---|---|---|---|---|---|---|---|---|\n",
+                          context.ndcg_k);
+    for (const Summary& c : cells) {
+      if (c.model != model) continue;
+      const bool full = c.method == "full";
+      const bool pipeline = !full && c.method != "uniform";
+      absl::StrAppendFormat(
+          &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |\n", c.method,
+          full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? absl::StrFormat("%g", c.floor) : "–",
+          c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean, PlusMinus(c.auc, 4),
+          SignedPlusMinus(c.delta_auc_vs_uniform), full ? "–" : SignedPlusMinus(c.delta_auc_vs_full),
+          PlusMinus(c.log_loss, 4), PlusMinus(c.ndcg, 4));
+    }
+    absl::StrAppend(&md, "\n");
+  }
+  return md;
+}
+
+std::string FormatJson(const ExperimentResult& result, const std::vector<Summary>& cells,
+                       const ReportContext& context) {
+  nlohmann::json j;
+  j["title"] = context.title;
+  j["command"] = context.command;
+  j["data"] = {{"instances", result.instances},
+               {"positives", result.positives},
+               {"users", result.users},
+               {"items", result.items},
+               {"train", result.train_instances},
+               {"validation", result.validation_instances},
+               {"test", result.test_instances},
+               {"pilot", result.pilot}};
+  j["seconds"] = result.seconds;
+  j["ndcg_k"] = context.ndcg_k;
+  for (const RunResult& r : result.runs) {
+    j["runs"].push_back({{"method", r.method}, {"alpha", r.alpha}, {"floor", r.floor},
+                         {"gamma", r.gamma}, {"model", r.model}, {"seed", r.seed},
+                         {"auc", r.auc}, {"log_loss", r.log_loss}, {"ndcg", r.ndcg},
+                         {"kept_negative_fraction", r.kept_negative_fraction},
+                         {"kept_instances", r.kept_instances},
+                         {"mean_rate_positive_pairs", r.mean_rate_positive_pairs},
+                         {"epochs", r.epochs}, {"best_epoch", r.best_epoch},
+                         {"rate_seconds", r.rate_seconds}, {"train_seconds", r.train_seconds}});
+  }
+  for (const Summary& c : cells) {
+    j["summary"].push_back({{"method", c.method}, {"alpha", c.alpha}, {"floor", c.floor},
+                            {"gamma", c.gamma}, {"model", c.model}, {"auc", StatJson(c.auc)},
+                            {"log_loss", StatJson(c.log_loss)}, {"ndcg", StatJson(c.ndcg)},
+                            {"kept_negative_fraction", StatJson(c.kept)},
+                            {"delta_auc_vs_uniform", StatJson(c.delta_auc_vs_uniform)},
+                            {"delta_auc_vs_full", StatJson(c.delta_auc_vs_full)}});
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace graphsieve::eval

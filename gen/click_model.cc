@@ -163,7 +163,7 @@ void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
       inst.probability = static_cast<float>(prob);
       inst.pilot = 0.0f;
       if (options_.pilot) {
-        inst.pilot = static_cast<float>(Sigmoid(options_.pilot_slope * logit + options_.pilot_shift +
+        inst.pilot = static_cast<float>(Sigmoid(mu_ + options_.pilot_slope * (logit - mu_) + options_.pilot_shift +
                                                 options_.pilot_noise_stddev * pilot.Normal()));
       }
       out->push_back(inst);

@@ -10,7 +10,8 @@
 //   p = sigmoid(mu + bias_u + bias_j + <f_u, f_j>),
 // mu calibrated so the mean of p over instances is `positive_rate`. The
 // optional pilot score is that probability deliberately corrupted: 
-//   sigmoid(pilot_slope·logit + pilot_shift + pilot_noise_stddev·N(0,1)).
+//   sigmoid(mu + pilot_slope·(logit − mu) + pilot_shift + pilot_noise_stddev·N(0,1)),
+// i.e. a noisy ranking, too flat (slope < 1) and shifted (miscalibrated).
 // Rows come out user by user (as KuaiRec's big_matrix.csv), each user's
 // instances shuffled.
 //
@@ -48,8 +49,8 @@ struct GeneratorOptions {
   double factor_stddev = 0.6;            // per-coordinate spread of the factors
   double popularity_click_coupling = 0.2;// logit bonus per stddev of an item's log-popularity
   bool pilot = false;                    // write a pilot_score column
-  double pilot_slope = 0.6;              // pilot logit = slope·true logit + shift + noise
-  double pilot_shift = 0.4;
+  double pilot_slope = 0.7;              // pilot logit = mu + slope·(true logit − mu) + shift + noise
+  double pilot_shift = 0.5;              // logit units; > 0 over-predicts clicks
   double pilot_noise_stddev = 0.8;
   bool truth = false;                    // write the true click probability as column true_prob
   bool gzip = false;                     // gzip the output (deterministic header, mtime 0)

@@ -1,0 +1,153 @@
+// graphsieve-server: serves per-(user, item) sampling rates from the snapshot
+// that <snapshot-root>/CURRENT names, refreshing in the background.
+// Flags are parsed into ServerOptions (options.h); see docs/SERVER.md.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, snapshot_root, "",
+          "Required. Snapshot directory written by graphsieve-build: <root>/CURRENT names the "
+          "version to serve, <root>/<version>/ holds it.");
+ABSL_FLAG(std::string, host, "0.0.0.0", "Address the gRPC server binds to.");
+ABSL_FLAG(int, port, 50051, "gRPC port; 0 picks a free port (printed on stdout).");
+ABSL_FLAG(int, admin_port, 8080,
+          "Admin HTTP port: /metrics, /healthz, /readyz, /status.json, dashboard at /. "
+          "0 picks a free port, -1 turns it off.");
+ABSL_FLAG(std::string, admin_host, "0.0.0.0", "Address the admin HTTP server binds to.");
+ABSL_FLAG(double, poll_interval_seconds, 10.0,
+          "How often the refresher reads <root>/CURRENT and swaps in a new version. 0 = once at "
+          "start, negative = never (serve nothing until pinned).");
+ABSL_FLAG(int, max_batch_pairs, 100000,
+          "Largest GetSamplingRate batch; larger ones get INVALID_ARGUMENT. The gRPC receive "
+          "limit is sized to fit (32 bytes per pair + 1 MiB).");
+ABSL_FLAG(std::string, default_policy, "node-mean",
+          "Rate of pairs with an unknown user or item (RATE_SOURCE_DEFAULT): 'node-mean' (the "
+          "known node's mean rate over its negatives, else the snapshot's alpha), 'alpha', or a "
+          "fixed rate in (0, 1] such as 0.25.");
+ABSL_FLAG(std::string, pin_version, "",
+          "Serve this version and do not follow CURRENT (operators can unpin with the "
+          "PinVersion RPC).");
+ABSL_FLAG(std::string, reject_versions, "",
+          "Comma-separated versions the refresher must never adopt (e.g. rolled back before a "
+          "restart).");
+ABSL_FLAG(double, drain_grace_seconds, 10.0,
+          "On SIGTERM/SIGINT: readiness goes NOT_SERVING, new calls are refused, and in-flight "
+          "calls get this long to finish before they are cancelled; then exit 0.");
+ABSL_FLAG(int64_t, block_cache_mb, 256, "RocksDB block cache per loaded snapshot version, MiB.");
+ABSL_FLAG(bool, verify_checksums, true, "Verify manifest and RocksDB checksums on load.");
+ABSL_FLAG(bool, warm, true, "Read every table of a new version once before it serves.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve gRPC over TLS (with --tls-key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle: require and verify client certificates (mTLS). Needs --tls-cert.");
+ABSL_FLAG(int, history_size, 50, "Refresh events kept for GetStatus and the dashboard.");
+ABSL_FLAG(int, admin_threads, 2, "Worker threads of the admin HTTP server.");
+
+namespace {
+
+// Abseil spells flags with underscores; accept the documented hyphens too
+// (--snapshot-root == --snapshot_root) by rewriting the name part.
+std::vector<std::string> NormaliseFlagNames(int argc, char** argv) {
+  std::vector<std::string> out;
+  bool after_dashdash = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") after_dashdash = true;
+    if (i > 0 && !after_dashdash && arg.size() > 2 && arg[0] == '-') {
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t j = (arg[1] == '-' ? 2 : 1); j < end; ++j) {
+        if (arg[j] == '-') arg[j] = '_';
+      }
+    }
+    out.push_back(std::move(arg));
+  }
+  return out;
+}
+
+int Fail(const std::string& message, int code) {
+  std::fprintf(stderr, "graphsieve-server: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Serves MA-EC sampling rates over gRPC (graphsieve.v1.SamplingRateService).\n"
+      "  graphsieve-server --snapshot-root DIR [--port 50051] [--admin-port 8080]\n"
+      "                    [--poll-interval-seconds 10] [--default-policy node-mean] ...\n"
+      "Flag names may use '-' or '_'. On start it prints 'graphsieve-server listening "
+      "port=P admin_port=Q' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.");
+  std::vector<std::string> args = NormaliseFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs;
+  for (std::string& a : args) arg_ptrs.push_back(a.data());
+  std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()),
+                                                   arg_ptrs.data());
+  if (rest.size() > 1) {
+    return Fail(absl::StrCat("unexpected argument '", rest[1], "' (all options are --flags)"), 2);
+  }
+
+  graphsieve::ServerOptions o;
+  o.snapshot_root = absl::GetFlag(FLAGS_snapshot_root);
+  o.host = absl::GetFlag(FLAGS_host);
+  o.port = absl::GetFlag(FLAGS_port);
+  o.admin_port = absl::GetFlag(FLAGS_admin_port);
+  o.admin_host = absl::GetFlag(FLAGS_admin_host);
+  o.poll_interval_seconds = absl::GetFlag(FLAGS_poll_interval_seconds);
+  o.max_batch_pairs = absl::GetFlag(FLAGS_max_batch_pairs);
+  absl::StatusOr<graphsieve::DefaultPolicy> policy =
+      graphsieve::DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
+  if (!policy.ok()) return Fail(std::string(policy.status().message()), 2);
+  o.default_policy = *policy;
+  o.pin_version = absl::GetFlag(FLAGS_pin_version);
+  for (absl::string_view v :
+       absl::StrSplit(absl::GetFlag(FLAGS_reject_versions), ',', absl::SkipWhitespace())) {
+    o.reject_versions.emplace_back(v);
+  }
+  o.drain_grace_seconds = absl::GetFlag(FLAGS_drain_grace_seconds);
+  const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
+  if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
+  o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;
+  o.verify_checksums = absl::GetFlag(FLAGS_verify_checksums);
+  o.warm = absl::GetFlag(FLAGS_warm);
+  o.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
+  o.tls_key_path = absl::GetFlag(FLAGS_tls_key);
+  o.tls_client_ca_path = absl::GetFlag(FLAGS_tls_client_ca);
+  o.history_size = absl::GetFlag(FLAGS_history_size);
+  o.admin_threads = absl::GetFlag(FLAGS_admin_threads);
+  absl::Status valid = o.Validate();
+  if (!valid.ok()) return Fail(std::string(valid.message()), 2);
+
+  // Signals are taken by sigwait below; block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<graphsieve::GraphsieveServer>> server =
+      graphsieve::GraphsieveServer::Create(o);
+  if (!server.ok()) return Fail(server.status().ToString(), 1);
+  std::printf("graphsieve-server listening port=%d admin_port=%d\n", (*server)->port(),
+              (*server)->admin_port());
+  std::fflush(stdout);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "graphsieve-server: got %s, draining\n", strsignal(sig));
+  (*server)->Shutdown();
+  server->reset();
+  return 0;
+}

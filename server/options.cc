@@ -1,0 +1,104 @@
+#include "server/options.h"
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace graphsieve {
+
+absl::StatusOr<DefaultPolicy> DefaultPolicy::Parse(absl::string_view text) {
+  DefaultPolicy p;
+  if (text == "node-mean") {
+    p.kind = Kind::kNodeMean;
+    return p;
+  }
+  if (text == "alpha") {
+    p.kind = Kind::kAlpha;
+    return p;
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(text, &v) || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--default-policy: '", text, "' is not 'node-mean', 'alpha' or a rate in (0, 1]"));
+  }
+  if (!(v > 0.0 && v <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--default-policy: fixed rate ", text, " is outside (0, 1]"));
+  }
+  p.kind = Kind::kFixed;
+  p.fixed_rate = v;
+  return p;
+}
+
+std::string DefaultPolicy::ToString() const {
+  switch (kind) {
+    case Kind::kNodeMean:
+      return "node-mean";
+    case Kind::kAlpha:
+      return "alpha";
+    case Kind::kFixed:
+      return absl::StrFormat("%g", fixed_rate);
+  }
+  return "?";
+}
+
+absl::Status ServerOptions::Validate() const {
+  if (snapshot_root.empty()) {
+    return absl::InvalidArgumentError("--snapshot-root is required");
+  }
+  if (port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat("--port must be in [0, 65535], got ", port));
+  }
+  if (admin_port < -1 || admin_port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--admin-port must be -1 (off) or in [0, 65535], got ", admin_port));
+  }
+  if (admin_port > 0 && admin_port == port) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--admin-port and --port are both ", port, "; they must differ"));
+  }
+  if (!std::isfinite(poll_interval_seconds)) {
+    return absl::InvalidArgumentError("--poll-interval-seconds must be a finite number");
+  }
+  if (max_batch_pairs < 1 || max_batch_pairs > 10000000) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-batch-pairs must be in [1, 10000000], got ", max_batch_pairs));
+  }
+  if (chunk_pairs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("chunk_pairs must be >= 1, got ", chunk_pairs));
+  }
+  if (default_policy.kind == DefaultPolicy::Kind::kFixed &&
+      !(default_policy.fixed_rate > 0.0 && default_policy.fixed_rate <= 1.0)) {
+    return absl::InvalidArgumentError("--default-policy: fixed rate must be in (0, 1]");
+  }
+  if (!(drain_grace_seconds >= 0.0) || !std::isfinite(drain_grace_seconds)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--drain-grace-seconds must be >= 0, got ", drain_grace_seconds));
+  }
+  if (tls_cert_path.empty() != tls_key_path.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
+  }
+  if (!tls_client_ca_path.empty() && tls_cert_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca needs --tls-cert and --tls-key (mTLS is on top of TLS)");
+  }
+  if (history_size < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("history_size must be >= 1, got ", history_size));
+  }
+  if (admin_threads < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--admin-threads must be >= 1, got ", admin_threads));
+  }
+  for (const std::string& v : reject_versions) {
+    if (!pin_version.empty() && v == pin_version) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pin-version ", v, " is also listed in --reject-versions"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graphsieve

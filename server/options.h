@@ -1,0 +1,79 @@
+// Options of graphsieve-server (one plain struct, filled from flags by main()).
+//
+// Thread-safety: a plain value; copy it freely.
+#ifndef GRAPHSIEVE_SERVER_OPTIONS_H_
+#define GRAPHSIEVE_SERVER_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace graphsieve {
+
+// How a pair with an unknown user or item is rated (RATE_SOURCE_DEFAULT).
+struct DefaultPolicy {
+  enum class Kind {
+    kNodeMean,  // the known node's mean rate over its negatives; alpha when neither is known
+    kAlpha,     // the snapshot's alpha (target mean rate over negatives)
+    kFixed,     // a fixed rate in (0, 1]
+  };
+  Kind kind = Kind::kNodeMean;
+  double fixed_rate = 0.0;  // used by kFixed only
+
+  // "node-mean" | "alpha" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
+  static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
+  std::string ToString() const;
+};
+
+struct ServerOptions {
+  // Directory holding CURRENT and one sub-directory per snapshot version.
+  std::string snapshot_root;
+  // Address to bind the gRPC server to; port 0 picks a free port.
+  std::string host = "0.0.0.0";
+  int port = 50051;
+  // Admin HTTP (/metrics, /healthz, /readyz, /status.json, dashboard "/").
+  // -1 disables it; 0 picks a free port.
+  int admin_port = 8080;
+  std::string admin_host = "0.0.0.0";
+  // How often the refresher reads <root>/CURRENT. 0 = once at start, < 0 = never
+  // (tests call PollOnce by hand).
+  double poll_interval_seconds = 10.0;
+  // Largest batch GetSamplingRate accepts; the gRPC receive limit is sized to fit.
+  int max_batch_pairs = 100000;
+  // Pairs handled between two cancellation / deadline checks of one request.
+  int chunk_pairs = 4096;
+  DefaultPolicy default_policy;
+  // Serve this version and do not follow CURRENT (empty = follow CURRENT).
+  std::string pin_version;
+  // Versions the refresher must never adopt (e.g. rolled back before a restart).
+  std::vector<std::string> reject_versions;
+  // SIGTERM/SIGINT: how long in-flight calls get to finish before they are cancelled.
+  double drain_grace_seconds = 10.0;
+  // RocksDB block cache per loaded snapshot version.
+  size_t block_cache_bytes = size_t{256} << 20;
+  // Verify checksums when a version is loaded (off only for experiments).
+  bool verify_checksums = true;
+  // Read every table of a new version once before it serves.
+  bool warm = true;
+  // Optional TLS: PEM files. Both cert and key, or neither.
+  std::string tls_cert_path;
+  std::string tls_key_path;
+  // Optional mTLS: PEM of the CA that client certificates must chain to (needs TLS).
+  std::string tls_client_ca_path;
+  // Refresh events kept for GetStatus and /status.json.
+  int history_size = 50;
+  // gRPC callback threads are managed by gRPC; this caps the synchronous
+  // admin-HTTP worker threads.
+  int admin_threads = 2;
+
+  // Names the broken constraint ("--port must be in [0, 65535], got 70000").
+  absl::Status Validate() const;
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_SERVER_OPTIONS_H_

@@ -1,0 +1,59 @@
+// graphsieve.v1.SamplingRateService on the gRPC callback API. Each handler
+// validates, pins one snapshot, calls the scorer, finishes; errors leave
+// through ToGrpcStatus().
+//
+// Thread-safety: handlers run concurrently on gRPC's callback threads; the
+// service holds only constant pointers and thread-safe collaborators.
+#ifndef GRAPHSIEVE_SERVER_RATE_SERVICE_H_
+#define GRAPHSIEVE_SERVER_RATE_SERVICE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "graphsieve/v1/sampling.grpc.pb.h"
+#include "server/batch_scorer.h"
+#include "server/metrics.h"
+#include "server/options.h"
+#include "server/snapshot_manager.h"
+
+namespace graphsieve {
+
+// Checks the request's shape. INVALID_ARGUMENT naming the field.
+absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
+                                     int max_batch_pairs);
+
+// Fills a GetStatusResponse from the manager's state.
+void FillStatus(const ManagerState& state, v1::GetStatusResponse* response);
+
+class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackService {
+ public:
+  // REQUIRES: manager and metrics outlive the service.
+  SamplingRateServiceImpl(const ServerOptions& options, SnapshotManager* manager,
+                          ServerMetrics* metrics);
+
+  grpc::ServerUnaryReactor* GetSamplingRate(grpc::CallbackServerContext* context,
+                                            const v1::GetSamplingRateRequest* request,
+                                            v1::GetSamplingRateResponse* response) override;
+  grpc::ServerUnaryReactor* GetStatus(grpc::CallbackServerContext* context,
+                                      const v1::GetStatusRequest* request,
+                                      v1::GetStatusResponse* response) override;
+  // Loads happen on the calling callback thread (an operator action, rare).
+  grpc::ServerUnaryReactor* PinVersion(grpc::CallbackServerContext* context,
+                                       const v1::PinVersionRequest* request,
+                                       v1::PinVersionResponse* response) override;
+
+ private:
+  absl::Status Answer(grpc::CallbackServerContext* context,
+                      const v1::GetSamplingRateRequest& request,
+                      v1::GetSamplingRateResponse* response, SourceCounts* counts) const;
+
+  // Constant after construction.
+  const int max_batch_pairs_;
+  const BatchScorer scorer_;
+  SnapshotManager* const manager_;
+  ServerMetrics* const metrics_;
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_SERVER_RATE_SERVICE_H_

@@ -1,0 +1,194 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "nlohmann/json.hpp"
+#include "server/log.h"
+
+namespace graphsieve {
+namespace {
+
+absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(flag, ": cannot read '", path, "'"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::string text = buffer.str();
+  if (!absl::StrContains(text, "-----BEGIN ")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", path, "' is not a PEM file (no -----BEGIN line)"));
+  }
+  return text;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& options) {
+  if (options.tls_cert_path.empty()) return grpc::InsecureServerCredentials();
+  absl::StatusOr<std::string> cert = ReadPem(options.tls_cert_path, "--tls-cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadPem(options.tls_key_path, "--tls-key");
+  if (!key.ok()) return key.status();
+  grpc::SslServerCredentialsOptions ssl(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+  if (!options.tls_client_ca_path.empty()) {
+    absl::StatusOr<std::string> ca = ReadPem(options.tls_client_ca_path, "--tls-client-ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *ca;
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  ssl.pem_key_cert_pairs.push_back({*key, *cert});
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
+    const ServerOptions& options, SnapshotLoader loader) {
+  absl::Status valid = options.Validate();
+  if (!valid.ok()) return valid;
+  std::unique_ptr<GraphsieveServer> server(new GraphsieveServer(options));
+  absl::Status st = server->Start(std::move(loader));
+  if (!st.ok()) return st;
+  return server;
+}
+
+absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
+  metrics_ = std::make_unique<ServerMetrics>();
+  SnapshotManagerOptions mo;
+  mo.root = options_.snapshot_root;
+  mo.poll_interval_seconds = options_.poll_interval_seconds;
+  mo.pin_version = options_.pin_version;
+  mo.reject_versions = options_.reject_versions;
+  mo.history_size = options_.history_size;
+  mo.reader.block_cache_bytes = options_.block_cache_bytes;
+  mo.reader.verify_checksums = options_.verify_checksums;
+  mo.reader.warm = options_.warm;
+  mo.loader = std::move(loader);
+  mo.on_event = [this](const RefreshEventRecord& e,
+                       const std::shared_ptr<const ServingSnapshot>& now) { OnRefresh(e, now); };
+  absl::StatusOr<std::unique_ptr<SnapshotManager>> manager = SnapshotManager::Create(mo);
+  if (!manager.ok()) return manager.status();
+  manager_ = *std::move(manager);
+  service_ = std::make_unique<SamplingRateServiceImpl>(options_, manager_.get(), metrics_.get());
+
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = MakeCredentials(options_);
+  if (!creds.ok()) return creds.status();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string address = absl::StrCat(options_.host, ":", options_.port);
+  builder.AddListeningPort(address, *creds, &port_);
+  // Room for max_batch_pairs pairs with every column (25 bytes) plus framing.
+  const int64_t max_bytes = int64_t{options_.max_batch_pairs} * 32 + (int64_t{1} << 20);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<int64_t>(max_bytes, INT32_MAX)));
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--port: cannot listen on ", address,
+        " (in use, not permitted, or the TLS key/certificate were rejected)"));
+  }
+  grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
+  health->SetServingStatus("", true);
+  health->SetServingStatus(kServiceName, false);
+
+  if (options_.admin_port >= 0) {
+    AdminHttpOptions ao;
+    ao.host = options_.admin_host;
+    ao.port = options_.admin_port;
+    ao.threads = options_.admin_threads;
+    ao.metrics = [this] {
+      std::shared_ptr<const ServingSnapshot> snap = manager_->Current();
+      if (snap != nullptr && snap->created_at != absl::InfinitePast()) {
+        metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - snap->created_at));
+      }
+      return metrics_->Serialize();
+    };
+    ao.live = [] { return true; };
+    ao.ready = [this] { return ready(); };
+    ao.status_json = [this] { return StatusJson(); };
+    absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin = AdminHttpServer::Create(ao);
+    if (!admin.ok()) {
+      server_->Shutdown();
+      return admin.status();
+    }
+    admin_ = *std::move(admin);
+  }
+  ServerLog(absl::StrCat("listening on ", options_.host, ":", port_,
+                         options_.tls_cert_path.empty() ? "" : " (TLS)", "; admin HTTP ",
+                         admin_ ? absl::StrCat("on port ", admin_->port()) : "off",
+                         "; snapshots in ", options_.snapshot_root));
+  manager_->Start();
+  return absl::OkStatus();
+}
+
+GraphsieveServer::~GraphsieveServer() {
+  Shutdown();
+  admin_.reset();
+}
+
+int GraphsieveServer::admin_port() const { return admin_ ? admin_->port() : -1; }
+
+bool GraphsieveServer::ready() const { return !draining_.load() && manager_->Current() != nullptr; }
+
+void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
+                                 const std::shared_ptr<const ServingSnapshot>& serving) {
+  metrics_->ObserveRefresh(event.ok, event.load_seconds, serving ? serving->version : "");
+  if (serving != nullptr && serving->created_at != absl::InfinitePast()) {
+    metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - serving->created_at));
+  }
+  if (server_ != nullptr && !draining_.load()) {
+    server_->GetHealthCheckService()->SetServingStatus(kServiceName, serving != nullptr);
+  }
+}
+
+void GraphsieveServer::Shutdown() {
+  absl::MutexLock lock(&shutdown_mu_);
+  if (shut_down_) return;
+  shut_down_ = true;
+  draining_.store(true);
+  if (server_ != nullptr) {
+    ServerLog(absl::StrCat("draining: readiness off, in-flight calls get ",
+                           options_.drain_grace_seconds, " s"));
+    server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
+    const auto deadline =
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));
+    server_->Shutdown(deadline);
+    server_->Wait();
+  }
+  if (manager_ != nullptr) manager_->Stop();
+  ServerLog("stopped");
+}
+
+std::string GraphsieveServer::StatusJson() const {
+  v1::GetStatusResponse status;
+  FillStatus(manager_->State(), &status);
+  status.mutable_active()->clear_manifest_json();  // large; GetStatus carries it
+  std::string text;
+  google::protobuf::util::JsonPrintOptions jo;
+  jo.preserve_proto_field_names = true;
+  jo.always_print_primitive_fields = true;
+  if (!google::protobuf::util::MessageToJsonString(status, &text, jo).ok()) text = "{}";
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) j = nlohmann::json::object();
+  if (!status.serving()) j.erase("active");
+  j["draining"] = draining_.load();
+  j["default_policy"] = options_.default_policy.ToString();
+  j["poll_interval_seconds"] = options_.poll_interval_seconds;
+  j["max_batch_pairs"] = options_.max_batch_pairs;
+  j["metrics"] = metrics_->ToJson();
+  return j.dump();
+}
+
+}  // namespace graphsieve

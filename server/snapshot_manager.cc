@@ -1,0 +1,231 @@
+#include "server/snapshot_manager.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/log.h"
+
+namespace graphsieve {
+
+absl::Status SnapshotManagerOptions::Validate() const {
+  if (root.empty()) return absl::InvalidArgumentError("snapshot root is empty");
+  if (history_size < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("history_size must be >= 1, got ", history_size));
+  }
+  if (!pin_version.empty() && !SnapshotSource::IsValidVersionName(pin_version)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pin-version '", pin_version, "' is not a version directory name"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
+    SnapshotManagerOptions options) {
+  absl::Status st = options.Validate();
+  if (!st.ok()) return st;
+  if (!options.loader) {
+    SnapshotReaderOptions reader = options.reader;
+    options.loader = [reader](const std::string& root, const std::string& version) {
+      return SnapshotReader::Open(root, version, reader);
+    };
+  }
+  return std::unique_ptr<SnapshotManager>(new SnapshotManager(std::move(options)));
+}
+
+SnapshotManager::SnapshotManager(SnapshotManagerOptions options)
+    : options_(std::move(options)), source_(options_.root) {
+  absl::MutexLock lock(&mu_);
+  pinned_ = options_.pin_version;
+  for (const std::string& v : options_.reject_versions) rejected_[v] = "rejected by flag";
+}
+
+SnapshotManager::~SnapshotManager() { Stop(); }
+
+std::shared_ptr<const ServingSnapshot> SnapshotManager::Current() const {
+  absl::MutexLock lock(&mu_);
+  return active_;
+}
+
+void SnapshotManager::Start() {
+  if (options_.poll_interval_seconds < 0) return;
+  thread_ = std::thread([this] { Run(); });
+}
+
+void SnapshotManager::Stop() {
+  if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SnapshotManager::Run() {
+  while (!stop_.HasBeenNotified()) {
+    PollOnce().IgnoreError();  // recorded and logged inside
+    if (options_.poll_interval_seconds == 0) return;
+    stop_.WaitForNotificationWithTimeout(absl::Seconds(options_.poll_interval_seconds));
+  }
+}
+
+absl::Status SnapshotManager::PollOnce() {
+  absl::MutexLock load_lock(&load_mu_);
+  std::string target;
+  {
+    absl::MutexLock lock(&mu_);
+    target = pinned_;
+  }
+  if (target.empty()) {
+    absl::StatusOr<std::string> current = source_.ReadCurrent();
+    if (!current.ok()) {
+      // Nothing published yet, or a malformed CURRENT: keep serving, log once.
+      absl::MutexLock lock(&mu_);
+      std::string msg(current.status().message());
+      if (msg != last_current_error_) {
+        last_current_error_ = msg;
+        ServerLog(msg);
+      }
+      return absl::OkStatus();
+    }
+    target = *std::move(current);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    last_current_error_.clear();
+    if (active_ != nullptr && active_->version == target) return absl::OkStatus();
+    if (rejected_.contains(target)) return absl::OkStatus();  // remembered: never retried
+  }
+  return LoadAndSwap(target, "adopted");
+}
+
+absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
+                                          const std::string& ok_message) {
+  const absl::Time start = absl::Now();
+  absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
+      options_.loader(options_.root, version);
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  RefreshEventRecord event;
+  event.version = version;
+  event.at = absl::Now();
+  event.load_seconds = seconds;
+  if (!reader.ok()) {
+    event.ok = false;
+    event.message = std::string(reader.status().message());
+    std::shared_ptr<const ServingSnapshot> now;
+    {
+      absl::MutexLock lock(&mu_);
+      rejected_[version] = absl::StrCat("failed to load: ", event.message);
+      ++failures_;
+      now = active_;
+    }
+    ServerLog(absl::StrCat("version ", version, " failed to load (", reader.status().ToString(),
+                           "); ", now ? "still serving " + now->version : "nothing to serve"));
+    Record(std::move(event), now);
+    return reader.status();
+  }
+  auto snapshot = std::make_shared<ServingSnapshot>();
+  snapshot->version = version;
+  snapshot->reader = *std::move(reader);
+  snapshot->loaded_at = absl::Now();
+  snapshot->load_seconds = seconds;
+  absl::Time created;
+  std::string err;
+  if (absl::ParseTime(absl::RFC3339_full, snapshot->reader->manifest().created_at, &created,
+                      &err)) {
+    snapshot->created_at = created;
+  }
+  std::shared_ptr<const ServingSnapshot> old;
+  {
+    absl::MutexLock lock(&mu_);
+    old = std::move(active_);
+    active_ = snapshot;
+    ++successes_;
+  }
+  event.ok = true;
+  event.message = ok_message;
+  ServerLog(absl::StrCat("serving version ", version, " (", ok_message, ", loaded in ", seconds,
+                         " s)", old ? ", was " + old->version : ""));
+  Record(std::move(event), snapshot);
+  // `old` is released here; its RocksDB handle closes once in-flight requests drop it.
+  return absl::OkStatus();
+}
+
+void SnapshotManager::Record(RefreshEventRecord event,
+                             const std::shared_ptr<const ServingSnapshot>& now) {
+  {
+    absl::MutexLock lock(&mu_);
+    history_.push_back(event);
+    while (static_cast<int>(history_.size()) > options_.history_size) history_.pop_front();
+  }
+  if (options_.on_event) options_.on_event(event, now);
+}
+
+absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active) {
+  if (!version.empty() && !SnapshotSource::IsValidVersionName(version)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("version: '", version, "' is not a version directory name"));
+  }
+  absl::MutexLock load_lock(&load_mu_);
+  std::shared_ptr<const ServingSnapshot> before = Current();
+  std::string target = version;
+  if (target.empty() && reject_active) {
+    // Unpin and roll back: there must be something else to serve.
+    absl::StatusOr<std::string> current = source_.ReadCurrent();
+    bool usable = current.ok() && (before == nullptr || *current != before->version);
+    if (usable) {
+      absl::MutexLock lock(&mu_);
+      usable = !rejected_.contains(*current);
+    }
+    if (!usable) {
+      return absl::FailedPreconditionError(
+          "reject_active with an empty version: CURRENT names the active or a rejected "
+          "version, so nothing else could serve; pin the version to roll back to instead");
+    }
+    target = *current;
+  }
+  const bool reload = !target.empty() && (before == nullptr || before->version != target);
+  if (reload) {
+    absl::Status st = LoadAndSwap(target, version.empty() ? "adopted after rollback" : "pinned");
+    if (!st.ok()) {
+      absl::MutexLock lock(&mu_);
+      rejected_.erase(target);  // an operator's explicit request is not remembered as a failure
+      return st;
+    }
+  }
+  std::shared_ptr<const ServingSnapshot> now;
+  {
+    absl::MutexLock lock(&mu_);
+    pinned_ = version;
+    if (!target.empty()) rejected_.erase(target);  // explicitly chosen: no longer rejected
+    if (reject_active && before != nullptr && before->version != target) {
+      rejected_[before->version] = "rolled back";
+    }
+    now = active_;
+  }
+  RefreshEventRecord event;
+  event.version = now ? now->version : "";
+  event.at = absl::Now();
+  event.ok = true;
+  event.message = absl::StrCat(version.empty() ? "unpinned" : "pinned " + version,
+                               reject_active && before ? ", rolled back from " + before->version
+                                                       : "");
+  ServerLog(event.message);
+  Record(std::move(event), now);
+  return absl::OkStatus();
+}
+
+ManagerState SnapshotManager::State() const {
+  ManagerState state;
+  absl::StatusOr<std::string> current = source_.ReadCurrent();
+  if (current.ok()) state.current_on_disk = *current;
+  state.versions_on_disk = source_.ListVersions();
+  absl::MutexLock lock(&mu_);
+  state.active = active_;
+  state.pinned = pinned_;
+  for (const auto& [v, why] : rejected_) state.rejected.push_back(v);
+  std::sort(state.rejected.begin(), state.rejected.end());
+  state.history.assign(history_.begin(), history_.end());
+  state.refresh_successes = successes_;
+  state.refresh_failures = failures_;
+  return state;
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,146 @@
+// The refresher's Loader and Manager (DESIGN §4): the manager holds the
+// snapshot that serves, as std::shared_ptr<const ServingSnapshot>, and swaps it
+// atomically when the Source (snapshot_source.h) names a new version that the
+// Loader opened, validated and warmed off the request path.
+//
+//   * A request pins one snapshot with Current() for its whole batch; an old
+//     version closes when its last reader drops the pointer.
+//   * A version that fails to load is logged, counted (RefreshEvent ok=false)
+//     and remembered: the refresher never retries it; the old one keeps serving.
+//   * Pin(version) serves a kept version and stops following CURRENT;
+//     Pin(version, reject_active=true) is a rollback: the version that was
+//     active is marked rolled back and the refresher never re-adopts it.
+//
+// Thread-safety: all public methods are thread-safe. mu_ guards the state and
+// is never held across RocksDB I/O; load_mu_ serialises loads (polls and pins).
+#ifndef GRAPHSIEVE_SERVER_SNAPSHOT_MANAGER_H_
+#define GRAPHSIEVE_SERVER_SNAPSHOT_MANAGER_H_
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "server/snapshot_source.h"
+
+namespace graphsieve {
+
+// One loaded, validated version. Immutable.
+struct ServingSnapshot {
+  std::string version;
+  std::shared_ptr<const SnapshotReader> reader;
+  absl::Time loaded_at;
+  absl::Time created_at = absl::InfinitePast();  // from the manifest; InfinitePast if unparsable
+  double load_seconds = 0.0;
+};
+
+struct RefreshEventRecord {
+  std::string version;
+  absl::Time at;
+  bool ok = false;
+  std::string message;  // "adopted", "pinned", "rolled back from X", or why it failed
+  double load_seconds = 0.0;
+};
+
+// Opens one version; the default is SnapshotReader::Open. Tests may wrap it
+// (fault injection through a wrapper, never by editing the code path).
+using SnapshotLoader = std::function<absl::StatusOr<std::shared_ptr<const SnapshotReader>>(
+    const std::string& root, const std::string& version)>;
+
+struct SnapshotManagerOptions {
+  std::string root;                          // <root>/CURRENT, <root>/<version>/
+  double poll_interval_seconds = 10.0;       // 0 = once at Start(), < 0 = no thread
+  std::string pin_version;                   // start pinned to this version
+  std::vector<std::string> reject_versions;  // never adopt these
+  int history_size = 50;                     // refresh events kept
+  SnapshotReaderOptions reader;              // used by the default loader
+  SnapshotLoader loader;                     // empty = SnapshotReader::Open(root, v, reader)
+  // Called after every refresh event, outside all locks, with the snapshot now
+  // serving (may be null). Used for metrics and readiness.
+  std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>
+      on_event;
+  absl::Status Validate() const;
+};
+
+// What GetStatus reports.
+struct ManagerState {
+  std::shared_ptr<const ServingSnapshot> active;
+  std::string current_on_disk;  // empty when CURRENT is missing or unreadable
+  std::vector<std::string> versions_on_disk;
+  std::string pinned;
+  std::vector<std::string> rejected;  // failed to load or rolled back, sorted
+  std::vector<RefreshEventRecord> history;  // oldest first
+  uint64_t refresh_successes = 0, refresh_failures = 0;
+};
+
+class SnapshotManager {
+ public:
+  static absl::StatusOr<std::unique_ptr<SnapshotManager>> Create(SnapshotManagerOptions options);
+  ~SnapshotManager();  // stops and joins the poll thread
+
+  // The snapshot to serve, or null before the first successful load.
+  std::shared_ptr<const ServingSnapshot> Current() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Starts the poll thread (first poll at once). No thread when the interval
+  // is negative. REQUIRES: called at most once.
+  void Start();
+  // Stops the poll thread; idempotent.
+  void Stop();
+
+  // One poll: follow the pin, else CURRENT; load and swap if it names a new,
+  // non-rejected version. OK when nothing changed or the new version was
+  // adopted; the load error when it failed (also recorded).
+  absl::Status PollOnce() ABSL_LOCKS_EXCLUDED(load_mu_, mu_);
+
+  // Serves `version` (loading it unless active) and pins it; an empty version
+  // unpins and follows CURRENT again. reject_active marks the version active
+  // before the call as rolled back. Errors: INVALID_ARGUMENT (bad name),
+  // NOT_FOUND / DATA_LOSS / ... from the load (the old version keeps serving),
+  // FAILED_PRECONDITION (unpin with reject_active and no other version to serve).
+  absl::Status Pin(const std::string& version, bool reject_active)
+      ABSL_LOCKS_EXCLUDED(load_mu_, mu_);
+
+  ManagerState State() const ABSL_LOCKS_EXCLUDED(mu_);
+  const SnapshotSource& source() const { return source_; }
+
+ private:
+  explicit SnapshotManager(SnapshotManagerOptions options);
+
+  // Loads `version` and, on success, swaps it in. Records the event.
+  absl::Status LoadAndSwap(const std::string& version, const std::string& ok_message)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(load_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  void Record(RefreshEventRecord event, const std::shared_ptr<const ServingSnapshot>& now)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  void Run();
+
+  // Constant after construction.
+  const SnapshotManagerOptions options_;
+  const SnapshotSource source_;
+
+  absl::Mutex load_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const ServingSnapshot> active_ ABSL_GUARDED_BY(mu_);
+  std::string pinned_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, std::string> rejected_ ABSL_GUARDED_BY(mu_);  // version -> why
+  std::deque<RefreshEventRecord> history_ ABSL_GUARDED_BY(mu_);
+  std::string last_current_error_ ABSL_GUARDED_BY(mu_);  // logged once per distinct error
+  uint64_t successes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
+
+  absl::Notification stop_;
+  std::thread thread_;
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_SERVER_SNAPSHOT_MANAGER_H_

@@ -67,7 +67,9 @@ struct PipelineOptions {
   int sketch_dim = 64;                 // k for the sketch (and the node rows kept for unseen pairs)
   double solver_tolerance = 1e-6;      // relative residual of every CG solve
   int solver_max_iterations = 1000;
-  int exact_max_nodes = 4000;          // kAuto: dense exact below this component size
+  int exact_max_nodes = 1000;          // kAuto: dense exact up to this component size
+  int64_t one_sided_max_solves = 100000; // kAuto: one-sided exact while a component's smaller side is at most this
+  int block_columns = 32;              // right-hand sides per PCG block (one-sided route)
   uint64_t seed = 42;
   int threads = 2;
   std::function<void(const std::string& stage, double fraction)> progress;  // may be empty
@@ -91,10 +93,32 @@ struct StageTiming {
   double seconds = 0.0;
 };
 
+// The graph half of the pipeline (positive graph, effective conductance,
+// hardness, node sketch rows). It does not depend on the method, α or the
+// floor, so an evaluation that compares methods computes it once and calls
+// RunPipelineWithConductance per method.
+struct ConductanceResult {
+  std::vector<float> geff;             // per pair
+  std::vector<float> hardness;         // per pair: geff - label (counterfactual for positives), >= 0
+  std::vector<uint32_t> component;     // per node
+  int sketch_dim = 0;
+  std::vector<float> sketch;           // per node rows (NodeTable::sketch)
+  uint32_t num_components = 0;
+  uint32_t positive_pairs = 0;
+  std::string resistance_route;        // route of the largest component: dense | one-sided | sketch
+  std::vector<SolveSummary> solves;
+  std::vector<StageTiming> timings;
+};
+
+// REQUIRES: options.Validate().ok(). Errors as RunPipeline's solver errors.
+absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs,
+                                                     const PipelineOptions& options);
+
 struct PipelineResult {
   // Per pair, same order as PairTable.
   std::vector<float> geff;             // effective conductance over the positive graph
   std::vector<float> hardness;         // geff - direct conductance
+  std::vector<float> uncertainty;      // propagated uncertainty B̂ of the MA-EC prediction
   std::vector<float> score;            // final (propagated) score the rate was made from
   std::vector<float> rate;             // sampling rate in (0, 1]
   // Per node: users 0..U-1 then items U..U+I-1 (unseen.h).
@@ -106,6 +130,10 @@ struct PipelineResult {
   std::vector<SolveSummary> solves;
   int uncertainty_iterations = 0;
   int score_iterations = 0;
+  bool uncertainty_converged = true;   // false: stopped at propagation_max_iterations
+  bool score_converged = true;
+  std::string resistance_route;        // route of the largest component
+  double rho = 0.0;                    // final rate scale (also in model)
   std::vector<StageTiming> timings;
 };
 
@@ -114,6 +142,12 @@ struct PipelineResult {
 // FAILED_PRECONDITION when a solve did not converge (names the component),
 // and when the pilot score is needed but absent.
 absl::StatusOr<PipelineResult> RunPipeline(const PairTable& pairs, const PipelineOptions& options);
+
+// The method half: propagation, rates and node records from a conductance
+// computed by ComputeConductance(pairs, ...) with the same graph options.
+absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
+                                                          const ConductanceResult& conductance,
+                                                          const PipelineOptions& options);
 
 }  // namespace graphsieve
 

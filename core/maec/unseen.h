@@ -17,7 +17,9 @@
 
 namespace graphsieve {
 
-// Per node data (users 0..U-1, then items).
+// Per node data (users 0..U-1, then items). With symmetric_normalisation the
+// two sums are Σ x_q / √d_q (d_q = neighbours of pair q), the node sums that
+// operator uses.
 struct NodeRecord {
   uint32_t component = 0;              // connected component in the positive graph
   uint32_t degree = 0;                 // pairs (positive and negative) at this node
@@ -43,7 +45,8 @@ struct UnseenModel {
   double alpha = 0.2, floor = 0.01;
   double rho = 1.0;                    // rate scale ρ
   double gamma = 0.5;
-  double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of G_eff
+  double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
+                                          // over the seen pairs (h = G_eff for a negative pair)
   bool uncertainty_propagation = true;
   bool score_propagation = true;
   bool symmetric_normalisation = false;
@@ -60,6 +63,9 @@ struct NodeView {
 // negative: conductance from the sketch rows (0 across components), min-max
 // normalised, one uncertainty and one score propagation step from the node
 // sums, then the snapshot's ρ and floor. Result in [floor, 1].
+// Methods other than MA-EC: uniform gives α; the pilot-based ones (opt, max,
+// mean, product) have no pilot score for an unseen pair and give the mean of
+// the two nodes' mean_rate, clipped to [floor, 1].
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& model);
 
 }  // namespace graphsieve

@@ -1,0 +1,89 @@
+#include "core/maec/propagation.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/maec/parallel.h"
+
+namespace graphsieve {
+namespace {
+
+using maec_internal::ParallelChunks;
+
+inline double PairNeighbours(absl::Span<const uint32_t> degrees, uint32_t u_node, uint32_t v_node) {
+  return double(degrees[u_node]) + double(degrees[v_node]) - 2.0;
+}
+
+}  // namespace
+
+std::vector<uint32_t> NodeDegrees(const PairTable& pairs) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  std::vector<uint32_t> deg(pairs.num_users() + pairs.num_items(), 0);
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
+    ++deg[pairs.pair_user[p]];
+    ++deg[U + pairs.pair_item[p]];
+  }
+  return deg;
+}
+
+std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                        absl::Span<const double> x, bool symmetric, int threads) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const size_t nodes = degrees.size();
+  std::vector<std::vector<double>> partial(std::max(1, threads), std::vector<double>(nodes, 0.0));
+  ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
+    std::vector<double>& m = partial[t];
+    for (size_t p = begin; p < end; ++p) {
+      const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
+      double value = x[p];
+      if (symmetric) {
+        const double d = PairNeighbours(degrees, u, v);
+        value = d > 0 ? value / std::sqrt(d) : 0.0;
+      }
+      m[u] += value;
+      m[v] += value;
+    }
+  });
+  for (size_t t = 1; t < partial.size(); ++t) {
+    for (size_t w = 0; w < nodes; ++w) partial[0][w] += partial[t][w];
+  }
+  return std::move(partial[0]);
+}
+
+PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                            const PropagationOptions& o, std::vector<double>* x) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const std::vector<double> x0 = *x;
+  PropagationReport report;
+  std::vector<double> change(std::max(1, o.threads));
+  while (report.iterations < o.max_iterations) {
+    const std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, o.threads);
+    std::fill(change.begin(), change.end(), 0.0);
+    ParallelChunks(pairs.num_pairs(), o.threads, [&](int t, size_t begin, size_t end) {
+      double max_change = 0.0;
+      for (size_t p = begin; p < end; ++p) {
+        const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
+        const double d = PairNeighbours(degrees, u, v);
+        const double xp = (*x)[p];
+        double sx = xp;
+        if (d > 0) {
+          sx = o.symmetric ? (m[u] + m[v] - 2.0 * xp / std::sqrt(d)) / std::sqrt(d)
+                           : (m[u] + m[v] - 2.0 * xp) / d;
+        }
+        const double next = (1.0 - o.gamma) * x0[p] + o.gamma * sx;
+        max_change = std::max(max_change, std::abs(next - xp));
+        (*x)[p] = next;
+      }
+      change[t] = max_change;
+    });
+    ++report.iterations;
+    report.last_change = *std::max_element(change.begin(), change.end());
+    if (report.last_change <= o.tolerance) {
+      report.converged = true;
+      break;
+    }
+  }
+  return report;
+}
+
+}  // namespace graphsieve

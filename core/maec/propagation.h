@@ -1,0 +1,54 @@
+// Propagation over the line graph of all pairs (DESIGN §2.5–2.6), computed on
+// the bipartite pair graph in O(pairs) per step through per-node sums.
+//
+// Two pairs are neighbours when they share a user or an item. With
+// d_p = deg(u) + deg(v) − 2 neighbours of pair p = (u, v) (degrees count ALL
+// pairs, positive and negative), one step is
+//   edge rule:  (S x)_p = (m(u) + m(v) − 2 x_p) / d_p,  m(w) = Σ_{q ∋ w} x_q
+//   symmetric:  (S x)_p = (m'(u) + m'(v) − 2 x_p/√d_p) / √d_p,  m'(w) = Σ_{q ∋ w} x_q/√d_q
+// (the −2 x_p removes p itself from both endpoint sums: the paper prints
+// −2Z_n, the erratum). A pair without neighbours (d_p = 0) maps to itself.
+// The iteration is x⁽ᵗ⁺¹⁾ = (1−γ) x⁽⁰⁾ + γ S x⁽ᵗ⁾, x⁽⁰⁾ the input, until
+// max |x⁽ᵗ⁺¹⁾ − x⁽ᵗ⁾| ≤ tolerance or the iteration cap.
+//
+// Thread-safety: pure functions using up to `threads` threads.
+#ifndef GRAPHSIEVE_CORE_MAEC_PROPAGATION_H_
+#define GRAPHSIEVE_CORE_MAEC_PROPAGATION_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "core/maec/pipeline.h"
+
+namespace graphsieve {
+
+struct PropagationOptions {
+  double gamma = 0.5;                 // weight of the neighbours, in [0, 1)
+  double tolerance = 1e-6;            // max |Δ| between two iterates
+  int max_iterations = 100;
+  bool symmetric = false;             // D^-1/2 A D^-1/2 instead of the edge rule
+  int threads = 2;
+};
+
+struct PropagationReport {
+  int iterations = 0;
+  double last_change = 0.0;           // max |Δ| of the last iteration
+  bool converged = false;
+};
+
+// Pairs at every node, users 0..U-1 then items U..U+I-1.
+std::vector<uint32_t> NodeDegrees(const PairTable& pairs);
+
+// The per-node sums the operator uses (m, or m' when symmetric).
+// REQUIRES: x.size() == pairs.num_pairs(), degrees from NodeDegrees(pairs).
+std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                        absl::Span<const double> x, bool symmetric, int threads);
+
+// Runs the iteration; x holds x⁽⁰⁾ on entry and the result on return.
+PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                            const PropagationOptions& options, std::vector<double>* x);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_MAEC_PROPAGATION_H_

@@ -1,0 +1,112 @@
+#include "core/maec/rates.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "core/maec/parallel.h"
+
+namespace graphsieve {
+namespace {
+
+struct Entry {
+  double score;
+  double weight;
+};
+
+// Sorts by descending score; two threads sort halves, then one merge.
+void SortDescending(std::vector<Entry>* v, int threads) {
+  auto desc = [](const Entry& a, const Entry& b) { return a.score > b.score; };
+  if (threads < 2 || v->size() < (1u << 16)) {
+    std::sort(v->begin(), v->end(), desc);
+    return;
+  }
+  auto mid = v->begin() + v->size() / 2;
+  std::thread other([&] { std::sort(v->begin(), mid, desc); });
+  std::sort(mid, v->end(), desc);
+  other.join();
+  std::inplace_merge(v->begin(), mid, v->end(), desc);
+}
+
+}  // namespace
+
+absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                                 double alpha, double floor, std::vector<double>* rates, int threads) {
+  if (scores.size() != weights.size()) {
+    return absl::InvalidArgumentError("FitRates: scores and weights differ in length");
+  }
+  if (!(floor >= 0.0 && floor < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat("rate floor must be in [0, 1), got %g", floor));
+  }
+  if (!(alpha > 0.0 && alpha <= 1.0)) {
+    return absl::InvalidArgumentError(absl::StrFormat("alpha must be in (0, 1], got %g", alpha));
+  }
+  std::vector<Entry> pos;  // weighted entries with a positive score
+  double total_w = 0.0, zero_w = 0.0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const double s = scores[i];
+    if (!std::isfinite(s) || s < 0.0) {
+      return absl::InvalidArgumentError(absl::StrFormat("FitRates: score %d is %g, expected >= 0", i, s));
+    }
+    if (weights[i] == 0) continue;
+    total_w += weights[i];
+    if (s > 0.0) pos.push_back({s, double(weights[i])}); else zero_w += weights[i];
+  }
+  if (total_w == 0.0) {
+    return absl::FailedPreconditionError("no negative instances: there is nothing to subsample");
+  }
+  RateFit fit;
+  fit.max_alpha = ((total_w - zero_w) + floor * zero_w) / total_w;
+  if (alpha < floor || alpha > fit.max_alpha * (1.0 + 1e-12)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
+        "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
+        "the floor); lower alpha or raise the floor",
+        alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
+  }
+  SortDescending(&pos, threads);
+  // Walk the breakpoints in ascending ρ: floor exits ϱ/s_i and cap entries 1/s_i.
+  double cap_w = 0.0, lin_ws = 0.0, floor_w = total_w;
+  size_t i_floor = 0, i_cap = 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  bool found = false;
+  double rho_prev = 0.0;
+  while (!found) {
+    const double next_floor = i_floor < pos.size() ? floor / pos[i_floor].score : inf;
+    const double next_cap = i_cap < pos.size() ? 1.0 / pos[i_cap].score : inf;
+    const double rho_next = std::min(next_floor, next_cap);
+    if (rho_next == inf) break;
+    const double f_next = (cap_w + rho_next * lin_ws + floor * floor_w) / total_w;
+    if (f_next >= alpha) {
+      fit.rho = lin_ws > 0.0 ? (alpha * total_w - cap_w - floor * floor_w) / lin_ws : rho_next;
+      fit.rho = std::min(std::max(fit.rho, rho_prev), rho_next);
+      found = true;
+      break;
+    }
+    if (next_floor <= next_cap) {
+      floor_w -= pos[i_floor].weight;
+      lin_ws += pos[i_floor].weight * pos[i_floor].score;
+      ++i_floor;
+    } else {
+      cap_w += pos[i_cap].weight;
+      lin_ws -= pos[i_cap].weight * pos[i_cap].score;
+      ++i_cap;
+    }
+    if (i_floor == i_cap) lin_ws = 0.0;  // linear set empty: drop rounding residue
+    rho_prev = rho_next;
+  }
+  if (!found) fit.rho = pos.empty() ? 1.0 : 1.0 / pos.back().score;  // α = f(∞): all capped
+  double sum = 0.0;
+  if (rates != nullptr) rates->resize(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const double r = std::min(std::max(fit.rho * scores[i], floor), 1.0);
+    if (rates != nullptr) (*rates)[i] = r;
+    sum += weights[i] * r;
+  }
+  fit.achieved_mean = sum / total_w;
+  return fit;
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,334 @@
+#include "core/maec/resistance.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+
+#include <Eigen/Cholesky>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/maec/parallel.h"
+
+namespace graphsieve {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr uint32_t kMaxDenseNodes = 20000;  // 3.2 GB of doubles
+
+enum class Route { kSkip, kDense, kOneSided, kSketch };
+
+struct Task {
+  uint32_t component;
+  Route kind;          // kDense: whole component; kOneSided: S columns; kSketch: sketch columns
+  uint32_t begin, end; // column range
+};
+
+struct TaskResult {
+  BlockPcgResult pcg;
+  int columns = 0;
+  absl::Status status;
+};
+
+uint64_t SplitMix64(uint64_t* state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Columns [begin, end) of Bᵀ Qᵀ: every edge (u, v), u the user, adds its
+// random ±1/√k row to u and subtracts it from v. The signs depend only on
+// (seed, u, v, column), so blocking and threads do not change them.
+void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uint32_t begin,
+               uint32_t end, uint64_t seed, RowMatrix* rhs) {
+  rhs->setZero(lap.size(), end - begin);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(k));
+  for (size_t i = 0; i < lap.size(); ++i) {
+    const uint32_t u = lap.nodes[i];
+    if (u >= g.num_users) break;  // users come first in a component
+    for (uint64_t e = lap.row_ptr[i]; e < lap.row_ptr[i + 1]; ++e) {
+      const uint32_t j = lap.cols[e];
+      uint64_t state = seed ^ (uint64_t{u} * 0x100000001b3ULL) ^ (uint64_t{lap.nodes[j]} << 32);
+      SplitMix64(&state);
+      uint64_t bits = 0;
+      for (uint32_t c = 0; c < end; ++c) {
+        if (c % 64 == 0) bits = SplitMix64(&state);
+        if (c >= begin) {
+          const double q = ((bits >> (c % 64)) & 1) ? scale : -scale;
+          (*rhs)(i, c - begin) += q;
+          (*rhs)(j, c - begin) -= q;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status ResistanceOptions::Validate() const {
+  if (sketch_dim < 1 || sketch_dim > 65536) {
+    return absl::InvalidArgumentError(absl::StrCat("sketch_dim must be in [1, 65536], got ", sketch_dim));
+  }
+  if (!(solver_tolerance > 0.0 && solver_tolerance < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("solver_tolerance must be in (0, 1), got ", solver_tolerance));
+  }
+  if (solver_max_iterations < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("solver_max_iterations must be >= 1, got ", solver_max_iterations));
+  }
+  if (exact_max_nodes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("exact_max_nodes must be >= 0, got ", exact_max_nodes));
+  }
+  if (one_sided_max_solves < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("one_sided_max_solves must be >= 0, got ", one_sided_max_solves));
+  }
+  if (block_columns < 1 || block_columns > 1024) {
+    return absl::InvalidArgumentError(absl::StrCat("block_columns must be in [1, 1024], got ", block_columns));
+  }
+  if (threads < 1) return absl::InvalidArgumentError(absl::StrCat("threads must be >= 1, got ", threads));
+  return absl::OkStatus();
+}
+
+const char* RouteFor(const ResistanceOptions& o, uint32_t n, uint32_t s) {
+  if (n < 2) return "none";
+  switch (o.method) {
+    case ResistanceMethod::kExact: return "dense";
+    case ResistanceMethod::kSketch: return "sketch";
+    case ResistanceMethod::kOneSided: return "one-sided";
+    case ResistanceMethod::kAuto: break;
+  }
+  if (n <= static_cast<uint32_t>(o.exact_max_nodes)) return "dense";
+  if (s <= o.one_sided_max_solves) return "one-sided";
+  return "sketch";
+}
+
+absl::StatusOr<Eigen::MatrixXd> DensePseudoInverse(const ComponentLaplacian& lap) {
+  const Eigen::Index n = static_cast<Eigen::Index>(lap.size());
+  // L + J/n is positive definite on a connected graph; its inverse minus J/n is L⁺.
+  Eigen::MatrixXd a = Eigen::MatrixXd::Constant(n, n, 1.0 / n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    a(i, i) += lap.degree[i];
+    for (uint64_t e = lap.row_ptr[i]; e < lap.row_ptr[i + 1]; ++e) a(i, lap.cols[e]) -= 1.0;
+  }
+  Eigen::LLT<Eigen::MatrixXd> llt(a);
+  if (llt.info() != Eigen::Success) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "component ", lap.component, " (", n, " nodes): dense Cholesky of L + J/n failed"));
+  }
+  Eigen::MatrixXd p = llt.solve(Eigen::MatrixXd::Identity(n, n));
+  if (llt.info() != Eigen::Success) {
+    return absl::FailedPreconditionError(absl::StrCat("component ", lap.component, ": dense solve failed"));
+  }
+  p.array() -= 1.0 / n;
+  return p;
+}
+
+absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const PositiveGraph& g,
+                                                   const ResistanceOptions& o) {
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  const uint32_t U = g.num_users;
+  const int k = o.sketch_dim;
+  ResistanceResult out;
+  out.sketch_dim = k;
+  out.sketch.assign(g.num_nodes() * size_t(k), 0.0f);
+  if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
+
+  // Plan: a route per component, then tasks.
+  std::vector<Route> route(g.num_components, Route::kSkip);
+  std::vector<uint8_t> s_is_users(g.num_components, 1);
+  std::vector<Task> tasks;
+  uint32_t largest = 0;
+  for (uint32_t c = 0; c < g.num_components; ++c) {
+    const uint32_t n = g.component_size(c), nu = g.component_users(c);
+    if (n > g.component_size(largest)) largest = c;
+    if (n < 2) continue;
+    s_is_users[c] = nu <= n - nu;
+    const std::string r = RouteFor(o, n, std::min(nu, n - nu));
+    if (r == "dense") {
+      if (n > kMaxDenseNodes) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "component %d has %d nodes; the dense route holds n^2 doubles (%.1f GiB) and is "
+            "limited to %d nodes: use resistance 'one-sided' or 'sketch'",
+            c, n, double(n) * n * 8 / (1 << 30), kMaxDenseNodes));
+      }
+      route[c] = Route::kDense;
+      ++out.dense_components;
+      tasks.push_back({c, Route::kDense, 0, 0});
+      continue;
+    }
+    route[c] = r == "one-sided" ? Route::kOneSided : Route::kSketch;
+    if (route[c] == Route::kOneSided) ++out.one_sided_components; else ++out.sketch_components;
+    // Node sketch rows: split the k columns over the threads on big components.
+    const uint32_t parts = n >= 2000 ? std::min<uint32_t>(o.threads, k) : 1;
+    for (uint32_t t = 0; t < parts; ++t) tasks.push_back({c, Route::kSketch, k * t / parts, k * (t + 1) / parts});
+    if (route[c] == Route::kOneSided && o.compute_pairs) {
+      const uint32_t s = s_is_users[c] ? nu : n - nu;
+      for (uint32_t b = 0; b < s; b += o.block_columns) {
+        tasks.push_back({c, Route::kOneSided, b, std::min<uint32_t>(s, b + o.block_columns)});
+      }
+    }
+  }
+  out.route = RouteFor(o, g.component_size(largest),
+                       std::min(g.component_users(largest), g.component_size(largest) - g.component_users(largest)));
+
+  // Laplacians of the PCG components, built once and shared.
+  std::vector<std::unique_ptr<ComponentLaplacian>> laps(g.num_components);
+  for (uint32_t c = 0; c < g.num_components; ++c) {
+    if (route[c] == Route::kOneSided || route[c] == Route::kSketch) {
+      laps[c] = std::make_unique<ComponentLaplacian>(ComponentLaplacian::Build(g, c));
+    }
+  }
+  PairIncidence inc;
+  if (o.compute_pairs) inc = PairIncidence::Build(pairs);
+  // Calls fn(pair, other endpoint node) for every pair at node s.
+  auto for_pairs_at = [&](uint32_t s, auto&& fn) {
+    if (s < U) {
+      for (uint64_t p = inc.user_begin[s]; p < inc.user_begin[s + 1]; ++p) fn(p, U + pairs.pair_item[p]);
+    } else {
+      const uint32_t it = s - U;
+      for (uint64_t q = inc.item_begin[it]; q < inc.item_begin[it + 1]; ++q) {
+        fn(uint64_t{inc.item_pairs[q]}, pairs.pair_user[inc.item_pairs[q]]);
+      }
+    }
+  };
+  std::vector<double> diag(o.compute_pairs ? g.num_nodes() : 0, 0.0);
+  std::vector<TaskResult> results(tasks.size());
+  std::vector<BlockPcg> solvers(o.threads);
+  maec_internal::ParallelTasks(tasks.size(), o.threads, [&](int thread, size_t ti) {
+    const Task& task = tasks[ti];
+    TaskResult& res = results[ti];
+    const uint32_t c = task.component;
+    if (task.kind == Route::kDense) {
+      ComponentLaplacian lap = ComponentLaplacian::Build(g, c);
+      absl::StatusOr<Eigen::MatrixXd> p = DensePseudoInverse(lap);
+      if (!p.ok()) {
+        res.status = p.status();
+        return;
+      }
+      RowMatrix rhs;
+      SketchRhs(lap, g, k, 0, k, o.seed, &rhs);
+      const RowMatrix z = (*p) * rhs;
+      for (size_t i = 0; i < lap.size(); ++i) {
+        for (int j = 0; j < k; ++j) out.sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(z(i, j));
+      }
+      if (!o.compute_pairs) return;
+      for (size_t i = 0; i < lap.size() && lap.nodes[i] < U; ++i) {
+        for_pairs_at(lap.nodes[i], [&](uint64_t pi, uint32_t v) {
+          if (g.component[v] != c) return;
+          const uint32_t j = g.local_index[v];
+          out.resistance[pi] = (*p)(i, i) + (*p)(j, j) - 2.0 * (*p)(i, j);
+        });
+      }
+      return;
+    }
+    const ComponentLaplacian& lap = *laps[c];
+    const uint32_t first = s_is_users[c] ? 0 : g.component_users(c);
+    RowMatrix rhs, x;
+    if (task.kind == Route::kSketch) {
+      SketchRhs(lap, g, k, task.begin, task.end, o.seed, &rhs);
+    } else {
+      rhs.setZero(lap.size(), task.end - task.begin);
+      for (uint32_t j = task.begin; j < task.end; ++j) rhs(first + j, j - task.begin) = 1.0;
+    }
+    res.pcg = solvers[thread].Solve(lap, rhs, o.solver_tolerance, o.solver_max_iterations, &x);
+    res.columns = static_cast<int>(rhs.cols());
+    if (task.kind == Route::kSketch) {
+      for (size_t i = 0; i < lap.size(); ++i) {
+        for (uint32_t j = task.begin; j < task.end; ++j) {
+          out.sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(x(i, j - task.begin));
+        }
+      }
+      return;
+    }
+    // One-sided: keep L⁺_ss and L⁺_ts for every pair (s, t) inside c.
+    for (uint32_t j = task.begin; j < task.end; ++j) {
+      const uint32_t si = first + j;
+      const Eigen::Index col = j - task.begin;
+      diag[lap.nodes[si]] = x(si, col);
+      for_pairs_at(lap.nodes[si], [&](uint64_t pi, uint32_t t) {
+        if (g.component[t] == c) out.resistance[pi] = x(g.local_index[t], col);
+      });
+    }
+  });
+
+  // Summaries; the first failure is the answer.
+  std::vector<SolveSummary> per_component(g.num_components);
+  uint32_t largest_dense = 0;
+  for (size_t ti = 0; ti < tasks.size(); ++ti) {
+    if (!results[ti].status.ok()) return results[ti].status;
+    const Task& task = tasks[ti];
+    if (task.kind == Route::kDense) {
+      largest_dense = std::max(largest_dense, g.component_size(task.component));
+      continue;
+    }
+    SolveSummary& s = per_component[task.component];
+    const bool first = s.right_hand_sides == 0;
+    s.component = task.component;
+    s.nodes = g.component_size(task.component);
+    s.method = route[task.component] == Route::kOneSided ? "pcg-one-sided" : "pcg-sketch";
+    s.right_hand_sides += results[ti].columns;
+    s.max_iterations = std::max(s.max_iterations, results[ti].pcg.iterations);
+    s.max_relative_residual = std::max(s.max_relative_residual, results[ti].pcg.max_relative_residual);
+    s.converged = (first || s.converged) && results[ti].pcg.converged;
+  }
+  if (out.dense_components > 0) {
+    SolveSummary s;
+    s.method = "dense";
+    s.nodes = largest_dense;
+    s.converged = true;
+    s.message = absl::StrCat(out.dense_components, " component(s) by dense Cholesky, largest ",
+                             largest_dense, " nodes");
+    out.solves.push_back(s);
+  }
+  for (uint32_t c = 0; c < g.num_components; ++c) {
+    SolveSummary& s = per_component[c];
+    if (s.right_hand_sides == 0) continue;
+    s.message = absl::StrFormat("%d right-hand sides, Jacobi block PCG, tolerance %g", s.right_hand_sides,
+                                o.solver_tolerance);
+    if (!s.converged) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "component %d (%d nodes): PCG did not converge within %d iterations (relative residual "
+          "%.3g > tolerance %g); raise solver_max_iterations or loosen solver_tolerance",
+          c, s.nodes, o.solver_max_iterations, s.max_relative_residual, o.solver_tolerance));
+    }
+    out.solves.push_back(s);
+  }
+  if (!o.compute_pairs) return out;
+
+  // One-sided: the other side's diagonal from its Laplacian row, then R.
+  std::vector<double> acc(g.num_nodes(), 0.0);
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
+    if (!pairs.label[p]) continue;
+    const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p], c = g.component[u];
+    if (route[c] != Route::kOneSided) continue;
+    acc[s_is_users[c] ? v : u] += out.resistance[p];
+  }
+  for (uint32_t c = 0; c < g.num_components; ++c) {
+    if (route[c] != Route::kOneSided) continue;
+    const double n = g.component_size(c);
+    for (uint64_t q = g.component_offsets[c]; q < g.component_offsets[c + 1]; ++q) {
+      const uint32_t t = g.component_nodes[q];
+      if ((t < U) == bool(s_is_users[c])) continue;
+      diag[t] = (1.0 - 1.0 / n + acc[t]) / g.degree(t);
+    }
+  }
+  maec_internal::ParallelChunks(pairs.num_pairs(), o.threads, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p], c = g.component[u];
+      if (g.component[v] != c) continue;
+      if (route[c] == Route::kOneSided) {
+        out.resistance[p] = diag[u] + diag[v] - 2.0 * out.resistance[p];
+      } else if (route[c] == Route::kSketch) {
+        const float* zu = out.sketch.data() + size_t(u) * k;
+        const float* zv = out.sketch.data() + size_t(v) * k;
+        double r = 0.0;
+        for (int j = 0; j < k; ++j) r += double(zu[j] - zv[j]) * double(zu[j] - zv[j]);
+        out.resistance[p] = r;
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace graphsieve

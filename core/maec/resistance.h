@@ -1,0 +1,70 @@
+// Effective resistance of (user, item) pairs on the positive graph
+// (DESIGN §2.3), by route:
+//   dense      L⁺ = (L + J/n)⁻¹ − J/n per component (Cholesky); the reference.
+//   one-sided  X = L⁺ E_S for the smaller side S of a component by block PCG;
+//              the other side's diagonal from the Laplacian row identity
+//              L⁺_vv = (1 − 1/n_c + Σ_{u∼v} L⁺_uv) / deg(v); exact R for every
+//              pair with |S| solves (up to the solver tolerance).
+//   sketch     Spielman–Srivastava: Z = L⁺ Bᵀ Qᵀ with k random ±1/√k columns,
+//              R ≈ ‖Z_u − Z_v‖² (Johnson–Lindenstrauss error ≈ √(2/k)).
+// Across components R = +inf (G_eff = 0). Node sketch rows (k = sketch_dim)
+// are always produced, whichever route served the pairs: the server needs
+// them for unseen pairs.
+//
+// Thread-safety: pure functions; they use up to options.threads threads.
+#ifndef GRAPHSIEVE_CORE_MAEC_RESISTANCE_H_
+#define GRAPHSIEVE_CORE_MAEC_RESISTANCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/maec/block_pcg.h"
+#include "core/maec/graph.h"
+#include "core/maec/pipeline.h"
+
+namespace graphsieve {
+
+struct ResistanceOptions {
+  ResistanceMethod method = ResistanceMethod::kAuto;
+  int sketch_dim = 64;                  // k of the node sketch rows (and of the sketch route)
+  double solver_tolerance = 1e-6;       // relative residual of every PCG column
+  int solver_max_iterations = 1000;
+  int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
+  int64_t one_sided_max_solves = 100000;// kAuto: one-sided while the smaller side is at most this
+  int block_columns = 32;               // right-hand sides per PCG block (one-sided)
+  bool compute_pairs = true;            // false: node sketch rows only
+  uint64_t seed = 42;
+  int threads = 2;
+  absl::Status Validate() const;
+};
+
+struct ResistanceResult {
+  std::vector<double> resistance;       // per pair; +inf across components
+  int sketch_dim = 0;
+  std::vector<float> sketch;            // node-major rows of sketch_dim floats
+  std::vector<SolveSummary> solves;     // one per PCG component + one for all dense ones
+  uint32_t dense_components = 0, one_sided_components = 0, sketch_components = 0;
+  std::string route;                    // route of the largest component ("dense", ...)
+};
+
+// REQUIRES: graph was built from pairs. Errors: INVALID_ARGUMENT (options),
+// FAILED_PRECONDITION naming the component when a solve does not converge or
+// a dense factorisation fails, RESOURCE_EXHAUSTED when `exact` is asked of a
+// component too large to hold densely.
+absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs,
+                                                   const PositiveGraph& graph,
+                                                   const ResistanceOptions& options);
+
+// The route kAuto (or a forced method) uses for a component of n nodes whose
+// smaller side has s nodes.
+const char* RouteFor(const ResistanceOptions& options, uint32_t n, uint32_t s);
+
+// Dense pseudo-inverse of one component's Laplacian (tests, small graphs).
+// Errors: FAILED_PRECONDITION when the factorisation fails.
+absl::StatusOr<Eigen::MatrixXd> DensePseudoInverse(const ComponentLaplacian& lap);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_MAEC_RESISTANCE_H_

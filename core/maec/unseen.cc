@@ -1,0 +1,45 @@
+#include "core/maec/unseen.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/maec/pipeline.h"
+
+namespace graphsieve {
+
+float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& m) {
+  const auto clip = [&](double r) { return static_cast<float>(std::min(std::max(r, m.floor), 1.0)); };
+  const Method method = static_cast<Method>(m.method);
+  if (method == Method::kUniform) return static_cast<float>(m.alpha);
+  if (method != Method::kMaec) return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
+
+  // Effective conductance from the sketch rows; 0 across components.
+  double g = 0.0;
+  const size_t k = std::min(user.sketch.size(), item.sketch.size());
+  if (user.record.component == item.record.component && k > 0) {
+    double r = 0.0;
+    for (size_t j = 0; j < k; ++j) {
+      const double d = double(user.sketch[j]) - item.sketch[j];
+      r += d * d;
+    }
+    g = r > 0.0 ? 1.0 / r : m.geff_max;
+  }
+  const double span = m.geff_max - m.geff_min;
+  const double z = span > 0.0 ? std::min(std::max((g - m.geff_min) / span, 0.0), 1.0) : 0.0;
+
+  // One step of each propagation: the pair is not in the node sums, so its
+  // neighbours are all d = deg(u) + deg(v) pairs at its two endpoints.
+  const double d = double(user.record.degree) + item.record.degree;
+  const double norm = m.symmetric_normalisation ? std::sqrt(d) : d;
+  double b = z;  // uncertainty |y − z| of a negative
+  if (m.uncertainty_propagation && d > 0) {
+    b = (1.0 - m.gamma) * b + m.gamma * (double(user.record.sum_uncertainty) + item.record.sum_uncertainty) / norm;
+  }
+  double s = b;  // corrected score y + (−1)^y b̂ of a negative
+  if (m.score_propagation && d > 0) {
+    s = (1.0 - m.gamma) * s + m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
+  }
+  return clip(m.rho * s);
+}
+
+}  // namespace graphsieve

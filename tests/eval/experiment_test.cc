@@ -1,0 +1,131 @@
+#include "eval/experiment.h"
+
+#include <cmath>
+#include <set>
+
+#include "eval/report.h"
+#include "gtest/gtest.h"
+#include "tests/eval/synthetic_log.h"
+
+namespace graphsieve::eval {
+namespace {
+
+ExperimentOptions SmallOptions() {
+  ExperimentOptions o;
+  o.methods = {"uniform", "opt", "maec", "maec-prop", "max"};
+  o.seeds = 2;
+  o.model.dim = 4;
+  o.model.max_epochs = 5;
+  o.pipeline.threads = 1;
+  return o;
+}
+
+TEST(ExperimentTest, RunsEveryMethodAndKeepsAlphaOfTheNegatives) {
+  const ImpressionLog log = testing::SyntheticLog(120, 80, 4);
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, SmallOptions());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->instances, log.size());
+  EXPECT_EQ(r->train_instances + r->validation_instances + r->test_instances, log.size());
+  // full + 5 methods, 2 models, 2 seeds.
+  ASSERT_EQ(r->runs.size(), 6u * 2u * 2u);
+  std::set<std::string> methods;
+  for (const RunResult& run : r->runs) {
+    methods.insert(run.method);
+    EXPECT_TRUE(std::isfinite(run.auc) && std::isfinite(run.log_loss) && std::isfinite(run.ndcg));
+    EXPECT_GT(run.auc, 0.5) << run.method << " " << run.model;
+    if (run.method == "full") {
+      EXPECT_EQ(run.kept_negative_fraction, 1.0);
+    } else {
+      // The mean rate over negative instances is alpha; the draw is binomial around it.
+      EXPECT_NEAR(run.kept_negative_fraction, 0.2, 0.03) << run.method;
+    }
+  }
+  EXPECT_EQ(methods, (std::set<std::string>{"full", "uniform", "opt", "maec", "maec-prop", "max"}));
+  // Paired deltas: uniform against itself is exactly 0, others are measured.
+  for (const Summary& s : SummariseRuns(r->runs)) {
+    EXPECT_EQ(s.auc.n, 2);
+    if (s.method == "uniform") {
+      EXPECT_EQ(s.delta_auc_vs_uniform.mean, 0.0);
+    }
+    if (s.method != "full") {
+      EXPECT_EQ(s.delta_auc_vs_uniform.n, 2) << s.method;
+    }
+  }
+}
+
+TEST(ExperimentTest, SameSeedsSameNumbers) {
+  const ImpressionLog log = testing::SyntheticLog(60, 50, 9);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"uniform", "maec"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  absl::StatusOr<ExperimentResult> a = RunExperiment(log, o);
+  absl::StatusOr<ExperimentResult> b = RunExperiment(log, o);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->runs.size(), b->runs.size());
+  for (size_t i = 0; i < a->runs.size(); ++i) {
+    EXPECT_EQ(a->runs[i].auc, b->runs[i].auc);
+    EXPECT_EQ(a->runs[i].kept_instances, b->runs[i].kept_instances);
+  }
+}
+
+TEST(ExperimentTest, GridSkipsFloorsAtOrAboveAlpha) {
+  const ImpressionLog log = testing::SyntheticLog(60, 50, 2);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"maec-prop"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  o.alphas = {0.05, 0.3};
+  o.floors = {0.01, 0.1};
+  o.gammas = {0.2, 0.5};
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // full + (alpha 0.05: floor 0.01 x 2 gammas) + (alpha 0.3: 2 floors x 2 gammas) = 1 + 2 + 4.
+  EXPECT_EQ(r->runs.size(), 7u);
+}
+
+TEST(ExperimentTest, RejectsBadInputsWithClearMessages) {
+  const ImpressionLog log = testing::SyntheticLog(40, 30, 1);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"uniform", "nope"};
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("nope"), std::string_view::npos) << r.status();
+
+  o = SmallOptions();
+  o.pilot = PilotSource::kColumn;
+  ImpressionLog no_pilot = log;
+  no_pilot.pilot_scores.clear();
+  r = RunExperiment(no_pilot, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("pilot"), std::string_view::npos) << r.status();
+
+  o = SmallOptions();
+  o.alphas = {1.5};
+  EXPECT_FALSE(RunExperiment(log, o).ok());
+
+  ImpressionLog all_negative = log;
+  std::fill(all_negative.labels.begin(), all_negative.labels.end(), 0);
+  r = RunExperiment(all_negative, SmallOptions());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("positives"), std::string_view::npos) << r.status();
+
+  ImpressionLog tiny;
+  r = RunExperiment(tiny, SmallOptions());
+  ASSERT_FALSE(r.ok());
+}
+
+TEST(ExperimentTest, TrainsAPilotWhenTheLogHasNone) {
+  ImpressionLog log = testing::SyntheticLog(80, 60, 5);
+  log.pilot_scores.clear();
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"opt"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NE(r->pilot.find("lr"), std::string::npos) << r->pilot;
+}
+
+}  // namespace
+}  // namespace graphsieve::eval

@@ -1,0 +1,52 @@
+// The `graphsieve` subcommands and what they share (client and log options
+// built from flags, error printing). Each Run*() returns the process exit
+// status: 0 success, 1 canary beyond its thresholds, 2 error.
+//
+// Not thread-safe: called once from main().
+#ifndef GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_
+#define GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/sampling_rate_client.h"
+#include "core/io/log_reader.h"
+
+namespace graphsieve {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBeyondThresholds = 1;
+inline constexpr int kExitError = 2;
+
+int RunRates();
+int RunStatus();
+int RunFilter();
+int RunCanary();
+
+// A client for `target` with the connection flags (--deadline_seconds, ...).
+absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::string& target,
+                                                                    const char* target_flag);
+
+// LogReaderOptions from --dataset, --user_column, --item_column, --label,
+// --delimiter, --id_mode. Explicit flags override the preset's columns.
+absl::StatusOr<LogReaderOptions> LogOptionsFromFlags();
+
+// Prints "graphsieve <command>: <status message>" to stderr, returns kExitError.
+int Fail(const char* command, const absl::Status& status);
+
+// Opens --output ("-" = stdout). The returned stream stays valid while *holder lives.
+absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,
+                                         std::unique_ptr<std::ostream>* holder);
+
+// The human table of `graphsieve status`.
+std::string FormatStatusTable(const std::string& target, const v1::GetStatusResponse& status);
+
+// "EXACT", "INFERRED", "DEFAULT", "UNSPECIFIED".
+const char* SourceName(int source);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_

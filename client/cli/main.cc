@@ -1,0 +1,126 @@
+// graphsieve: the command-line client of graphsieve-server.
+//
+//   graphsieve help                      the subcommands
+//   graphsieve <command> --help          a subcommand's flags
+//   graphsieve rates  --server H:P [--input FILE|-]
+//   graphsieve status --server H:P [--json]
+//   graphsieve filter --server H:P --input LOG [--output FILE]
+//   graphsieve canary --baseline H:P --candidate H:P (--pairs FILE | --sample-from LOG)
+//   graphsieve canary --baseline-snapshot DIR --candidate-snapshot DIR
+//
+// Exit status: 0 success, 1 canary beyond a threshold, 2 error.
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "client/cli/commands.h"
+#include "client/cli/flags.h"
+
+namespace graphsieve {
+namespace {
+
+#define GS_CONNECTION "deadline_seconds", "max_batch_pairs", "max_attempts", "tls_root_cert", "tls_server_name"
+#define GS_LOG_COLUMNS "dataset", "user_column", "item_column", "label", "delimiter", "id_mode"
+
+const std::vector<Subcommand>& Commands() {
+  static const auto* commands = new std::vector<Subcommand>{
+      {"rates", "rates of (user, item) pairs -> CSV user_id,item_id,rate,source",
+       "graphsieve rates --server HOST:PORT [--input FILE|-] [--output FILE|-] [--with-version]\n\n"
+       "Reads pairs (CSV/TSV with a header naming the user and item columns; other columns are\n"
+       "ignored) and writes CSV user_id,item_id,rate,source in input order. The ids are echoed as\n"
+       "given; text ids are hashed with XXH3-64 like graphsieve-build. The snapshot version that\n"
+       "answered is printed to stderr (and in a snapshot_version column with --with-version).",
+       {"server", GS_CONNECTION, "input", "output", "with_version", "user_column", "item_column",
+        "delimiter", "id_mode"},
+       &RunRates},
+      {"status", "what a server serves: active snapshot, manifest summary, refresh history",
+       "graphsieve status --server HOST:PORT [--json]\n\n"
+       "Prints the server's GetStatus answer as a table, or as JSON (proto field names).",
+       {"server", GS_CONNECTION, "json"},
+       &RunStatus},
+      {"filter", "stream an impression log through the server; write the kept rows + rate",
+       "graphsieve filter --server HOST:PORT --input LOG [--output FILE|-] [column flags]\n\n"
+       "Sends the log in batches with labels and instance keys; writes every kept row (all\n"
+       "positives, the negatives the keep rule keeps) with an added last column `rate`, the\n"
+       "sampling rate pi (train with log-odds offset log(pi) on kept negatives). Prints to stderr\n"
+       "the kept fraction of negatives, the served mean rate over the negatives (its expectation)\n"
+       "and a 4-sigma binomial bound on their difference (--json: the same as JSON).",
+       {"server", GS_CONNECTION, "input", "output", GS_LOG_COLUMNS, "instance_key_column",
+        "decide", "batch_rows", "json"},
+       &RunFilter},
+      {"canary", "compare a candidate's rates with a baseline's (servers or snapshot dirs)",
+       "graphsieve canary --baseline HOST:PORT --candidate HOST:PORT\n"
+       "                  (--pairs FILE | --sample-from LOG [--sample N] [--seed S]) [limits] [--json]\n"
+       "graphsieve canary --baseline-snapshot ROOT[/VERSION] --candidate-snapshot ROOT[/VERSION]\n"
+       "                  [--pairs FILE | --sample-from LOG] [limits] [--json]\n\n"
+       "Both sides rate the same pairs. Reports both versions, mean/p50/p99/max |delta rate|, the\n"
+       "fraction with |delta| > --delta-threshold, the expected kept fraction of negatives under\n"
+       "each (the mean rate over the negative instances of --sample-from or a labelled --pairs\n"
+       "file; over all pairs when labels are unknown), the Kolmogorov-Smirnov distance of the two\n"
+       "rate distributions and the source mix (EXACT/INFERRED/DEFAULT). Offline without pairs it\n"
+       "compares every pair stored in either snapshot, scored as graphsieve-server would.",
+       {"baseline", "candidate", "baseline_snapshot", "candidate_snapshot", GS_CONNECTION, "pairs",
+        "sample_from", "sample", "seed", GS_LOG_COLUMNS, "default_policy", "delta_threshold",
+        "max_mean_delta", "max_p99_delta", "max_ks", "max_fraction_over", "json"},
+       &RunCanary},
+  };
+  return *commands;
+}
+
+void PrintOverview(std::ostream& out) {
+  out << "graphsieve: client of graphsieve-server (per-(user,item) sampling rates, MA-EC).\n\n"
+         "Usage: graphsieve <command> [flags]\n       graphsieve <command> --help\n\nCommands:\n";
+  for (const Subcommand& c : Commands()) out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
+  out << "  help    this text, or `graphsieve help <command>`\n\n"
+         "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
+}
+
+const Subcommand* Find(const std::string& name) {
+  for (const Subcommand& c : Commands()) {
+    if (name == c.name) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) {
+  using graphsieve::kExitError;
+  if (argc < 2) {
+    graphsieve::PrintOverview(std::cerr);
+    return kExitError;
+  }
+  const std::string name = argv[1];
+  if (name == "help" || name == "--help" || name == "-h") {
+    if (argc >= 3) {
+      const graphsieve::Subcommand* c = graphsieve::Find(argv[2]);
+      if (c == nullptr) {
+        std::cerr << "graphsieve: unknown command '" << argv[2] << "'\n";
+        return kExitError;
+      }
+      std::cout << graphsieve::SubcommandHelp(*c);
+      return 0;
+    }
+    graphsieve::PrintOverview(std::cout);
+    return 0;
+  }
+  const graphsieve::Subcommand* command = graphsieve::Find(name);
+  if (command == nullptr) {
+    std::cerr << "graphsieve: unknown command '" << name << "'\n\n";
+    graphsieve::PrintOverview(std::cerr);
+    return kExitError;
+  }
+  bool help = false;
+  if (absl::Status s = graphsieve::ParseSubcommandFlags(*command, argc, argv, 2, &help); !s.ok()) {
+    std::cerr << "graphsieve " << name << ": " << s.message() << '\n';
+    return kExitError;
+  }
+  if (help) {
+    std::cout << graphsieve::SubcommandHelp(*command);
+    return 0;
+  }
+  return command->run();
+}

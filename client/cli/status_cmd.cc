@@ -1,0 +1,82 @@
+// graphsieve status: what a server serves, as a table or JSON.
+#include <iostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "client/cli/commands.h"
+#include "client/cli/flags.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace graphsieve {
+namespace {
+
+std::string OrNone(const std::string& s) { return s.empty() ? "-" : s; }
+
+void Row(std::string* out, const char* key, const std::string& value) {
+  absl::StrAppendFormat(out, "%-22s %s\n", key, value);
+}
+
+}  // namespace
+
+std::string FormatStatusTable(const std::string& target, const v1::GetStatusResponse& s) {
+  std::string out;
+  const v1::SnapshotSummary& a = s.active();
+  Row(&out, "server", absl::StrCat(target, s.server_version().empty() ? "" : "  (",
+                                   s.server_version(), s.server_version().empty() ? "" : ")"));
+  Row(&out, "serving", s.serving() ? "yes" : "NO (no validated snapshot loaded)");
+  Row(&out, "active version", OrNone(a.version()));
+  Row(&out, "created at", OrNone(a.created_at()));
+  Row(&out, "snapshot age", absl::StrFormat("%.1f s", s.snapshot_age_seconds()));
+  Row(&out, "method", absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
+                                   ", sketch k=", a.sketch_dim(), ")"));
+  Row(&out, "alpha / floor / gamma",
+      absl::StrFormat("%.6g / %.6g / %.6g", a.alpha(), a.floor(), a.gamma()));
+  Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));
+  Row(&out, "instances / pairs",
+      absl::StrCat(a.instances(), " / ", a.pairs(), " (", a.positive_pairs(), " positive)"));
+  Row(&out, "users / items", absl::StrCat(a.users(), " / ", a.items(), " (", a.components(),
+                                          " components)"));
+  Row(&out, "keep seed", absl::StrCat(a.seed()));
+  Row(&out, "input digest", OrNone(a.input_digest()));
+  Row(&out, "CURRENT on disk", OrNone(s.current_on_disk()));
+  Row(&out, "versions on disk", OrNone(absl::StrJoin(s.versions_on_disk(), ", ")));
+  Row(&out, "pinned", s.pinned_version().empty() ? "no (following CURRENT)" : s.pinned_version());
+  Row(&out, "rejected", OrNone(absl::StrJoin(s.rejected_versions(), ", ")));
+  absl::StrAppendFormat(&out, "refresh history (%d, newest last):\n", s.refresh_history_size());
+  if (s.refresh_history_size() > 0) {
+    absl::StrAppendFormat(&out, "  %-26s %-28s %-4s %8s  %s\n", "at", "version", "ok", "load s",
+                          "message");
+  }
+  for (const v1::RefreshEvent& e : s.refresh_history()) {
+    absl::StrAppendFormat(&out, "  %-26s %-28s %-4s %8.3f  %s\n", e.at(), e.version(),
+                          e.ok() ? "yes" : "NO", e.load_seconds(), e.message());
+  }
+  return out;
+}
+
+int RunStatus() {
+  const std::string target = absl::GetFlag(FLAGS_server);
+  absl::StatusOr<std::unique_ptr<SamplingRateClient>> client = ClientFromFlags(target, "server");
+  if (!client.ok()) return Fail("status", client.status());
+  absl::StatusOr<v1::GetStatusResponse> status = (*client)->GetStatus();
+  if (!status.ok()) return Fail("status", status.status());
+  if (absl::GetFlag(FLAGS_json)) {
+    std::string json;
+    google::protobuf::util::JsonPrintOptions options;
+    options.add_whitespace = true;
+    options.preserve_proto_field_names = true;
+    options.always_print_primitive_fields = true;
+    if (auto s = google::protobuf::util::MessageToJsonString(*status, &json, options); !s.ok()) {
+      return Fail("status", absl::InternalError(absl::StrCat("JSON: ", s.ToString())));
+    }
+    std::cout << json << '\n';
+  } else {
+    std::cout << FormatStatusTable(target, *status);
+  }
+  return kExitOk;
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,152 @@
+#include "client/delimited_stream.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace graphsieve {
+namespace {
+
+inline absl::string_view Av(std::string_view s) { return absl::string_view(s.data(), s.size()); }
+
+std::string Shown(std::string_view text) {
+  if (text.size() <= 80) return std::string(text);
+  return absl::StrCat(Av(text.substr(0, 77)), "...");
+}
+
+char DetectDelimiter(std::string_view header) {
+  for (char c : {'\t', ',', '|', ';'}) {
+    if (header.find(c) != std::string_view::npos) return c;
+  }
+  return '\0';
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
+    const std::string& path, const LogReaderOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  if (options.format != LogFormat::kDelimited) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": only delimited (CSV/TSV) logs can be streamed here, not MIND"));
+  }
+  absl::StatusOr<std::unique_ptr<ByteSource>> source = ByteSource::Open(path);
+  if (!source.ok()) return source.status();
+  std::unique_ptr<DelimitedStream> s(new DelimitedStream());
+  s->path_ = path == "-" ? "<stdin>" : path;
+  s->source_ = *std::move(source);
+  s->reader_ = std::make_unique<LineReader>(s->source_.get(), options);
+  std::string_view first;
+  do {
+    absl::StatusOr<bool> more = s->reader_->Next(&first);
+    if (!more.ok()) return more.status();
+    if (!*more) return absl::InvalidArgumentError(absl::StrCat(s->path_, ": the file is empty"));
+  } while (first.empty());
+  if (first.size() >= 3 && first.substr(0, 3) == "\xEF\xBB\xBF") first.remove_prefix(3);
+  s->delimiter_ = options.delimiter != '\0' ? options.delimiter : DetectDelimiter(first);
+  s->has_header_ = options.column_names.empty();
+  if (s->delimiter_ == '\0') {
+    if (s->has_header_ && first.find_first_of(" ") == std::string_view::npos) {
+      s->delimiter_ = ',';  // a one-column file
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          s->path_, ":1: cannot detect the delimiter from '", Av(Shown(first)),
+          "' (no tab, comma, '|' or ';'); set --delimiter"));
+    }
+  }
+  s->splitter_ = std::make_unique<LineSplitter>(s->delimiter_);
+  if (s->has_header_) {
+    std::vector<std::string_view> names;
+    const size_t n = s->splitter_->Split(first, &names);
+    if (n == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(s->path_, ":1: header: ", s->splitter_->error()));
+    }
+    for (size_t i = 0; i < n; ++i) s->columns_.emplace_back(names[i]);
+  } else {
+    s->columns_ = options.column_names;
+    s->pending_ = std::string(first);
+    s->has_pending_ = true;
+  }
+  return s;
+}
+
+int DelimitedStream::FindColumn(std::string_view name) const {
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    if (columns_[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+absl::StatusOr<size_t> DelimitedStream::Column(std::string_view name, std::string_view flag) const {
+  const int i = FindColumn(name);
+  if (i < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path_, ": no column '", Av(name), "' (", Av(flag), "); the ",
+        has_header_ ? "header has" : "columns are", ": ", absl::StrJoin(columns_, ",")));
+  }
+  return static_cast<size_t>(i);
+}
+
+std::string DelimitedStream::Where() const {
+  return absl::StrCat(path_, ":", has_pending_ ? 1 : reader_->line_number(), ": ");
+}
+
+absl::StatusOr<bool> DelimitedStream::Next() {
+  std::string_view line;
+  if (has_pending_) {
+    line = pending_;
+    has_pending_ = false;
+  } else {
+    do {
+      absl::StatusOr<bool> more = reader_->Next(&line);
+      if (!more.ok()) return more.status();
+      if (!*more) return false;
+    } while (line.empty());
+  }
+  line_ = line;
+  const size_t n = splitter_->Split(line, &fields_);
+  if (n == 0) return absl::InvalidArgumentError(absl::StrCat(Where(), splitter_->error()));
+  if (n < columns_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(Where(), "expected ", columns_.size(),
+                                                   " fields, found ", n));
+  }
+  fields_.resize(n);
+  return true;
+}
+
+absl::StatusOr<bool> EvaluateLabel(const LabelRule& rule, std::string_view text) {
+  if (rule.op == LabelRule::Op::kBinary) {
+    if (text == "1" || text == "true") return true;
+    if (text == "0" || text == "false") return false;
+    return absl::InvalidArgumentError(absl::StrCat("label column '", rule.column, "' is '",
+                                                   Av(Shown(text)), "', expected 0/1"));
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(Av(text), &v)) {
+    return absl::InvalidArgumentError(absl::StrCat("label column '", rule.column, "' is '",
+                                                   Av(Shown(text)), "', expected a number"));
+  }
+  switch (rule.op) {
+    case LabelRule::Op::kGt:
+      return v > rule.threshold;
+    case LabelRule::Op::kGe:
+      return v >= rule.threshold;
+    case LabelRule::Op::kLt:
+      return v < rule.threshold;
+    case LabelRule::Op::kLe:
+      return v <= rule.threshold;
+    case LabelRule::Op::kEq:
+      return v == rule.threshold;
+    case LabelRule::Op::kNe:
+      return v != rule.threshold;
+    case LabelRule::Op::kBinary:
+      break;
+  }
+  return false;
+}
+
+}  // namespace graphsieve

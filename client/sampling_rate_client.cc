@@ -1,0 +1,221 @@
+#include "client/sampling_rate_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/batching.h"
+#include "grpcpp/grpcpp.h"
+
+namespace graphsieve {
+namespace {
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read TLS root cert '", path, "'"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("TLS root cert '", path, "' is empty"));
+  }
+  return text.str();
+}
+
+// Runs `attempt` (one RPC with a fresh context) until it succeeds, fails with a
+// code other than UNAVAILABLE, or max_attempts is reached.
+template <typename Attempt>
+grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attempt,
+                         int* retries) {
+  BackoffPolicy backoff{options.initial_backoff_seconds, options.max_backoff_seconds,
+                        options.backoff_multiplier, options.backoff_jitter};
+  absl::BitGen gen;
+  grpc::Status status;
+  for (int i = 0; i < options.max_attempts; ++i) {
+    if (i > 0) {
+      absl::SleepFor(absl::Seconds(BackoffSeconds(backoff, i - 1, absl::Uniform(gen, 0.0, 1.0))));
+      ++*retries;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::microseconds(
+                             static_cast<int64_t>(options.deadline_seconds * 1e6)));
+    status = attempt(&context);
+    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+  }
+  return status;
+}
+
+}  // namespace
+
+absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& context) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      absl::StrCat(context, ": ", status.error_message()));
+}
+
+absl::Status SamplingRateClientOptions::Validate() const {
+  if (target.empty()) return absl::InvalidArgumentError("target (host:port) is empty");
+  if (!(deadline_seconds > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("deadline_seconds must be > 0, got ", deadline_seconds));
+  }
+  if (max_batch_pairs < 1) return absl::InvalidArgumentError("max_batch_pairs must be >= 1");
+  if (max_attempts < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("max_attempts must be >= 1, got ", max_attempts));
+  }
+  if (!(initial_backoff_seconds >= 0) || !(max_backoff_seconds >= initial_backoff_seconds)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "backoff must satisfy 0 <= initial_backoff_seconds <= max_backoff_seconds, got ",
+        initial_backoff_seconds, " and ", max_backoff_seconds));
+  }
+  if (!(backoff_multiplier >= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backoff_multiplier must be >= 1, got ", backoff_multiplier));
+  }
+  if (!(backoff_jitter >= 0 && backoff_jitter < 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("backoff_jitter must be in [0, 1), got ", backoff_jitter));
+  }
+  if (max_reconnect_backoff_ms < 100) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_reconnect_backoff_ms must be >= 100, got ", max_reconnect_backoff_ms));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<SamplingRateClient>> SamplingRateClient::Create(
+    const SamplingRateClientOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  std::shared_ptr<grpc::ChannelCredentials> credentials;
+  if (options.tls_root_cert_path.empty()) {
+    credentials = grpc::InsecureChannelCredentials();
+  } else {
+    absl::StatusOr<std::string> roots = ReadWholeFile(options.tls_root_cert_path);
+    if (!roots.ok()) return roots.status();
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = *std::move(roots);
+    credentials = grpc::SslCredentials(ssl);
+  }
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options.max_reconnect_backoff_ms);
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  if (!options.tls_server_name_override.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name_override);
+  }
+  auto channel = grpc::CreateCustomChannel(options.target, credentials, args);
+  return std::unique_ptr<SamplingRateClient>(
+      new SamplingRateClient(options, v1::SamplingRateService::NewStub(channel)));
+}
+
+SamplingRateClient::SamplingRateClient(const SamplingRateClientOptions& options,
+                                       std::unique_ptr<v1::SamplingRateService::Stub> stub)
+    : options_(options), stub_(std::move(stub)) {}
+
+absl::StatusOr<RateBatch> SamplingRateClient::GetRates(absl::Span<const uint64_t> users,
+                                                       absl::Span<const uint64_t> items) const {
+  return Call(users, items, {}, {});
+}
+
+absl::StatusOr<RateBatch> SamplingRateClient::GetDecisions(
+    absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+    absl::Span<const uint8_t> labels, absl::Span<const uint64_t> instance_keys) const {
+  if (labels.size() != users.size() || instance_keys.size() != users.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "GetDecisions: labels (", labels.size(), ") and instance_keys (", instance_keys.size(),
+        ") must have as many entries as user_ids (", users.size(), ")"));
+  }
+  return Call(users, items, labels, instance_keys);
+}
+
+absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> users,
+                                                   absl::Span<const uint64_t> items,
+                                                   absl::Span<const uint8_t> labels,
+                                                   absl::Span<const uint64_t> keys) const {
+  if (users.size() != items.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("GetRates: ", users.size(), " user_ids but ",
+                                                   items.size(), " item_ids"));
+  }
+  const bool decide = !labels.empty();
+  const size_t n = users.size();
+  RateBatch out;
+  out.rates.resize(n);
+  out.sources.resize(n);
+  if (decide) {
+    out.keep.resize(n);
+    out.log_odds_offsets.resize(n);
+  }
+  const std::string context = absl::StrCat("server ", options_.target, ": GetSamplingRate");
+  for (const ChunkRange& chunk : SplitIntoChunks(n, options_.max_batch_pairs)) {
+    v1::GetSamplingRateRequest request;
+    request.mutable_user_ids()->Add(users.begin() + chunk.begin, users.begin() + chunk.end);
+    request.mutable_item_ids()->Add(items.begin() + chunk.begin, items.begin() + chunk.end);
+    if (decide) {
+      request.mutable_labels()->Reserve(static_cast<int>(chunk.size()));
+      for (size_t i = chunk.begin; i < chunk.end; ++i) request.add_labels(labels[i] != 0);
+      request.mutable_instance_keys()->Add(keys.begin() + chunk.begin, keys.begin() + chunk.end);
+    }
+    v1::GetSamplingRateResponse response;
+    const grpc::Status status = WithRetries(
+        options_,
+        [&](grpc::ClientContext* ctx) {
+          response.Clear();
+          return stub_->GetSamplingRate(ctx, request, &response);
+        },
+        &out.retries);
+    if (!status.ok()) {
+      total_retries_.fetch_add(out.retries, std::memory_order_relaxed);
+      return FromGrpcStatus(status, context);
+    }
+    const size_t m = chunk.size();
+    if (static_cast<size_t>(response.rates_size()) != m ||
+        static_cast<size_t>(response.sources_size()) != m ||
+        (decide && (static_cast<size_t>(response.keep_size()) != m ||
+                    static_cast<size_t>(response.log_odds_offsets_size()) != m))) {
+      return absl::DataLossError(absl::StrCat(
+          context, ": the server answered ", response.rates_size(), " rates, ",
+          response.sources_size(), " sources, ", response.keep_size(), " keep decisions for ", m,
+          " pairs"));
+    }
+    std::copy(response.rates().begin(), response.rates().end(), out.rates.begin() + chunk.begin);
+    for (size_t i = 0; i < m; ++i) {
+      out.sources[chunk.begin + i] = static_cast<v1::RateSource>(response.sources(static_cast<int>(i)));
+    }
+    if (decide) {
+      for (size_t i = 0; i < m; ++i) out.keep[chunk.begin + i] = response.keep(static_cast<int>(i));
+      std::copy(response.log_odds_offsets().begin(), response.log_odds_offsets().end(),
+                out.log_odds_offsets.begin() + chunk.begin);
+    }
+    if (std::find(out.snapshot_versions.begin(), out.snapshot_versions.end(),
+                  response.snapshot_version()) == out.snapshot_versions.end()) {
+      out.snapshot_versions.push_back(response.snapshot_version());
+    }
+  }
+  total_retries_.fetch_add(out.retries, std::memory_order_relaxed);
+  return out;
+}
+
+absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus() const {
+  v1::GetStatusResponse response;
+  int retries = 0;
+  const grpc::Status status = WithRetries(
+      options_,
+      [&](grpc::ClientContext* ctx) {
+        response.Clear();
+        return stub_->GetStatus(ctx, v1::GetStatusRequest(), &response);
+      },
+      &retries);
+  total_retries_.fetch_add(retries, std::memory_order_relaxed);
+  if (!status.ok()) return FromGrpcStatus(status, absl::StrCat("server ", options_.target, ": GetStatus"));
+  return response;
+}
+
+}  // namespace graphsieve

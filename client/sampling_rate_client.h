@@ -1,0 +1,130 @@
+// The C++ client of graphsieve's SamplingRateService (proto/graphsieve/v1).
+//
+//   SamplingRateClientOptions options;
+//   options.target = "localhost:50051";
+//   auto client = SamplingRateClient::Create(options);          // StatusOr<unique_ptr>
+//   auto batch = (*client)->GetRates(user_ids, item_ids);       // StatusOr<RateBatch>
+//   // batch->rates[i], batch->sources[i], batch->snapshot_versions
+//
+// Batches larger than Options::max_batch_pairs are split into chunks of near
+// equal size, sent one after another and reassembled in request order. Each
+// chunk (each RPC attempt) has its own deadline; a chunk that fails with
+// UNAVAILABLE (server down or restarting, no snapshot loaded yet) is retried
+// with jittered exponential backoff up to Options::max_attempts attempts. Every
+// other error is returned at once, prefixed with the target and the RPC.
+//
+// String ids: hash them with HashStringId (core/io/ids.h), the function the
+// builder used, or parse them with ParseId(text, IdMode::kAuto).
+//
+// Thread-safety: thread-safe. One client (one gRPC channel) may be shared by
+// any number of threads; calls do not block each other.
+#ifndef GRAPHSIEVE_CLIENT_SAMPLING_RATE_CLIENT_H_
+#define GRAPHSIEVE_CLIENT_SAMPLING_RATE_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "graphsieve/v1/sampling.grpc.pb.h"
+
+namespace graphsieve {
+
+struct SamplingRateClientOptions {
+  // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051".
+  std::string target;
+  // Deadline of each RPC attempt (one chunk), seconds.
+  double deadline_seconds = 10.0;
+  // Largest chunk sent in one GetSamplingRate; must not exceed the server's
+  // --max_batch_pairs (100000 by default).
+  size_t max_batch_pairs = 50000;
+  // Attempts per chunk (1 = no retries). Only UNAVAILABLE is retried.
+  int max_attempts = 5;
+  // Backoff between attempts: initial * multiplier^retry, capped, then scaled by
+  // a factor uniform in [1 - jitter, 1 + jitter].
+  double initial_backoff_seconds = 0.1;
+  double max_backoff_seconds = 2.0;
+  double backoff_multiplier = 2.0;
+  double backoff_jitter = 0.2;
+  // Cap on gRPC's own reconnect backoff after a connection failure, so a
+  // restarted server is found again quickly (gRPC's default cap is 120 s).
+  int max_reconnect_backoff_ms = 1000;
+  // Empty: plaintext. Otherwise TLS, trusting the PEM root certificate(s) in this file.
+  std::string tls_root_cert_path;
+  // Optional: the name to check in the server's certificate (tests, IP targets).
+  std::string tls_server_name_override;
+
+  // Names the broken constraint ("max_batch_pairs must be >= 1").
+  absl::Status Validate() const;
+};
+
+// Answers for one (possibly split) batch, in request order.
+struct RateBatch {
+  std::vector<float> rates;                     // keep probability of a negative, in (0, 1]
+  std::vector<v1::RateSource> sources;          // EXACT / INFERRED / DEFAULT
+  // Only when labels and instance keys were sent (GetDecisions):
+  std::vector<bool> keep;                       // positives always true
+  std::vector<float> log_odds_offsets;          // log(rate) for kept negatives, 0 for positives
+  // Distinct snapshot versions that answered, in order of first use. One
+  // entry unless the server swapped snapshots between two chunks.
+  std::vector<std::string> snapshot_versions;
+  int retries = 0;                              // UNAVAILABLE retries this batch needed
+
+  size_t size() const { return rates.size(); }
+};
+
+class SamplingRateClient {
+ public:
+  // Errors: INVALID_ARGUMENT (options; unreadable TLS root file, naming it).
+  // Does not connect: the first call does.
+  static absl::StatusOr<std::unique_ptr<SamplingRateClient>> Create(
+      const SamplingRateClientOptions& options);
+
+  // Rates and sources for pairs (users[i], items[i]).
+  // REQUIRES: users.size() == items.size() (else INVALID_ARGUMENT).
+  // An empty batch returns an empty RateBatch without calling the server.
+  absl::StatusOr<RateBatch> GetRates(absl::Span<const uint64_t> users,
+                                     absl::Span<const uint64_t> items) const;
+
+  // As GetRates, plus the server's keep decisions and log-odds offsets for
+  // impressions with these labels (nonzero = positive) and instance keys.
+  // REQUIRES: all four spans have the same size.
+  absl::StatusOr<RateBatch> GetDecisions(absl::Span<const uint64_t> users,
+                                         absl::Span<const uint64_t> items,
+                                         absl::Span<const uint8_t> labels,
+                                         absl::Span<const uint64_t> instance_keys) const;
+
+  // The server's status (active snapshot, manifest summary, refresh history).
+  // Retried on UNAVAILABLE like the rate calls.
+  absl::StatusOr<v1::GetStatusResponse> GetStatus() const;
+
+  const SamplingRateClientOptions& options() const { return options_; }
+  // UNAVAILABLE retries over the client's lifetime (all threads).
+  uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }
+
+ private:
+  SamplingRateClient(const SamplingRateClientOptions& options,
+                     std::unique_ptr<v1::SamplingRateService::Stub> stub);
+
+  absl::StatusOr<RateBatch> Call(absl::Span<const uint64_t> users,
+                                 absl::Span<const uint64_t> items,
+                                 absl::Span<const uint8_t> labels,
+                                 absl::Span<const uint64_t> instance_keys) const;
+
+  // Constant after construction.
+  const SamplingRateClientOptions options_;
+  const std::unique_ptr<v1::SamplingRateService::Stub> stub_;  // thread-safe
+  // Statistics only.
+  mutable std::atomic<uint64_t> total_retries_{0};
+};
+
+// gRPC status -> absl::Status (same code), message prefixed with `context`.
+absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& context);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CLIENT_SAMPLING_RATE_CLIENT_H_

@@ -1,0 +1,59 @@
+// Offline access to one snapshot's rates for `graphsieve canary
+// --baseline-snapshot/--candidate-snapshot`: the same answers a
+// graphsieve-server on that version would give (it uses the server's own
+// BatchScorer: EXACT lookups, INFERRED from the node data, DEFAULT policy),
+// without a server.
+//
+// Thread-safety: const methods may run concurrently (SnapshotReader is thread-safe).
+#ifndef GRAPHSIEVE_CLIENT_SNAPSHOT_RATES_H_
+#define GRAPHSIEVE_CLIENT_SNAPSHOT_RATES_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "server/batch_scorer.h"
+
+namespace graphsieve {
+
+// Splits "ROOT" (its CURRENT version) or "ROOT/VERSION" (a directory with a
+// MANIFEST.json) into root and version. Errors name `flag` and the path.
+absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const std::string& path,
+                                                                       const char* flag);
+
+class SnapshotRates {
+ public:
+  // Opens and verifies the snapshot (checksums included).
+  static absl::StatusOr<std::unique_ptr<SnapshotRates>> Open(const std::string& path,
+                                                             const char* flag,
+                                                             const DefaultPolicy& policy);
+
+  const std::string& version() const { return version_; }
+  const ManifestSummary& manifest() const { return reader_->manifest(); }
+
+  // Rates and sources (v1::RateSource numbers) for the pairs.
+  // REQUIRES: all spans have the same size.
+  absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+                     absl::Span<float> rates, absl::Span<int> sources) const;
+
+  // Appends every stored pair (key order).
+  absl::Status AppendStoredPairs(std::vector<std::pair<uint64_t, uint64_t>>* pairs) const;
+
+ private:
+  SnapshotRates(std::shared_ptr<const SnapshotReader> reader, std::string version,
+                const DefaultPolicy& policy)
+      : reader_(std::move(reader)), version_(std::move(version)), scorer_(policy, 4096) {}
+
+  // Constant after construction.
+  const std::shared_ptr<const SnapshotReader> reader_;
+  const std::string version_;
+  const BatchScorer scorer_;
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CLIENT_SNAPSHOT_RATES_H_

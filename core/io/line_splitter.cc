@@ -6,6 +6,8 @@
 
 namespace graphsieve {
 
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Split's SWAR scan assumes little-endian words");
+
 LineReader::LineReader(ByteSource* source, const LogReaderOptions& options)
     : source_(source), max_line_bytes_(options.max_line_bytes), buffer_(options.read_buffer_bytes) {}
 
@@ -57,19 +59,49 @@ absl::StatusOr<bool> LineReader::Next(std::string_view* line) {
 
 size_t LineSplitter::Split(std::string_view line, std::vector<std::string_view>* fields) {
   error_ = nullptr;
+  const char* const begin = line.data();
+  const char* const end = begin + line.size();
+  if (begin < end && *begin == '"') return SplitQuoted(line, 0, 0, fields);
+  std::string_view* out = fields->data();
+  size_t capacity = fields->size();
   size_t n = 0;
-  size_t pos = 0;
-  const char* data = line.data();
-  const size_t size = line.size();
-  while (true) {
-    if (pos < size && data[pos] == '"') return SplitQuoted(line, pos, n, fields);
-    const void* d = pos < size ? std::memchr(data + pos, delimiter_, size - pos) : nullptr;
-    const size_t end = d != nullptr ? static_cast<size_t>(static_cast<const char*>(d) - data) : size;
-    if (n >= fields->size()) fields->resize(n + 1);
-    (*fields)[n++] = std::string_view(data + pos, end - pos);
-    if (d == nullptr) return n;
-    pos = end + 1;
+  const char* start = begin;
+  // Ends the field at `d`; false when the next field is quoted (slow path).
+  auto emit = [&](const char* d) {
+    if (n == capacity) {
+      fields->resize(2 * capacity + 4);
+      out = fields->data();
+      capacity = fields->size();
+    }
+    out[n++] = std::string_view(start, static_cast<size_t>(d - start));
+    start = d + 1;
+    return !(start < end && *start == '"');
+  };
+  // Eight bytes at a time (SWAR): mark the bytes equal to the delimiter
+  // exactly (no borrow between bytes), then visit the marks in order.
+  constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7Full;
+  const uint64_t pattern = 0x0101010101010101ull * static_cast<unsigned char>(delimiter_);
+  const char* p = begin;
+  for (; end - p >= 8; p += 8) {
+    uint64_t word;
+    std::memcpy(&word, p, 8);
+    const uint64_t x = word ^ pattern;  // zero bytes where the delimiter is
+    uint64_t marks = ~(((x & kLow7) + kLow7) | x | kLow7);
+    while (marks != 0) {
+      const char* d = p + (__builtin_ctzll(marks) >> 3);
+      if (!emit(d)) return SplitQuoted(line, static_cast<size_t>(start - begin), n, fields);
+      marks &= marks - 1;
+    }
   }
+  for (; p < end; ++p) {
+    if (*p == delimiter_ && !emit(p)) return SplitQuoted(line, static_cast<size_t>(start - begin), n, fields);
+  }
+  if (n == capacity) {
+    fields->resize(2 * capacity + 4);
+    out = fields->data();
+  }
+  out[n++] = std::string_view(start, static_cast<size_t>(end - start));
+  return n;
 }
 
 // Slow path from the first quoted field on: fields are split one character at

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,6 +35,38 @@ inline bool FastParseUint(std::string_view s, uint64_t* out) {
     v = v * 10 + d;
   }
   *out = v;
+  return true;
+}
+
+// The exact fast path for plain decimals ("0.25", "-3", "12.5000"): at most
+// 19 digits whose integer value is <= 2^53 and at most 22 after the point, so
+// mantissa / 10^k is one correctly rounded division of two exact doubles
+// (Clinger). Anything else (exponents, long mantissas) returns false.
+inline bool FastParseDouble(std::string_view s, double* out) {
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const char* p = s.data();
+  const char* const end = p + s.size();
+  bool negative = false;
+  if (p < end && (*p == '-' || *p == '+')) negative = *p++ == '-';
+  uint64_t mantissa = 0;
+  int digits = 0, fraction_digits = 0;
+  bool seen_point = false;
+  for (; p < end; ++p) {
+    const unsigned d = static_cast<unsigned char>(*p) - '0';
+    if (d <= 9) {
+      if (++digits > 19) return false;
+      mantissa = mantissa * 10 + d;
+      fraction_digits += seen_point;
+    } else if (*p == '.' && !seen_point) {
+      seen_point = true;
+    } else {
+      return false;
+    }
+  }
+  if (digits == 0 || mantissa > (uint64_t{1} << 53) || fraction_digits > 22) return false;
+  const double v = static_cast<double>(mantissa) / kPow10[fraction_digits];
+  *out = negative ? -v : v;
   return true;
 }
 
@@ -167,11 +200,18 @@ class LogParser {
     return s;
   }
 
-  // Parses an id field; `hashed` tells whether the text went through the hash.
+  // Parses an id field. Plain integers take the inline fast path; text goes
+  // through ParseId (hash) and, when kept, into the names map.
   absl::Status ParseIdField(std::string_view text, const std::string& column,
                             absl::flat_hash_map<uint64_t, std::string>* names, uint64_t* id) {
     text = TrimField(text);
     if (options_.id_mode != IdMode::kString && FastParseUint(text, id)) return absl::OkStatus();
+    return ParseIdFieldSlow(text, column, names, id);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseIdFieldSlow(std::string_view text, const std::string& column,
+                                                        absl::flat_hash_map<uint64_t, std::string>* names,
+                                                        uint64_t* id) {
     absl::StatusOr<uint64_t> parsed = ParseId(text, options_.id_mode);
     if (!parsed.ok()) return RowError(column, parsed.status().message());
     *id = *parsed;
@@ -188,6 +228,12 @@ class LogParser {
 
   absl::Status ParseNumber(std::string_view text, const std::string& column, double* value) const {
     text = TrimField(text);
+    if (FastParseDouble(text, value)) return absl::OkStatus();
+    return ParseNumberSlow(text, column, value);
+  }
+
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseNumberSlow(std::string_view text, const std::string& column,
+                                                       double* value) const {
     if (text.empty()) return RowError(column, "is empty, expected a number");
     const char* begin = text.data();
     if (*begin == '+') ++begin;  // from_chars rejects a leading '+'

@@ -179,6 +179,34 @@ TEST(LogReaderTest, ThresholdRuleOperators) {
   }
 }
 
+// The reader's fast decimal path must agree exactly with std::from_chars
+// (used by LabelRule::Parse): "x == d" is true for the row holding d.
+TEST(LogReaderTest, DecimalsParseExactly) {
+  TempFiles files;
+  uint64_t state = 99;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (int trial = 0; trial < 300; ++trial) {
+    const int digits = 1 + static_cast<int>(next() % 17);
+    const int point = static_cast<int>(next() % (digits + 1));
+    std::string d = trial % 5 == 0 ? "-" : "";
+    for (int i = 0; i < digits; ++i) {
+      if (i == point && i > 0) d += '.';
+      d += static_cast<char>('0' + next() % 10);
+    }
+    const std::string path = files.Write("d.csv", "user_id,item_id,x\n1,2," + d + "\n1,3,0.5e-300\n");
+    LogReaderOptions options;
+    absl::StatusOr<LabelRule> rule = LabelRule::Parse("x == " + d);
+    ASSERT_TRUE(rule.ok()) << d;
+    options.label = *rule;
+    absl::StatusOr<ImpressionLog> log = Read(path, options);
+    ASSERT_TRUE(log.ok()) << log.status();
+    EXPECT_THAT(log->labels, ElementsAre(1, 0)) << "decimal " << d;
+  }
+}
+
 TEST(LabelRuleTest, ParsesAndRoundTrips) {
   LabelRule r = *LabelRule::Parse("  watch_ratio > 3 ");
   EXPECT_EQ(r.column, "watch_ratio");

@@ -12,6 +12,7 @@
 #define GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ struct ManifestSummary {
   uint64_t instances = 0, pairs = 0, positive_pairs = 0, users = 0, items = 0, components = 0;
   double achieved_negative_mean_rate = 0;
   std::string input_digest;
+  std::string pairs_table_format;        // "block" | "cuckoo" (format.h)
+  uint64_t db_bytes = 0;                 // bytes of all files under db/
   std::string json;                      // MANIFEST.json as written
 };
 

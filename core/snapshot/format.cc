@@ -1,0 +1,200 @@
+#include "core/snapshot/format.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "rocksdb/cache.h"
+#include "rocksdb/env.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/table.h"
+
+namespace graphsieve {
+namespace snapshot {
+namespace {
+
+void PutU32(uint32_t v, char* out) { std::memcpy(out, &v, 4); }
+void PutF32(float v, char* out) { std::memcpy(out, &v, 4); }
+uint32_t GetU32(const char* in) {
+  uint32_t v;
+  std::memcpy(&v, in, 4);
+  return v;
+}
+float GetF32(const char* in) {
+  float v;
+  std::memcpy(&v, in, 4);
+  return v;
+}
+
+class DiscardLogger final : public rocksdb::Logger {
+ public:
+  DiscardLogger() : rocksdb::Logger(rocksdb::InfoLogLevel::HEADER_LEVEL) {}
+  using rocksdb::Logger::Logv;
+  void Logv(const char* /*format*/, va_list /*ap*/) override {}
+};
+
+std::shared_ptr<rocksdb::TableFactory> BlockBasedFactory(std::shared_ptr<rocksdb::Cache> cache,
+                                                         bool pairs) {
+  rocksdb::BlockBasedTableOptions t;
+  t.block_size = pairs ? 4096 : 16384;
+  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  t.whole_key_filtering = true;
+  t.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
+  t.cache_index_and_filter_blocks = false;  // index + filter live in the table reader
+  t.format_version = 5;
+  if (cache != nullptr) {
+    t.block_cache = std::move(cache);
+  } else {
+    t.no_block_cache = true;
+  }
+  return std::shared_ptr<rocksdb::TableFactory>(rocksdb::NewBlockBasedTableFactory(t));
+}
+
+}  // namespace
+
+const char* TableFormatName(TableFormat format) {
+  switch (format) {
+    case TableFormat::kBlockBased:
+      return "block";
+    case TableFormat::kCuckoo:
+      return "cuckoo";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<TableFormat> ParseTableFormat(absl::string_view name) {
+  if (name == "block") return TableFormat::kBlockBased;
+  if (name == "cuckoo") return TableFormat::kCuckoo;
+  return absl::InvalidArgumentError(
+      absl::StrCat("table format '", name, "' is not one of block|cuckoo"));
+}
+
+std::string EncodeNodeValue(const NodeRecord& r, absl::Span<const float> sketch) {
+  std::string out(kNodeRecordBytes + 4 * sketch.size(), '\0');
+  char* p = out.data();
+  PutU32(r.component, p);
+  PutU32(r.degree, p + 4);
+  PutF32(r.sum_uncertainty, p + 8);
+  PutF32(r.sum_score, p + 12);
+  PutF32(r.mean_rate, p + 16);
+  if (!sketch.empty()) std::memcpy(p + kNodeRecordBytes, sketch.data(), 4 * sketch.size());
+  return out;
+}
+
+absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* r, absl::Span<float> sketch) {
+  if (value.size() != kNodeRecordBytes + 4 * sketch.size()) {
+    return absl::DataLossError(absl::StrCat("node value has ", value.size(), " bytes, expected ",
+                                            kNodeRecordBytes + 4 * sketch.size()));
+  }
+  const char* p = value.data();
+  r->component = GetU32(p);
+  r->degree = GetU32(p + 4);
+  r->sum_uncertainty = GetF32(p + 8);
+  r->sum_score = GetF32(p + 12);
+  r->mean_rate = GetF32(p + 16);
+  if (!sketch.empty()) std::memcpy(sketch.data(), p + kNodeRecordBytes, 4 * sketch.size());
+  return absl::OkStatus();
+}
+
+std::string EncodeUnseenModel(const UnseenModel& m) {
+  nlohmann::json j = {{"method", m.method},
+                      {"alpha", m.alpha},
+                      {"floor", m.floor},
+                      {"rho", m.rho},
+                      {"gamma", m.gamma},
+                      {"geff_min", m.geff_min},
+                      {"geff_max", m.geff_max},
+                      {"uncertainty_propagation", m.uncertainty_propagation},
+                      {"score_propagation", m.score_propagation},
+                      {"symmetric_normalisation", m.symmetric_normalisation},
+                      {"sketch_dim", m.sketch_dim}};
+  return j.dump();
+}
+
+absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
+  nlohmann::json j = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError("meta/unseen_model is not a JSON object");
+  }
+  UnseenModel m;
+  try {
+    m.method = j.at("method").get<int>();
+    m.alpha = j.at("alpha").get<double>();
+    m.floor = j.at("floor").get<double>();
+    m.rho = j.at("rho").get<double>();
+    m.gamma = j.at("gamma").get<double>();
+    m.geff_min = j.at("geff_min").get<double>();
+    m.geff_max = j.at("geff_max").get<double>();
+    m.uncertainty_propagation = j.at("uncertainty_propagation").get<bool>();
+    m.score_propagation = j.at("score_propagation").get<bool>();
+    m.symmetric_normalisation = j.at("symmetric_normalisation").get<bool>();
+    m.sketch_dim = j.at("sketch_dim").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
+  }
+  if (m.sketch_dim < 0 || m.sketch_dim > 65536) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: sketch_dim ", m.sketch_dim));
+  }
+  return m;
+}
+
+rocksdb::ColumnFamilyOptions PairsCfOptions(TableFormat format, bool for_write,
+                                            std::shared_ptr<rocksdb::Cache> cache) {
+  rocksdb::ColumnFamilyOptions o;
+  o.compression = rocksdb::kNoCompression;
+  o.bottommost_compression = rocksdb::kNoCompression;
+  o.disable_auto_compactions = true;
+  // One output file per compaction: a snapshot is written once.
+  o.target_file_size_base = uint64_t{1} << 40;
+  o.max_compaction_bytes = uint64_t{1} << 40;
+  auto block = BlockBasedFactory(cache, /*pairs=*/true);
+  std::shared_ptr<rocksdb::TableFactory> cuckoo(rocksdb::NewCuckooTableFactory());
+  std::shared_ptr<rocksdb::TableFactory> plain(rocksdb::NewPlainTableFactory());
+  std::shared_ptr<rocksdb::TableFactory> to_write = block;
+  if (for_write && format == TableFormat::kCuckoo) to_write = cuckoo;
+  o.table_factory.reset(rocksdb::NewAdaptiveTableFactory(to_write, block, plain, cuckoo));
+  return o;
+}
+
+rocksdb::Options PairsSstWriterOptions() {
+  rocksdb::Options o;
+  o.compression = rocksdb::kNoCompression;
+  o.bottommost_compression = rocksdb::kNoCompression;
+  o.table_factory = BlockBasedFactory(nullptr, /*pairs=*/true);
+  return o;
+}
+
+rocksdb::ColumnFamilyOptions SmallCfOptions(std::shared_ptr<rocksdb::Cache> cache) {
+  rocksdb::ColumnFamilyOptions o;
+  o.compression = rocksdb::kNoCompression;
+  o.disable_auto_compactions = true;
+  o.table_factory = BlockBasedFactory(std::move(cache), /*pairs=*/false);
+  return o;
+}
+
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = absl::StrCat(context, ": ", s.ToString());
+  switch (s.code()) {
+    case rocksdb::Status::kNotFound:
+      return absl::NotFoundError(msg);
+    case rocksdb::Status::kCorruption:
+      return absl::DataLossError(msg);
+    case rocksdb::Status::kInvalidArgument:
+      return absl::InvalidArgumentError(msg);
+    case rocksdb::Status::kNotSupported:
+      return absl::UnimplementedError(msg);
+    case rocksdb::Status::kIOError:
+      return absl::UnavailableError(msg);
+    case rocksdb::Status::kBusy:
+    case rocksdb::Status::kTryAgain:
+      return absl::UnavailableError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+std::shared_ptr<rocksdb::Logger> NullLogger() { return std::make_shared<DiscardLogger>(); }
+
+}  // namespace snapshot
+}  // namespace graphsieve

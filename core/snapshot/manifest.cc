@@ -1,0 +1,211 @@
+#include "core/snapshot/manifest.h"
+
+#include <xxhash.h>
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "core/snapshot/file_util.h"
+
+namespace graphsieve {
+namespace snapshot {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kHistogramBins = 20;
+
+absl::StatusOr<uint64_t> ParseHex64(const std::string& s) {
+  if (s.size() != 16) return absl::InvalidArgumentError("not 16 hex digits");
+  uint64_t v = 0;
+  for (char c : s) {
+    int d;
+    if (c >= '0' && c <= '9') {
+      d = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      d = c - 'a' + 10;
+    } else {
+      return absl::InvalidArgumentError("not 16 hex digits");
+    }
+    v = (v << 4) | static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+json SolveToJson(const SolveSummary& s) {
+  return {{"component", s.component},
+          {"nodes", s.nodes},
+          {"method", s.method},
+          {"right_hand_sides", s.right_hand_sides},
+          {"max_iterations", s.max_iterations},
+          {"max_relative_residual", s.max_relative_residual},
+          {"converged", s.converged},
+          {"message", s.message}};
+}
+
+}  // namespace
+
+std::string InputDigest(const std::vector<InputFileInfo>& inputs) {
+  std::string buf;
+  for (const InputFileInfo& f : inputs) {
+    absl::StrAppend(&buf, f.size_bytes, ":", Hex64(f.xxh3), ";");
+  }
+  return Hex64(XXH3_64bits(buf.data(), buf.size()));
+}
+
+json RateHistogram(const std::vector<float>& rates) {
+  std::vector<uint64_t> counts(kHistogramBins, 0);
+  for (float r : rates) {
+    int bin = static_cast<int>(std::ceil(static_cast<double>(r) * kHistogramBins)) - 1;
+    if (bin < 0) bin = 0;
+    if (bin >= kHistogramBins) bin = kHistogramBins - 1;
+    ++counts[bin];
+  }
+  std::vector<double> upper;
+  for (int b = 1; b <= kHistogramBins; ++b) upper.push_back(static_cast<double>(b) / kHistogramBins);
+  return {{"bin_upper_edges", upper}, {"pair_counts", counts}};
+}
+
+json BuildManifest(const PairTable& pairs, const PipelineResult& result, const ManifestInfo& info,
+                   TableFormat pairs_format, const std::vector<ManifestFileEntry>& files) {
+  json inputs = json::array();
+  for (const InputFileInfo& f : info.inputs) {
+    inputs.push_back({{"path", f.path}, {"size_bytes", f.size_bytes}, {"xxh3", Hex64(f.xxh3)}});
+  }
+  json solves = json::array();
+  bool all_converged = true;
+  int max_iterations = 0;
+  double max_residual = 0;
+  for (const SolveSummary& s : result.solves) {
+    solves.push_back(SolveToJson(s));
+    all_converged = all_converged && s.converged;
+    max_iterations = std::max(max_iterations, s.max_iterations);
+    max_residual = std::max(max_residual, s.max_relative_residual);
+  }
+  json timings = json::array();
+  for (const StageTiming& t : info.timings) {
+    timings.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
+  }
+  json pipeline_timings = json::array();
+  for (const StageTiming& t : result.timings) {
+    pipeline_timings.push_back({{"stage", t.stage}, {"seconds", t.seconds}});
+  }
+  json file_list = json::array();
+  uint64_t total_bytes = 0;
+  for (const ManifestFileEntry& f : files) {
+    file_list.push_back({{"path", f.path}, {"size_bytes", f.size_bytes}, {"xxh3", Hex64(f.xxh3)}});
+    total_bytes += f.size_bytes;
+  }
+  uint64_t users = pairs.num_users(), items = pairs.num_items();
+  json m = {
+      {"format_version", kFormatVersion},
+      {"version", info.version},
+      {"created_at", info.created_at},
+      {"generator", info.generator},
+      {"checksum_algorithm", "XXH3-64 (seed 0) of each file's bytes, 16 hex digits"},
+      {"inputs", inputs},
+      {"input_digest", info.input_digest},
+      {"input_stats", info.input_stats},
+      {"parameters", info.parameters},
+      {"counts",
+       {{"instances", pairs.total_instances},
+        {"negative_instances", pairs.total_negatives},
+        {"pairs", pairs.num_pairs()},
+        {"positive_pairs", result.positive_pairs},
+        {"users", users},
+        {"items", items},
+        {"components", result.num_components}}},
+      {"achieved_negative_mean_rate", result.achieved_negative_mean_rate},
+      {"rate_histogram", RateHistogram(result.rate)},
+      {"solver",
+       {{"all_converged", all_converged},
+        {"max_iterations", max_iterations},
+        {"max_relative_residual", max_residual},
+        {"uncertainty_iterations", result.uncertainty_iterations},
+        {"score_iterations", result.score_iterations},
+        {"solves", solves}}},
+      {"timings", {{"builder", timings}, {"pipeline", pipeline_timings}}},
+      {"storage",
+       {{"pairs_table_format", TableFormatName(pairs_format)},
+        {"pair_key_bytes", kPairKeyBytes},
+        {"pair_value_bytes", kPairValueBytes},
+        {"node_key_bytes", kNodeKeyBytes},
+        {"node_value_bytes", kNodeRecordBytes + 4 * result.nodes.sketch_dim},
+        {"db_bytes", total_bytes},
+        {"db_bytes_per_pair",
+         pairs.num_pairs() == 0 ? 0.0
+                                : static_cast<double>(total_bytes) / pairs.num_pairs()}}},
+      {"files", file_list},
+  };
+  return m;
+}
+
+absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::string& source) {
+  json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(
+        absl::StrCat(source, ": not a complete JSON object (", text.size(), " bytes)"));
+  }
+  ParsedManifest out;
+  ManifestSummary& s = out.summary;
+  std::string format_name;
+  try {
+    int format_version = j.at("format_version").get<int>();
+    if (format_version != kFormatVersion) {
+      return absl::FailedPreconditionError(absl::StrCat(source, ": format_version ",
+                                                        format_version, ", this reader reads ",
+                                                        kFormatVersion));
+    }
+    s.version = j.at("version").get<std::string>();
+    s.created_at = j.at("created_at").get<std::string>();
+    const json& p = j.at("parameters");
+    s.method = p.at("method").get<std::string>();
+    s.resistance = p.at("resistance").get<std::string>();
+    s.alpha = p.at("alpha").get<double>();
+    s.floor = p.at("floor").get<double>();
+    s.gamma = p.at("gamma").get<double>();
+    s.sketch_dim = p.at("sketch_dim").get<int>();
+    s.seed = p.at("seed").get<uint64_t>();
+    const json& c = j.at("counts");
+    s.instances = c.at("instances").get<uint64_t>();
+    s.pairs = c.at("pairs").get<uint64_t>();
+    s.positive_pairs = c.at("positive_pairs").get<uint64_t>();
+    s.users = c.at("users").get<uint64_t>();
+    s.items = c.at("items").get<uint64_t>();
+    s.components = c.at("components").get<uint64_t>();
+    s.achieved_negative_mean_rate = j.at("achieved_negative_mean_rate").get<double>();
+    s.input_digest = j.at("input_digest").get<std::string>();
+    format_name = j.at("storage").at("pairs_table_format").get<std::string>();
+    s.pairs_table_format = format_name;
+    s.db_bytes = j.at("storage").at("db_bytes").get<uint64_t>();
+    for (const json& f : j.at("files")) {
+      ManifestFileEntry e;
+      e.path = f.at("path").get<std::string>();
+      e.size_bytes = f.at("size_bytes").get<uint64_t>();
+      absl::StatusOr<uint64_t> h = ParseHex64(f.at("xxh3").get<std::string>());
+      if (!h.ok()) {
+        return absl::DataLossError(
+            absl::StrCat(source, ": files[", e.path, "].xxh3: ", h.status().message()));
+      }
+      e.xxh3 = *h;
+      if (e.path.empty() || e.path[0] == '/' || e.path.find("..") != std::string::npos) {
+        return absl::DataLossError(absl::StrCat(source, ": bad file path '", e.path, "'"));
+      }
+      out.files.push_back(std::move(e));
+    }
+  } catch (const json::exception& e) {
+    return absl::DataLossError(absl::StrCat(source, ": ", e.what()));
+  }
+  absl::StatusOr<TableFormat> format = ParseTableFormat(format_name);
+  if (!format.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(source, ": storage.pairs_table_format: ", format.status().message()));
+  }
+  out.pairs_format = *format;
+  if (out.files.empty()) return absl::DataLossError(absl::StrCat(source, ": lists no files"));
+  s.json = std::string(text);
+  return out;
+}
+
+}  // namespace snapshot
+}  // namespace graphsieve

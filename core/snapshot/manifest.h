@@ -1,0 +1,74 @@
+// MANIFEST.json of one snapshot version: what the builder writes and what the
+// reader checks before it trusts a version (docs/SNAPSHOT.md lists every key).
+//
+// Thread-safety: pure functions.
+#ifndef GRAPHSIEVE_CORE_SNAPSHOT_MANIFEST_H_
+#define GRAPHSIEVE_CORE_SNAPSHOT_MANIFEST_H_
+
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/maec/pipeline.h"
+#include "core/snapshot/format.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "nlohmann/json.hpp"
+
+namespace graphsieve {
+namespace snapshot {
+
+// One input log file as the builder read it.
+struct InputFileInfo {
+  std::string path;
+  uint64_t size_bytes = 0;
+  uint64_t xxh3 = 0;  // XXH3-64 of the file's bytes (as stored, i.e. compressed if gzip)
+};
+
+// One file of the version directory, relative to it (e.g. "db/000012.sst").
+struct ManifestFileEntry {
+  std::string path;
+  uint64_t size_bytes = 0;
+  uint64_t xxh3 = 0;
+};
+
+// What the builder knows that the pipeline structs do not.
+struct ManifestInfo {
+  std::string version;
+  std::string created_at;             // RFC 3339 UTC, e.g. 2026-11-25T22:45:01Z
+  std::string generator = "graphsieve-build";
+  std::vector<InputFileInfo> inputs;
+  std::string input_digest;           // InputDigest(inputs)
+  nlohmann::json parameters = nlohmann::json::object();  // every flag; must hold "method",
+                                                         // "resistance", "seed"
+  nlohmann::json input_stats = nlohmann::json::object(); // rows read, bad rows skipped, bytes
+  std::vector<StageTiming> timings;   // builder stages (read, pair table, pipeline, write)
+};
+
+// XXH3-64 over (path-independent) sizes and digests of all inputs, in order.
+std::string InputDigest(const std::vector<InputFileInfo>& inputs);
+
+// Rate histogram over pairs: 20 equal bins on (0, 1].
+nlohmann::json RateHistogram(const std::vector<float>& rates);
+
+// The whole manifest. `files` are the checksummed files of the version.
+nlohmann::json BuildManifest(const PairTable& pairs, const PipelineResult& result,
+                             const ManifestInfo& info, TableFormat pairs_format,
+                             const std::vector<ManifestFileEntry>& files);
+
+struct ParsedManifest {
+  ManifestSummary summary;
+  TableFormat pairs_format = TableFormat::kBlockBased;
+  std::vector<ManifestFileEntry> files;
+};
+
+// Parses and checks the structure. `source` names the file in errors.
+// Errors: DATA_LOSS (not JSON, truncated, missing or mistyped key),
+// FAILED_PRECONDITION (format_version is not kFormatVersion).
+absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::string& source);
+
+}  // namespace snapshot
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_SNAPSHOT_MANIFEST_H_

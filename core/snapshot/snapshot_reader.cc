@@ -1,0 +1,269 @@
+#include "core/snapshot/snapshot_reader.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "core/snapshot/file_util.h"
+#include "core/snapshot/format.h"
+#include "core/snapshot/manifest.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/db.h"
+
+namespace graphsieve {
+namespace {
+
+using snapshot::FromRocks;
+
+// MultiGet batch; RocksDB's batched path is tuned for a few hundred keys.
+constexpr size_t kMultiGetChunk = 256;
+
+struct Scratch {
+  std::vector<uint32_t> order;
+  std::vector<char> keys;
+  std::vector<rocksdb::Slice> slices;
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
+};
+
+class SnapshotReaderImpl final : public SnapshotReader {
+ public:
+  SnapshotReaderImpl(snapshot::ParsedManifest manifest, UnseenModel model,
+                     std::unique_ptr<rocksdb::DB> db,
+                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
+                     std::shared_ptr<rocksdb::Cache> cache)
+      : parsed_(std::move(manifest)),
+        model_(model),
+        cache_(std::move(cache)),
+        db_(std::move(db)),
+        handles_(std::move(handles)) {}
+
+  ~SnapshotReaderImpl() override {
+    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
+    db_->Close();
+  }
+
+  const ManifestSummary& manifest() const override { return parsed_.summary; }
+  const UnseenModel& model() const override { return model_; }
+
+  absl::Status LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+                           absl::Span<bool> found, absl::Span<float> rates) const override {
+    const size_t n = users.size();
+    if (items.size() != n || found.size() != n || rates.size() != n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LookupPairs: users has ", n, " entries, items ", items.size(), ", found ",
+          found.size(), ", rates ", rates.size(), "; all must match"));
+    }
+    thread_local Scratch scratch;
+    Scratch& sc = scratch;
+    sc.order.resize(n);
+    std::iota(sc.order.begin(), sc.order.end(), 0u);
+    std::sort(sc.order.begin(), sc.order.end(), [&](uint32_t a, uint32_t b) {
+      return users[a] != users[b] ? users[a] < users[b] : items[a] < items[b];
+    });
+    sc.keys.resize(n * snapshot::kPairKeyBytes);
+    sc.slices.resize(std::min(n, kMultiGetChunk));
+    if (sc.values.size() < kMultiGetChunk) sc.values.resize(kMultiGetChunk);
+    sc.statuses.resize(kMultiGetChunk);
+    for (size_t k = 0; k < n; ++k) {
+      char* key = sc.keys.data() + k * snapshot::kPairKeyBytes;
+      snapshot::EncodePairKey(users[sc.order[k]], items[sc.order[k]], key);
+    }
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = false;  // verified once on Open
+    for (size_t begin = 0; begin < n; begin += kMultiGetChunk) {
+      const size_t m = std::min(kMultiGetChunk, n - begin);
+      for (size_t k = 0; k < m; ++k) {
+        sc.slices[k] = rocksdb::Slice(sc.keys.data() + (begin + k) * snapshot::kPairKeyBytes,
+                                      snapshot::kPairKeyBytes);
+        sc.values[k].Reset();
+      }
+      db_->MultiGet(ro, handles_[1], m, sc.slices.data(), sc.values.data(), sc.statuses.data(),
+                    /*sorted_input=*/true);
+      for (size_t k = 0; k < m; ++k) {
+        const uint32_t i = sc.order[begin + k];
+        const rocksdb::Status& st = sc.statuses[k];
+        if (st.ok()) {
+          if (sc.values[k].size() != snapshot::kPairValueBytes) {
+            return absl::DataLossError(absl::StrCat("snapshot ", parsed_.summary.version,
+                                                    ": pair (", users[i], ",", items[i], ") has a ",
+                                                    sc.values[k].size(), "-byte value"));
+          }
+          found[i] = true;
+          rates[i] = snapshot::DecodeRate(sc.values[k].data());
+        } else if (st.IsNotFound()) {
+          found[i] = false;
+          rates[i] = 0.0f;
+        } else {
+          return FromRocks(st, absl::StrCat("snapshot ", parsed_.summary.version, " pairs"));
+        }
+        sc.values[k].Reset();
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override {
+    return LookupNode(false, id, record, sketch);
+  }
+  bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override {
+    return LookupNode(true, id, record, sketch);
+  }
+
+  absl::Status ForEachPair(
+      const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, handles_[1]));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rocksdb::Slice k = it->key(), v = it->value();
+      if (k.size() != snapshot::kPairKeyBytes || v.size() != snapshot::kPairValueBytes) {
+        return absl::DataLossError(absl::StrCat("snapshot ", parsed_.summary.version,
+                                                ": pairs entry with ", k.size(), "-byte key and ",
+                                                v.size(), "-byte value"));
+      }
+      fn(snapshot::GetBigEndian64(k.data()), snapshot::GetBigEndian64(k.data() + 8),
+         snapshot::DecodeRate(v.data()));
+    }
+    return FromRocks(it->status(), absl::StrCat("snapshot ", parsed_.summary.version, " pairs"));
+  }
+
+  // Reads every pairs and nodes entry once (fills the block cache / page cache).
+  absl::Status Warm() const {
+    for (size_t cf : {size_t{1}, size_t{2}}) {
+      rocksdb::ReadOptions ro;
+      ro.fill_cache = true;
+      std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, handles_[cf]));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      }
+      absl::Status s = FromRocks(it->status(), "warm");
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  bool LookupNode(bool is_item, uint64_t id, NodeRecord* record, absl::Span<float> sketch) const {
+    if (sketch.size() != static_cast<size_t>(model_.sketch_dim)) return false;
+    char key[snapshot::kNodeKeyBytes];
+    snapshot::EncodeNodeKey(is_item, id, key);
+    rocksdb::PinnableSlice value;
+    rocksdb::ReadOptions ro;
+    rocksdb::Status st =
+        db_->Get(ro, handles_[2], rocksdb::Slice(key, sizeof(key)), &value);
+    if (!st.ok()) return false;
+    return snapshot::DecodeNodeValue(absl::string_view(value.data(), value.size()), record, sketch).ok();
+  }
+
+  // Constant after construction.
+  const snapshot::ParsedManifest parsed_;
+  const UnseenModel model_;
+  std::shared_ptr<rocksdb::Cache> cache_;
+  std::unique_ptr<rocksdb::DB> db_;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
+};
+
+absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest) {
+  for (const snapshot::ManifestFileEntry& f : m.files) {
+    const std::string path = absl::StrCat(dir, "/", f.path);
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) {
+      return absl::DataLossError(absl::StrCat(path, ": missing (listed in ",
+                                              snapshot::kManifestFile, ")"));
+    }
+    if (static_cast<uint64_t>(st.st_size) != f.size_bytes) {
+      return absl::DataLossError(absl::StrCat(path, ": ", st.st_size, " bytes, manifest says ",
+                                              f.size_bytes));
+    }
+    if (!digest) continue;
+    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(path);
+    if (!d.ok()) return absl::DataLossError(d.status().message());
+    if (d->xxh3 != f.xxh3 || d->size_bytes != f.size_bytes) {
+      return absl::DataLossError(absl::StrCat(path, ": checksum mismatch (XXH3-64 ",
+                                              snapshot::Hex64(d->xxh3), ", manifest says ",
+                                              snapshot::Hex64(f.xxh3), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
+    const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
+  if (version.empty() || version.find('/') != std::string::npos || version[0] == '.') {
+    return absl::InvalidArgumentError(absl::StrCat("bad snapshot version '", version, "'"));
+  }
+  const std::string dir = absl::StrCat(root, "/", version);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::NotFoundError(absl::StrCat("snapshot version ", version, " not found: ", dir,
+                                            " is not a directory"));
+  }
+  const std::string manifest_path = absl::StrCat(dir, "/", snapshot::kManifestFile);
+  absl::StatusOr<std::string> text = snapshot::ReadFileToString(manifest_path);
+  if (!text.ok()) {
+    return absl::DataLossError(absl::StrCat(manifest_path, ": ", text.status().message()));
+  }
+  absl::StatusOr<snapshot::ParsedManifest> parsed = snapshot::ParseManifest(*text, manifest_path);
+  if (!parsed.ok()) return parsed.status();
+  if (parsed->summary.version != version) {
+    return absl::DataLossError(absl::StrCat(manifest_path, ": names version '",
+                                            parsed->summary.version, "', directory is '", version,
+                                            "'"));
+  }
+  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums);
+  if (!s.ok()) return s;
+
+  auto cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
+  rocksdb::DBOptions db_options;
+  db_options.info_log = snapshot::NullLogger();
+  db_options.allow_mmap_reads = true;  // required by CuckooTable, fine for block-based
+  db_options.max_open_files = -1;
+  db_options.paranoid_checks = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(cache)},
+      {snapshot::kPairsCf, snapshot::PairsCfOptions(parsed->pairs_format, false, cache)},
+      {snapshot::kNodesCf, snapshot::SmallCfOptions(cache)},
+      {snapshot::kMetaCf, snapshot::SmallCfOptions(cache)},
+  };
+  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db_options, db_dir, cfs, &handles, &raw);
+  if (!rs.ok()) {
+    return absl::DataLossError(absl::StrCat(db_dir, ": cannot open: ", rs.ToString()));
+  }
+  std::unique_ptr<rocksdb::DB> db(raw);
+  auto fail = [&](absl::Status e) {
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    db->Close();
+    return e;
+  };
+  if (options.verify_checksums) {
+    rs = db->VerifyChecksum();
+    if (!rs.ok() && !rs.IsNotSupported()) {
+      return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", rs.ToString())));
+    }
+  }
+  std::string model_text;
+  rs = db->Get(rocksdb::ReadOptions(), handles[3], snapshot::kMetaUnseenModelKey, &model_text);
+  if (!rs.ok()) {
+    return fail(absl::DataLossError(absl::StrCat(db_dir, ": meta/",
+                                                 snapshot::kMetaUnseenModelKey, ": ",
+                                                 rs.ToString())));
+  }
+  absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(model_text);
+  if (!model.ok()) return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message())));
+  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(db),
+                                                     std::move(handles), std::move(cache));
+  if (options.warm) {
+    s = reader->Warm();
+    if (!s.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", s.message()));
+  }
+  return std::shared_ptr<const SnapshotReader>(std::move(reader));
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,312 @@
+#include "core/snapshot/snapshot_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "core/snapshot/file_util.h"
+#include "core/snapshot/format.h"
+
+namespace graphsieve {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kCurrent[] = "CURRENT";
+constexpr char kPins[] = "pins";
+constexpr char kLock[] = "LOCK";
+
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::lstat(path.c_str(), &st) == 0;
+}
+
+absl::Status MkdirIfMissing(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0 || errno == EEXIST) return absl::OkStatus();
+  return absl::InternalError(absl::StrCat("mkdir ", path, ": ", std::strerror(errno)));
+}
+
+absl::StatusOr<std::vector<std::string>> ListNames(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    out.push_back(it->path().filename().string());
+  }
+  if (ec) return absl::InternalError(absl::StrCat("list ", dir, ": ", ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+PublishLock::~PublishLock() {
+  if (fd_ >= 0) {
+    ::flock(fd_, LOCK_UN);
+    ::close(fd_);
+  }
+}
+
+absl::Status SnapshotStoreOptions::Validate() const {
+  if (root.empty()) return absl::InvalidArgumentError("snapshot root is empty");
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<SnapshotStore>> SnapshotStore::Create(
+    const SnapshotStoreOptions& options) {
+  absl::Status s = options.Validate();
+  if (!s.ok()) return s;
+  std::string root = options.root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (!IsDir(root)) {
+    if (!options.create_if_missing) {
+      return absl::NotFoundError(absl::StrCat("snapshot root ", root, " is not a directory"));
+    }
+    std::error_code ec;
+    fs::create_directories(root, ec);
+    if (ec) return absl::InternalError(absl::StrCat("mkdir ", root, ": ", ec.message()));
+  }
+  if (options.create_if_missing) {
+    s = MkdirIfMissing(absl::StrCat(root, "/", kPins));
+    if (!s.ok()) return s;
+  }
+  return std::unique_ptr<SnapshotStore>(new SnapshotStore(std::move(root)));
+}
+
+std::string SnapshotStore::VersionDir(absl::string_view version) const {
+  return absl::StrCat(root_, "/", version);
+}
+std::string SnapshotStore::TempDir(absl::string_view version) const {
+  return absl::StrCat(root_, "/", version, ".tmp");
+}
+
+bool SnapshotStore::IsValidVersionId(absl::string_view v) {
+  // YYYYMMDDTHHMMSSZ-xxxxxxxx[-n]
+  if (v.size() < 25) return false;
+  for (int i = 0; i < 8; ++i)
+    if (!absl::ascii_isdigit(v[i])) return false;
+  if (v[8] != 'T') return false;
+  for (int i = 9; i < 15; ++i)
+    if (!absl::ascii_isdigit(v[i])) return false;
+  if (v[15] != 'Z' || v[16] != '-') return false;
+  for (int i = 17; i < 25; ++i) {
+    if (!absl::ascii_isdigit(v[i]) && !(v[i] >= 'a' && v[i] <= 'f')) return false;
+  }
+  if (v.size() == 25) return true;
+  if (v[25] != '-' || v.size() == 26 || v.size() > 32) return false;
+  for (size_t i = 26; i < v.size(); ++i)
+    if (!absl::ascii_isdigit(v[i])) return false;
+  return true;
+}
+
+std::string SnapshotStore::MakeVersionId(absl::Time created, uint64_t content_hash) {
+  return absl::StrCat(absl::FormatTime("%Y%m%dT%H%M%SZ", created, absl::UTCTimeZone()), "-",
+                      absl::StrFormat("%08x", static_cast<uint32_t>(content_hash)));
+}
+
+absl::StatusOr<std::string> SnapshotStore::ReadCurrent() const {
+  const std::string path = absl::StrCat(root_, "/", kCurrent);
+  absl::StatusOr<std::string> text = snapshot::ReadFileToString(path);
+  if (!text.ok()) {
+    if (absl::IsNotFound(text.status())) {
+      return absl::NotFoundError(absl::StrCat("no snapshot published yet: ", path, " missing"));
+    }
+    return text.status();
+  }
+  std::string version(absl::StripAsciiWhitespace(*text));
+  if (!IsValidVersionId(version)) {
+    return absl::DataLossError(
+        absl::StrCat(path, ": '", version.substr(0, 64), "' is not a version id"));
+  }
+  if (!IsDir(VersionDir(version))) {
+    return absl::DataLossError(absl::StrCat(path, " names ", version, ", which does not exist"));
+  }
+  return version;
+}
+
+absl::StatusOr<std::vector<std::string>> SnapshotStore::ListVersions() const {
+  absl::StatusOr<std::vector<std::string>> names = ListNames(root_);
+  if (!names.ok()) return names.status();
+  std::vector<std::string> out;
+  for (const std::string& n : *names) {
+    if (IsValidVersionId(n) && IsDir(VersionDir(n))) out.push_back(n);
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<PublishLock>> SnapshotStore::AcquirePublishLock(
+    double timeout_seconds) const {
+  const std::string path = absl::StrCat(root_, "/", kLock);
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("open ", path, ": ", std::strerror(errno)));
+  auto deadline = absl::Now() + absl::Seconds(std::max(0.0, timeout_seconds));
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return std::make_unique<PublishLock>(fd);
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      int err = errno;
+      ::close(fd);
+      return absl::InternalError(absl::StrCat("flock ", path, ": ", std::strerror(err)));
+    }
+    if (absl::Now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ::close(fd);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "another publisher holds ", path, " (a graphsieve-build already running on this root?)"));
+}
+
+absl::StatusOr<std::vector<std::string>> SnapshotStore::RemoveStaleTemporaries(
+    const PublishLock&) const {
+  std::vector<std::string> removed;
+  for (const std::string& dir : {root_, absl::StrCat(root_, "/", kPins)}) {
+    if (!IsDir(dir)) continue;
+    absl::StatusOr<std::vector<std::string>> names = ListNames(dir);
+    if (!names.ok()) return names.status();
+    for (const std::string& n : *names) {
+      if (absl::EndsWith(n, ".tmp") || absl::EndsWith(n, ".deleting")) {
+        absl::Status s = snapshot::RemoveTree(absl::StrCat(dir, "/", n));
+        if (!s.ok()) return s;
+        removed.push_back(n);
+      }
+    }
+  }
+  return removed;
+}
+
+std::string SnapshotStore::NewVersionId(const PublishLock&, absl::Time created,
+                                        uint64_t hash) const {
+  const std::string base = MakeVersionId(created, hash);
+  std::string id = base;
+  for (int n = 2; Exists(VersionDir(id)) || Exists(TempDir(id)); ++n) {
+    id = absl::StrCat(base, "-", n);
+  }
+  return id;
+}
+
+absl::Status SnapshotStore::WriteCurrent(const std::string& version) const {
+  return snapshot::WriteFileAtomic(absl::StrCat(root_, "/", kCurrent), version + "\n");
+}
+
+absl::Status SnapshotStore::Publish(const PublishLock&, const std::string& version) const {
+  if (!IsValidVersionId(version)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", version, "' is not a version id"));
+  }
+  const std::string tmp = TempDir(version), final_dir = VersionDir(version);
+  if (!IsDir(tmp)) return absl::NotFoundError(absl::StrCat(tmp, " does not exist"));
+  if (Exists(final_dir)) return absl::AlreadyExistsError(absl::StrCat(final_dir, " exists"));
+  if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("rename ", tmp, " -> ", final_dir, ": ", std::strerror(errno)));
+  }
+  absl::Status s = snapshot::FsyncPath(root_);
+  if (!s.ok()) return s;
+  return WriteCurrent(version);
+}
+
+absl::Status SnapshotStore::SetCurrent(const PublishLock&, const std::string& version) const {
+  if (!IsValidVersionId(version) || !IsDir(VersionDir(version))) {
+    return absl::NotFoundError(absl::StrCat("no published version '", version, "' under ", root_));
+  }
+  return WriteCurrent(version);
+}
+
+absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const PublishLock&,
+                                                                       int keep) const {
+  if (keep < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("retention must keep >= 1 versions, got ", keep));
+  }
+  absl::StatusOr<std::vector<std::string>> versions = ListVersions();
+  if (!versions.ok()) return versions.status();
+  absl::StatusOr<std::string> current = ReadCurrent();
+  if (!current.ok() && !absl::IsNotFound(current.status())) return current.status();
+  std::vector<std::string> deleted;
+  const int n = static_cast<int>(versions->size());
+  for (int i = 0; i < n - keep; ++i) {  // oldest first; the newest `keep` are kept
+    const std::string& v = (*versions)[i];
+    if (current.ok() && v == *current) continue;
+    if (IsPinned(v)) continue;
+    const std::string dir = VersionDir(v), hidden = dir + ".deleting";
+    if (::rename(dir.c_str(), hidden.c_str()) != 0) {
+      return absl::InternalError(absl::StrCat("rename ", dir, ": ", std::strerror(errno)));
+    }
+    if (IsPinned(v)) {  // a pin raced with us: put it back
+      if (::rename(hidden.c_str(), dir.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("rename ", hidden, ": ", std::strerror(errno)));
+      }
+      continue;
+    }
+    absl::Status s = snapshot::RemoveTree(hidden);
+    if (!s.ok()) return s;
+    deleted.push_back(v);
+  }
+  absl::Status s = snapshot::FsyncPath(root_);
+  if (!s.ok()) return s;
+  return deleted;
+}
+
+absl::Status SnapshotStore::Pin(const std::string& version, absl::string_view note) const {
+  if (!IsValidVersionId(version) || !IsDir(VersionDir(version))) {
+    return absl::NotFoundError(absl::StrCat("cannot pin '", version,
+                                            "': no such published version under ", root_));
+  }
+  const std::string pins = absl::StrCat(root_, "/", kPins);
+  absl::Status s = MkdirIfMissing(pins);
+  if (!s.ok()) return s;
+  const std::string pin = absl::StrCat(pins, "/", version);
+  s = snapshot::WriteFileAtomic(pin, absl::StrCat(note, "\n"));
+  if (!s.ok()) return s;
+  if (!IsDir(VersionDir(version))) {  // deleted by retention meanwhile
+    ::unlink(pin.c_str());
+    return absl::NotFoundError(
+        absl::StrCat("cannot pin '", version, "': it was deleted by retention"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SnapshotStore::Unpin(const std::string& version) const {
+  if (!IsValidVersionId(version)) {
+    return absl::InvalidArgumentError(absl::StrCat("'", version, "' is not a version id"));
+  }
+  const std::string pin = absl::StrCat(root_, "/", kPins, "/", version);
+  if (::unlink(pin.c_str()) != 0) {
+    if (errno == ENOENT) return absl::NotFoundError(absl::StrCat(version, " is not pinned"));
+    return absl::InternalError(absl::StrCat("unlink ", pin, ": ", std::strerror(errno)));
+  }
+  return snapshot::FsyncPath(absl::StrCat(root_, "/", kPins));
+}
+
+absl::StatusOr<std::vector<std::string>> SnapshotStore::ListPins() const {
+  const std::string pins = absl::StrCat(root_, "/", kPins);
+  if (!IsDir(pins)) return std::vector<std::string>();
+  absl::StatusOr<std::vector<std::string>> names = ListNames(pins);
+  if (!names.ok()) return names.status();
+  std::vector<std::string> out;
+  for (const std::string& n : *names) {
+    if (IsValidVersionId(n)) out.push_back(n);
+  }
+  return out;
+}
+
+bool SnapshotStore::IsPinned(const std::string& version) const {
+  return Exists(absl::StrCat(root_, "/", kPins, "/", version));
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,120 @@
+// The directory of published snapshot versions (DESIGN §3):
+//
+//   <root>/CURRENT               "<version>\n": the active version
+//   <root>/<version>/            a complete, immutable version (MANIFEST.json + db/)
+//   <root>/<version>.tmp/        a version being written (never read; removed by the
+//                                next publisher)
+//   <root>/pins/<version>        a pin: the version is never deleted by retention;
+//                                the file holds a free-text note (who/why)
+//   <root>/LOCK                  flock(2) held by the one publisher at a time
+//
+// Version ids are "YYYYMMDDTHHMMSSZ-<8 hex>" (UTC creation time, then 8 hex
+// digits of a hash of input digest + parameters), optionally "-<n>" when that
+// id is taken; their byte order is their creation order (to the second).
+//
+// Publishing: the builder takes the writer lock, removes stale *.tmp dirs,
+// writes <version>.tmp/ (snapshot_writer.h) with everything fsync'ed, then
+// Publish(): rename to <version>/, fsync <root>, write CURRENT.tmp, fsync,
+// rename over CURRENT, fsync <root>. A crash at any point leaves CURRENT naming
+// the previous complete version.
+//
+// Retention keeps the newest N versions and always the CURRENT one and every
+// pinned one. Pin/Unpin need no lock: retention hides a victim by renaming it
+// to <version>.deleting, re-checks its pin, and restores it if a pin appeared;
+// Pin checks the version still exists after creating its pin file.
+//
+// Thread-safety: a SnapshotStore holds no mutable state; its methods are safe
+// to call from many threads and processes (the file system is the state).
+#ifndef GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_STORE_H_
+#define GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace graphsieve {
+
+struct SnapshotStoreOptions {
+  std::string root;                // directory holding CURRENT and the versions
+  bool create_if_missing = false;  // builder: mkdir -p root (and pins/)
+  absl::Status Validate() const;
+};
+
+// Holding one means this process is the only publisher under the root.
+// Released when destroyed.
+class PublishLock {
+ public:
+  explicit PublishLock(int fd) : fd_(fd) {}
+  ~PublishLock();
+  PublishLock(const PublishLock&) = delete;
+  PublishLock& operator=(const PublishLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+class SnapshotStore {
+ public:
+  // Errors: INVALID_ARGUMENT (options), NOT_FOUND (root missing and
+  // !create_if_missing), or the mkdir failure naming the directory.
+  static absl::StatusOr<std::unique_ptr<SnapshotStore>> Create(const SnapshotStoreOptions& options);
+
+  const std::string& root() const { return root_; }
+  std::string VersionDir(absl::string_view version) const;
+  std::string TempDir(absl::string_view version) const;
+
+  // "YYYYMMDDTHHMMSSZ-<8 hex>[-n]".
+  static bool IsValidVersionId(absl::string_view version);
+  static std::string MakeVersionId(absl::Time created, uint64_t content_hash);
+
+  // The active version. NOT_FOUND when nothing was published yet; DATA_LOSS
+  // when CURRENT does not hold a valid version id or names a missing version.
+  absl::StatusOr<std::string> ReadCurrent() const;
+
+  // Published (complete) versions, oldest first.
+  absl::StatusOr<std::vector<std::string>> ListVersions() const;
+
+  // --- Publisher side. ---
+  // flock on <root>/LOCK, retried every 100 ms for up to `timeout_seconds`.
+  // FAILED_PRECONDITION when another process holds it after that.
+  absl::StatusOr<std::unique_ptr<PublishLock>> AcquirePublishLock(double timeout_seconds) const;
+  // Removes <root>/*.tmp, *.deleting, CURRENT.tmp and pins/*.tmp left by
+  // crashed runs. Returns what it removed. REQUIRES: the publish lock is held.
+  absl::StatusOr<std::vector<std::string>> RemoveStaleTemporaries(const PublishLock& lock) const;
+  // A version id not yet used: MakeVersionId(created, hash) plus "-n" if taken.
+  // REQUIRES: the publish lock is held.
+  std::string NewVersionId(const PublishLock& lock, absl::Time created, uint64_t hash) const;
+  // TempDir(version) → VersionDir(version), then CURRENT := version.
+  // REQUIRES: the publish lock is held; TempDir(version) is complete and synced.
+  absl::Status Publish(const PublishLock& lock, const std::string& version) const;
+  // CURRENT := an existing published version (rollback). REQUIRES: lock held.
+  absl::Status SetCurrent(const PublishLock& lock, const std::string& version) const;
+  // Deletes published versions beyond the newest `keep`, never CURRENT's and
+  // never a pinned one. Returns the deleted versions. REQUIRES: lock held, keep >= 1.
+  absl::StatusOr<std::vector<std::string>> ApplyRetention(const PublishLock& lock,
+                                                          int keep) const;
+
+  // --- Pins (server PinVersion RPC, operators). ---
+  // NOT_FOUND when the version is not published. Pinning twice replaces the note.
+  absl::Status Pin(const std::string& version, absl::string_view note) const;
+  // NOT_FOUND when the version is not pinned.
+  absl::Status Unpin(const std::string& version) const;
+  absl::StatusOr<std::vector<std::string>> ListPins() const;
+  bool IsPinned(const std::string& version) const;
+
+ private:
+  explicit SnapshotStore(std::string root) : root_(std::move(root)) {}
+  absl::Status WriteCurrent(const std::string& version) const;
+
+  const std::string root_;  // constant after construction
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_STORE_H_

@@ -1,0 +1,304 @@
+#include "core/snapshot/snapshot_writer.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/snapshot/file_util.h"
+#include "rocksdb/db.h"
+#include "rocksdb/sst_file_writer.h"
+
+namespace graphsieve {
+namespace {
+
+using snapshot::FromRocks;
+using snapshot::TableFormat;
+
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+absl::Status CheckInputs(const PairTable& pairs, const PipelineResult& result) {
+  const size_t n = pairs.num_pairs();
+  auto mismatch = [&](const char* field, size_t got, size_t want) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("snapshot writer: ", field, " has ", got, " entries, expected ", want));
+  };
+  if (pairs.pair_item.size() != n) return mismatch("pairs.pair_item", pairs.pair_item.size(), n);
+  if (result.rate.size() != n) return mismatch("result.rate", result.rate.size(), n);
+  const size_t nodes = pairs.num_users() + pairs.num_items();
+  const NodeTable& t = result.nodes;
+  if (t.ids.size() != nodes) return mismatch("result.nodes.ids", t.ids.size(), nodes);
+  if (t.is_item.size() != nodes) return mismatch("result.nodes.is_item", t.is_item.size(), nodes);
+  if (t.records.size() != nodes) return mismatch("result.nodes.records", t.records.size(), nodes);
+  if (t.sketch_dim < 0) return absl::InvalidArgumentError("snapshot writer: negative sketch_dim");
+  if (t.sketch.size() != nodes * static_cast<size_t>(t.sketch_dim)) {
+    return mismatch("result.nodes.sketch", t.sketch.size(), nodes * t.sketch_dim);
+  }
+  if (result.model.sketch_dim != t.sketch_dim) {
+    return absl::InvalidArgumentError(absl::StrCat("snapshot writer: model.sketch_dim ",
+                                                   result.model.sketch_dim,
+                                                   " != nodes.sketch_dim ", t.sketch_dim));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (pairs.pair_user[i] >= pairs.num_users() || pairs.pair_item[i] >= pairs.num_items()) {
+      return absl::InvalidArgumentError(absl::StrCat("snapshot writer: pair ", i,
+                                                     " has a node index out of range"));
+    }
+    if (i > 0) {
+      uint64_t pu = pairs.user_ids[pairs.pair_user[i - 1]], cu = pairs.user_ids[pairs.pair_user[i]];
+      uint64_t pi = pairs.item_ids[pairs.pair_item[i - 1]], ci = pairs.item_ids[pairs.pair_item[i]];
+      if (!(pu < cu || (pu == cu && pi < ci))) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "snapshot writer: pair ", i, " (", cu, ",", ci, ") is not after (", pu, ",", pi,
+            "): pairs must be sorted by (user_id, item_id) without duplicates"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Writes pairs [begin, end) into one SST file.
+absl::Status WritePairsSst(const std::string& path, const PairTable& pairs,
+                           const std::vector<float>& rates, size_t begin, size_t end,
+                           const std::function<void(size_t)>& tick) {
+  rocksdb::Options options = snapshot::PairsSstWriterOptions();
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
+  absl::Status s = FromRocks(writer.Open(path), path);
+  if (!s.ok()) return s;
+  char key[snapshot::kPairKeyBytes];
+  char value[snapshot::kPairValueBytes];
+  for (size_t i = begin; i < end; ++i) {
+    snapshot::EncodePairKey(pairs.user_ids[pairs.pair_user[i]], pairs.item_ids[pairs.pair_item[i]],
+                            key);
+    snapshot::EncodeRate(rates[i], value);
+    s = FromRocks(writer.Put(rocksdb::Slice(key, sizeof(key)), rocksdb::Slice(value, sizeof(value))),
+                  path);
+    if (!s.ok()) return s;
+    if (tick && ((i - begin) & 0xfffff) == 0xfffff) tick(1 << 20);
+  }
+  return FromRocks(writer.Finish(), path);
+}
+
+absl::Status WriteNodesSst(const std::string& path, const NodeTable& nodes) {
+  std::vector<size_t> order(nodes.ids.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (nodes.is_item[a] != nodes.is_item[b]) return nodes.is_item[a] < nodes.is_item[b];
+    return nodes.ids[a] < nodes.ids[b];
+  });
+  rocksdb::Options options;
+  options.table_factory = snapshot::SmallCfOptions(nullptr).table_factory;
+  options.compression = rocksdb::kNoCompression;
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
+  absl::Status s = FromRocks(writer.Open(path), path);
+  if (!s.ok()) return s;
+  char key[snapshot::kNodeKeyBytes];
+  for (size_t k = 0; k < order.size(); ++k) {
+    size_t i = order[k];
+    if (k > 0 && nodes.is_item[order[k - 1]] == nodes.is_item[i] &&
+        nodes.ids[order[k - 1]] == nodes.ids[i]) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("snapshot writer: node id ", nodes.ids[i], " appears twice on the ",
+                       nodes.is_item[i] ? "item" : "user", " side"));
+    }
+    snapshot::EncodeNodeKey(nodes.is_item[i] != 0, nodes.ids[i], key);
+    std::string value = snapshot::EncodeNodeValue(
+        nodes.records[i], nodes.sketch_dim > 0 ? nodes.SketchRow(i) : absl::Span<const float>());
+    s = FromRocks(writer.Put(rocksdb::Slice(key, sizeof(key)), value), path);
+    if (!s.ok()) return s;
+  }
+  if (order.empty()) {
+    // SstFileWriter refuses to finish an empty file; an empty node table
+    // means an empty snapshot, which the builder's gates reject anyway.
+    return absl::InvalidArgumentError("snapshot writer: no nodes");
+  }
+  return FromRocks(writer.Finish(), path);
+}
+
+absl::Status WriteMetaSst(const std::string& path, const PipelineResult& result,
+                          const snapshot::ManifestInfo& info) {
+  rocksdb::Options options;
+  options.table_factory = snapshot::SmallCfOptions(nullptr).table_factory;
+  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
+  absl::Status s = FromRocks(writer.Open(path), path);
+  if (!s.ok()) return s;
+  // Keys in ascending order.
+  std::vector<std::pair<std::string, std::string>> kv = {
+      {"format_version", std::to_string(snapshot::kFormatVersion)},
+      {snapshot::kMetaUnseenModelKey, snapshot::EncodeUnseenModel(result.model)},
+      {"version", info.version},
+  };
+  std::sort(kv.begin(), kv.end());
+  for (const auto& [k, v] : kv) {
+    s = FromRocks(writer.Put(k, v), path);
+    if (!s.ok()) return s;
+  }
+  return FromRocks(writer.Finish(), path);
+}
+
+}  // namespace
+
+absl::Status SnapshotWriterOptions::Validate() const {
+  if (threads < 1 || threads > 256) {
+    return absl::InvalidArgumentError(absl::StrCat("threads must be in [1, 256], got ", threads));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
+                                                    const PairTable& pairs,
+                                                    const PipelineResult& result,
+                                                    const snapshot::ManifestInfo& info,
+                                                    const SnapshotWriterOptions& options) {
+  absl::Status s = options.Validate();
+  if (!s.ok()) return s;
+  s = CheckInputs(pairs, result);
+  if (!s.ok()) return s;
+  if (pairs.num_pairs() == 0) return absl::InvalidArgumentError("snapshot writer: no pairs");
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create snapshot directory ", dir, ": ", std::strerror(errno)));
+  }
+  SnapshotWriteStats stats;
+  auto progress = [&](const std::string& stage, double f) {
+    if (options.progress) options.progress(stage, f);
+  };
+  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
+  const std::string staging = absl::StrCat(dir, "/staging");
+  if (::mkdir(staging.c_str(), 0755) != 0) {
+    return absl::InternalError(absl::StrCat("mkdir ", staging, ": ", std::strerror(errno)));
+  }
+
+  // 1. SST files: pairs split into `threads` contiguous key ranges.
+  auto t0 = std::chrono::steady_clock::now();
+  const size_t n = pairs.num_pairs();
+  const size_t parts = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
+  std::vector<std::string> pair_files(parts);
+  std::vector<absl::Status> part_status(parts);
+  std::atomic<size_t> written{0};
+  {
+    std::vector<std::thread> workers;
+    for (size_t p = 0; p < parts; ++p) {
+      pair_files[p] = absl::StrFormat("%s/pairs-%03d.sst", staging, p);
+      size_t begin = n * p / parts, end = n * (p + 1) / parts;
+      auto tick = [&, p](size_t k) {
+        size_t w = written.fetch_add(k) + k;
+        if (p == 0) progress("write pairs", std::min(1.0, static_cast<double>(w) / n));
+      };
+      workers.emplace_back([&, p, begin, end, tick] {
+        part_status[p] = WritePairsSst(pair_files[p], pairs, result.rate, begin, end, tick);
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  for (const absl::Status& ps : part_status) {
+    if (!ps.ok()) return ps;
+  }
+  const std::string nodes_file = staging + "/nodes.sst";
+  const std::string meta_file = staging + "/meta.sst";
+  s = WriteNodesSst(nodes_file, result.nodes);
+  if (!s.ok()) return s;
+  s = WriteMetaSst(meta_file, result, info);
+  if (!s.ok()) return s;
+  progress("write pairs", 1.0);
+  stats.seconds_sst = SecondsSince(t0);
+
+  // 2. A fresh RocksDB; ingest (move) the files; compact pairs for cuckoo.
+  t0 = std::chrono::steady_clock::now();
+  {
+    rocksdb::DBOptions db_options;
+    db_options.create_if_missing = true;
+    db_options.create_missing_column_families = true;
+    db_options.info_log = snapshot::NullLogger();
+    db_options.max_background_jobs = 2;
+    db_options.use_fsync = true;
+    db_options.allow_mmap_reads = true;  // CuckooTable (the compaction output is re-opened)
+    db_options.max_manifest_file_size = 64 << 20;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+        {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(nullptr)},
+        {snapshot::kPairsCf,
+         snapshot::PairsCfOptions(options.pairs_format, /*for_write=*/true, nullptr)},
+        {snapshot::kNodesCf, snapshot::SmallCfOptions(nullptr)},
+        {snapshot::kMetaCf, snapshot::SmallCfOptions(nullptr)},
+    };
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    s = FromRocks(rocksdb::DB::Open(db_options, db_dir, cfs, &handles, &raw), db_dir);
+    if (!s.ok()) return s;
+    std::unique_ptr<rocksdb::DB> db(raw);
+    auto close = [&]() -> absl::Status {
+      absl::Status first;
+      for (auto* h : handles) {
+        absl::Status c = FromRocks(db->DestroyColumnFamilyHandle(h), db_dir);
+        if (first.ok()) first = c;
+      }
+      handles.clear();
+      absl::Status c = FromRocks(db->Close(), db_dir);
+      if (first.ok()) first = c;
+      db.reset();
+      return first;
+    };
+    rocksdb::IngestExternalFileOptions ingest;
+    ingest.move_files = true;
+    ingest.allow_global_seqno = true;
+    ingest.write_global_seqno = false;
+    s = FromRocks(db->IngestExternalFile(handles[1], pair_files, ingest), "ingest pairs");
+    if (s.ok()) s = FromRocks(db->IngestExternalFile(handles[2], {nodes_file}, ingest), "ingest nodes");
+    if (s.ok()) s = FromRocks(db->IngestExternalFile(handles[3], {meta_file}, ingest), "ingest meta");
+    if (s.ok() && options.pairs_format == TableFormat::kCuckoo) {
+      progress("compact pairs", 0.0);
+      rocksdb::CompactRangeOptions cro;
+      cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+      cro.exclusive_manual_compaction = true;
+      cro.max_subcompactions = 1;
+      s = FromRocks(db->CompactRange(cro, handles[1], nullptr, nullptr), "compact pairs");
+      progress("compact pairs", 1.0);
+    }
+    absl::Status c = close();
+    if (!s.ok()) return s;
+    if (!c.ok()) return c;
+  }
+  s = snapshot::RemoveTree(staging);
+  if (!s.ok()) return s;
+  stats.seconds_ingest = SecondsSince(t0);
+
+  // 3. Digests of every file, manifest, fsync of the whole tree.
+  t0 = std::chrono::steady_clock::now();
+  progress("checksum", 0.0);
+  absl::StatusOr<std::vector<std::string>> files = snapshot::ListFilesRecursive(db_dir);
+  if (!files.ok()) return files.status();
+  std::vector<snapshot::ManifestFileEntry> entries;
+  for (const std::string& rel : *files) {
+    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(db_dir + "/" + rel);
+    if (!d.ok()) return d.status();
+    entries.push_back({absl::StrCat(snapshot::kDbDir, "/", rel), d->size_bytes, d->xxh3});
+    stats.db_bytes += d->size_bytes;
+    if (rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".sst") == 0) {
+      // The largest table file is the pairs table (nodes/meta are tiny).
+      stats.pairs_sst_bytes = std::max(stats.pairs_sst_bytes, d->size_bytes);
+    }
+  }
+  stats.files = entries.size();
+  nlohmann::json manifest =
+      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries);
+  const std::string text = manifest.dump(2) + "\n";
+  stats.manifest_bytes = text.size();
+  s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
+  if (!s.ok()) return s;
+  s = snapshot::FsyncTree(dir);
+  if (!s.ok()) return s;
+  stats.seconds_checksum = SecondsSince(t0);
+  progress("checksum", 1.0);
+  return stats;
+}
+
+}  // namespace graphsieve

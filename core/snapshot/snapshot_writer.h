@@ -1,0 +1,66 @@
+// Writes one complete snapshot version directory (DESIGN §3):
+//   <dir>/db/            RocksDB, column families pairs / nodes / meta
+//   <dir>/MANIFEST.json  parameters, counts, histogram, solver summaries,
+//                        XXH3-64 of every file under db/
+// from a PairTable and the PipelineResult computed on it. Everything is
+// fsync'ed before WriteSnapshotDir returns. It does NOT publish: the caller
+// writes into SnapshotStore::TempDir(version) and then calls
+// SnapshotStore::Publish(version) (snapshot_store.h).
+//
+// The pairs are bulk-loaded: sorted SST files written by SstFileWriter (one
+// per thread, disjoint key ranges) and ingested with move semantics. For the
+// Cuckoo format the ingested block-based files are then compacted into one
+// CuckooTable through RocksDB's adaptive table factory (CuckooTable files
+// cannot be ingested in RocksDB 7.8).
+//
+// Thread-safety: a pure function of its inputs; uses up to options.threads
+// threads.
+#ifndef GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_WRITER_H_
+#define GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_WRITER_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/maec/pipeline.h"
+#include "core/snapshot/format.h"
+#include "core/snapshot/manifest.h"
+
+namespace graphsieve {
+
+struct SnapshotWriterOptions {
+  // Layout of the pairs column family (format.h). Cuckoo is the fastest for
+  // point lookups; see docs/SNAPSHOT.md for the measurements.
+  snapshot::TableFormat pairs_format = snapshot::TableFormat::kCuckoo;
+  int threads = 2;  // SST files written in parallel (>= 1)
+  // Called with (stage, fraction in [0,1]); may be empty.
+  std::function<void(const std::string& stage, double fraction)> progress;
+  absl::Status Validate() const;
+};
+
+struct SnapshotWriteStats {
+  uint64_t db_bytes = 0;          // all files under db/
+  uint64_t pairs_sst_bytes = 0;   // the pairs column family's table files
+  uint64_t manifest_bytes = 0;
+  size_t files = 0;
+  double seconds_sst = 0;         // writing the SST files
+  double seconds_ingest = 0;      // open + ingest (+ compaction for cuckoo)
+  double seconds_checksum = 0;    // digests, manifest, fsync
+};
+
+// Writes the version directory `dir` (must not exist; its parent must).
+// REQUIRES: result is RunPipeline(pairs, ...) — sizes are checked
+// (INVALID_ARGUMENT naming the field), pairs sorted by (user_id, item_id)
+// (checked), info.parameters holds "method", "resistance", "alpha", "floor",
+// "gamma", "sketch_dim", "seed".
+// On error the partially written `dir` is left for the caller to remove.
+absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
+                                                    const PairTable& pairs,
+                                                    const PipelineResult& result,
+                                                    const snapshot::ManifestInfo& info,
+                                                    const SnapshotWriterOptions& options);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_WRITER_H_

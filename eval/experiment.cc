@@ -160,7 +160,9 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
 
 // Per pair rates of one configuration.
 absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData& s,
-                                                const ExperimentOptions& o, uint64_t seed) {
+                                                const ExperimentOptions& o, uint64_t seed,
+                                                bool* refused_by_data) {
+  *refused_by_data = false;
   if (c.spec.kind == MethodSpec::Kind::kFull) return std::vector<float>(s.pairs.num_pairs(), 1.0f);
   if (c.spec.kind == MethodSpec::Kind::kUniform) {
     return std::vector<float>(s.pairs.num_pairs(), static_cast<float>(c.alpha));
@@ -181,7 +183,10 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   };
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) {
+    *refused_by_data = absl::IsInvalidArgument(r.status());
+    return fail(r.status());
+  }
   if (r->rate.size() != s.pairs.num_pairs()) {
     return fail(absl::InternalError(absl::StrCat("pipeline returned ", r->rate.size(),
                                                  " rates for ", s.pairs.num_pairs(), " pairs")));
@@ -299,7 +304,13 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
     runs.insert(runs.end(), grid.begin(), grid.end());
     for (const Config& c : runs) {
       const auto rate_start = std::chrono::steady_clock::now();
-      absl::StatusOr<std::vector<float>> rate = ComputeRates(c, *s, o, seed);
+      bool refused_by_data = false;
+      absl::StatusOr<std::vector<float>> rate = ComputeRates(c, *s, o, seed, &refused_by_data);
+      if (!rate.ok() && refused_by_data) {
+        result.skipped.push_back(absl::StrCat("seed ", seed, ": ", rate.status().message()));
+        if (o.progress) o.progress(absl::StrCat("skipped: ", result.skipped.back()));
+        continue;
+      }
       if (!rate.ok()) return rate.status();
       RunResult base;
       base.method = c.spec.name;

@@ -97,11 +97,17 @@ struct ExperimentResult {
   uint64_t train_instances = 0, validation_instances = 0, test_instances = 0;
   std::string pilot;                      // what the pilot score was ("column", "lr", "none")
   std::vector<RunResult> runs;
+  // Configurations the pipeline refused for these data (e.g. alpha unreachable
+  // with the floor because most negatives have zero conductance), with its
+  // message; one entry per configuration and seed.
+  std::vector<std::string> skipped;
   double seconds = 0.0;
 };
 
 // Errors: INVALID_ARGUMENT for bad options or a log that cannot be evaluated
-// (empty, one class in a part), the pipeline's errors with the method named.
+// (empty, one class in a part), the pipeline's errors with the method named,
+// except its INVALID_ARGUMENT for a configuration these data cannot meet,
+// which is recorded in `skipped` and the experiment goes on.
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
                                                const ExperimentOptions& options);
 

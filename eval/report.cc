@@ -124,6 +124,11 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
     }
     absl::StrAppend(&md, "\n");
   }
+  if (!result.skipped.empty()) {
+    absl::StrAppend(&md, "Not run (the pipeline refused these configurations for these data):\n\n");
+    for (const std::string& s : result.skipped) absl::StrAppend(&md, "- ", s, "\n");
+    absl::StrAppend(&md, "\n");
+  }
   return md;
 }
 
@@ -141,6 +146,7 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                {"test", result.test_instances},
                {"pilot", result.pilot}};
   j["seconds"] = result.seconds;
+  j["skipped"] = result.skipped;
   j["ndcg_k"] = context.ndcg_k;
   for (const RunResult& r : result.runs) {
     j["runs"].push_back({{"method", r.method}, {"alpha", r.alpha}, {"floor", r.floor},

@@ -93,7 +93,10 @@ absl::Status SnapshotManager::PollOnce() {
     if (active_ != nullptr && active_->version == target) return absl::OkStatus();
     if (rejected_.contains(target)) return absl::OkStatus();  // remembered: never retried
   }
-  return LoadAndSwap(target, "adopted");
+  const bool pinned = !options_.pin_version.empty() && target == options_.pin_version;
+  absl::Status st = LoadAndSwap(target, pinned ? "pinned by --pin-version" : "adopted");
+  if (st.ok() && pinned) SyncStorePin("", target);
+  return st;
 }
 
 absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
@@ -191,8 +194,10 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     }
   }
   std::shared_ptr<const ServingSnapshot> now;
+  std::string previous_pin;
   {
     absl::MutexLock lock(&mu_);
+    previous_pin = pinned_;
     pinned_ = version;
     if (!target.empty()) rejected_.erase(target);  // explicitly chosen: no longer rejected
     if (reject_active && before != nullptr && before->version != target) {
@@ -200,6 +205,7 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     }
     now = active_;
   }
+  SyncStorePin(previous_pin, version);
   RefreshEventRecord event;
   event.version = now ? now->version : "";
   event.at = absl::Now();
@@ -210,6 +216,21 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
   ServerLog(event.message);
   Record(std::move(event), now);
   return absl::OkStatus();
+}
+
+void SnapshotManager::SyncStorePin(const std::string& previous, const std::string& next) {
+  if (previous == next) return;
+  if (!previous.empty()) {
+    absl::Status st = source_.Unpin(previous);
+    if (!st.ok() && !absl::IsNotFound(st)) ServerLog(absl::StrCat("store unpin: ", st.ToString()));
+  }
+  if (!next.empty()) {
+    absl::Status st = source_.Pin(next);
+    if (!st.ok()) {
+      ServerLog(absl::StrCat("store pin of ", next, " failed (retention may delete it): ",
+                             st.ToString()));
+    }
+  }
 }
 
 ManagerState SnapshotManager::State() const {

@@ -121,6 +121,8 @@ class SnapshotManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(load_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   void Record(RefreshEventRecord event, const std::shared_ptr<const ServingSnapshot>& now)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Moves this server's retention pin in the store (best effort, logged).
+  void SyncStorePin(const std::string& previous, const std::string& next);
   void Run();
 
   // Constant after construction.

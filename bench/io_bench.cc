@@ -30,7 +30,8 @@
 #include "gen/generator.h"
 
 ABSL_FLAG(double, scale, 1.0, "Scale of the kuairec preset (1 = ~12M rows, ~141 MB of CSV).");
-ABSL_FLAG(std::string, dir, "/tmp", "Directory for the generated files (removed at the end unless --keep).");
+ABSL_FLAG(std::string, dir, "/tmp",
+          "Directory for the generated files (removed at the end unless --keep).");
 ABSL_FLAG(int, repeats, 3, "Runs of each read measurement; the best is reported.");
 ABSL_FLAG(bool, keep, false, "Keep the generated files.");
 ABSL_FLAG(bool, pilot, true, "Generate and read a pilot_score column too.");
@@ -80,7 +81,8 @@ uint64_t CountLinesRead(const std::string& path, uint64_t* bytes) {
     *bytes += static_cast<uint64_t>(r);
     const char* p = buf.data();
     const char* end = p + r;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) != nullptr) {
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) !=
+           nullptr) {
       ++lines;
       ++p;
     }
@@ -102,7 +104,8 @@ uint64_t CountLinesGz(const std::string& path, uint64_t* bytes) {
     *bytes += static_cast<uint64_t>(r);
     const char* p = buf.data();
     const char* end = p + r;
-    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) != nullptr) {
+    while ((p = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)))) !=
+           nullptr) {
       ++lines;
       ++p;
     }
@@ -111,46 +114,60 @@ uint64_t CountLinesGz(const std::string& path, uint64_t* bytes) {
   return lines;
 }
 
-void PrintRead(const char* what, const Timing& t, uint64_t bytes, uint64_t rows, const Timing& base) {
+void PrintRead(const char* what, const Timing& t, uint64_t bytes, uint64_t rows,
+               const Timing& base) {
   const double mb = static_cast<double>(bytes) / 1e6;
-  std::printf("%-34s %7.3f s wall %7.3f s cpu  %7.1f MB/s wall  %7.1f MB/s per core  %6.2f M rows/s  %5.2fx baseline time\n",
-              what, t.wall, t.cpu, mb / t.wall, mb / std::max(t.cpu, 1e-9), static_cast<double>(rows) / 1e6 / t.wall,
-              t.wall / std::max(base.wall, 1e-9));
+  std::printf(
+      "%-34s %7.3f s wall %7.3f s cpu  %7.1f MB/s wall  %7.1f MB/s per core  %6.2f M rows/s  "
+      "%5.2fx baseline time\n",
+      what, t.wall, t.cpu, mb / t.wall, mb / std::max(t.cpu, 1e-9),
+      static_cast<double>(rows) / 1e6 / t.wall, t.wall / std::max(base.wall, 1e-9));
 }
 
 int Run() {
   const double scale = absl::GetFlag(FLAGS_scale);
   const int repeats = std::max(1, absl::GetFlag(FLAGS_repeats));
   const bool pilot = absl::GetFlag(FLAGS_pilot);
-  absl::StatusOr<graphsieve::GeneratorOptions> options = graphsieve::GeneratorPreset("kuairec", scale);
+  absl::StatusOr<graphsieve::GeneratorOptions> options =
+      graphsieve::GeneratorPreset("kuairec", scale);
   if (!options.ok()) {
-    std::fprintf(stderr, "graphsieve-bench-io: --scale: %s\n", std::string(options.status().message()).c_str());
+    std::fprintf(stderr, "graphsieve-bench-io: --scale: %s\n",
+                 std::string(options.status().message()).c_str());
     return 2;
   }
   options->pilot = pilot;
-  const std::string base = absl::StrFormat("%s/graphsieve-bench-io-%d", absl::GetFlag(FLAGS_dir), ::getpid());
+  const std::string base =
+      absl::StrFormat("%s/graphsieve-bench-io-%d", absl::GetFlag(FLAGS_dir), ::getpid());
   const std::string csv = base + ".csv", gz = base + ".csv.gz";
-  std::printf("graphsieve-bench-io: kuairec preset, scale %g (%lld users, %lld items, %lld target instances), pilot %s\n",
-              scale, static_cast<long long>(options->num_users), static_cast<long long>(options->num_items),
-              static_cast<long long>(options->num_instances), pilot ? "on" : "off");
+  std::printf(
+      "graphsieve-bench-io: kuairec preset, scale %g (%lld users, %lld items, %lld target "
+      "instances), pilot %s\n",
+      scale, static_cast<long long>(options->num_users), static_cast<long long>(options->num_items),
+      static_cast<long long>(options->num_instances), pilot ? "on" : "off");
 
   absl::StatusOr<graphsieve::GeneratorStats> stats;
   const Timing gen = Time([&] { stats = graphsieve::WriteGeneratedLog(*options, csv); });
   if (!stats.ok()) {
-    std::fprintf(stderr, "graphsieve-bench-io: %s\n", std::string(stats.status().message()).c_str());
+    std::fprintf(stderr, "graphsieve-bench-io: %s\n",
+                 std::string(stats.status().message()).c_str());
     return 1;
   }
-  std::printf("generator (CSV)                    %7.3f s wall %7.3f s cpu  %lld rows, %.1f MB, %.2f M rows/s\n",
-              gen.wall, gen.cpu, static_cast<long long>(stats->instances),
-              static_cast<double>(stats->bytes_written) / 1e6, static_cast<double>(stats->instances) / 1e6 / gen.wall);
+  std::printf(
+      "generator (CSV)                    %7.3f s wall %7.3f s cpu  %lld rows, %.1f MB, %.2f M "
+      "rows/s\n",
+      gen.wall, gen.cpu, static_cast<long long>(stats->instances),
+      static_cast<double>(stats->bytes_written) / 1e6,
+      static_cast<double>(stats->instances) / 1e6 / gen.wall);
   options->gzip = true;
   absl::StatusOr<graphsieve::GeneratorStats> gz_stats;
   const Timing gen_gz = Time([&] { gz_stats = graphsieve::WriteGeneratedLog(*options, gz); });
   if (!gz_stats.ok()) {
-    std::fprintf(stderr, "graphsieve-bench-io: %s\n", std::string(gz_stats.status().message()).c_str());
+    std::fprintf(stderr, "graphsieve-bench-io: %s\n",
+                 std::string(gz_stats.status().message()).c_str());
     return 1;
   }
-  std::printf("generator (gzip level 1)           %7.3f s wall %7.3f s cpu\n", gen_gz.wall, gen_gz.cpu);
+  std::printf("generator (gzip level 1)           %7.3f s wall %7.3f s cpu\n", gen_gz.wall,
+              gen_gz.cpu);
 
   graphsieve::LogReaderOptions read_options;
   if (pilot) read_options.pilot_column = "pilot_score";
@@ -177,9 +194,11 @@ int Run() {
   const Timing reader_gz = Best(repeats, [&] { read_once(gz, &rows, &read_bytes); });
   PrintRead("ReadImpressionLog (gzip)", reader_gz, read_bytes, rows, base_gz);
   if (rows + 1 != lines || gz_lines != lines) {
-    std::fprintf(stderr, "graphsieve-bench-io: row counts disagree: reader %llu, lines %llu, gzip lines %llu\n",
-                 static_cast<unsigned long long>(rows), static_cast<unsigned long long>(lines),
-                 static_cast<unsigned long long>(gz_lines));
+    std::fprintf(
+        stderr,
+        "graphsieve-bench-io: row counts disagree: reader %llu, lines %llu, gzip lines %llu\n",
+        static_cast<unsigned long long>(rows), static_cast<unsigned long long>(lines),
+        static_cast<unsigned long long>(gz_lines));
     ++failures;
   }
   if (!absl::GetFlag(FLAGS_keep)) {
@@ -195,10 +214,14 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "measures the log reader (MB/s per core, plain and gzip, against read()+memchr and zlib baselines) and the "
-      "generator's seconds for the kuairec preset.\nExample: graphsieve-bench-io --scale 1 --repeats 3");
+      "measures the log reader (MB/s per core, plain and gzip, against read()+memchr and zlib "
+      "baselines) and the "
+      "generator's seconds for the kuairec preset.\nExample: graphsieve-bench-io --scale 1 "
+      "--repeats 3");
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "io_bench.cc"); };
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "io_bench.cc");
+  };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);

@@ -32,14 +32,15 @@ std::vector<double> ZipfWeights(int64_t n, double exponent, uint64_t seed, uint6
   return w;
 }
 
-void DrawParams(int64_t n, int dim, double bias_stddev, double factor_stddev, uint64_t seed, uint64_t stream,
-                std::vector<float>* bias, std::vector<float>* factors) {
+void DrawParams(int64_t n, int dim, double bias_stddev, double factor_stddev, uint64_t seed,
+                uint64_t stream, std::vector<float>* bias, std::vector<float>* factors) {
   bias->resize(n);
   factors->resize(static_cast<size_t>(n) * dim);
   for (int64_t i = 0; i < n; ++i) {
     Rng rng(seed, stream, i);
     (*bias)[i] = static_cast<float>(bias_stddev * rng.Normal());
-    for (int k = 0; k < dim; ++k) (*factors)[i * dim + k] = static_cast<float>(factor_stddev * rng.Normal());
+    for (int k = 0; k < dim; ++k)
+      (*factors)[i * dim + k] = static_cast<float>(factor_stddev * rng.Normal());
   }
 }
 
@@ -50,10 +51,10 @@ absl::StatusOr<ClickModel> ClickModel::Create(const GeneratorOptions& options) {
   const uint64_t seed = options.seed;
   m.user_weight_ = ZipfWeights(options.num_users, options.user_zipf_exponent, seed, kUserRank);
   m.item_weight_ = ZipfWeights(options.num_items, options.item_zipf_exponent, seed, kItemRank);
-  DrawParams(options.num_users, options.latent_dim, options.user_bias_stddev, options.factor_stddev, seed,
-             kUserParams, &m.user_bias_, &m.user_factors_);
-  DrawParams(options.num_items, options.latent_dim, options.item_bias_stddev, options.factor_stddev, seed,
-             kItemParams, &m.item_bias_, &m.item_factors_);
+  DrawParams(options.num_users, options.latent_dim, options.user_bias_stddev, options.factor_stddev,
+             seed, kUserParams, &m.user_bias_, &m.user_factors_);
+  DrawParams(options.num_items, options.latent_dim, options.item_bias_stddev, options.factor_stddev,
+             seed, kItemParams, &m.item_bias_, &m.item_factors_);
   // Popular items are a little more clickable: add coupling * standardised log-popularity.
   const int64_t items = options.num_items;
   double mean = 0, sq = 0;
@@ -63,7 +64,8 @@ absl::StatusOr<ClickModel> ClickModel::Create(const GeneratorOptions& options) {
   const double sd = std::sqrt(sq / static_cast<double>(items));
   if (sd > 0) {
     for (int64_t j = 0; j < items; ++j) {
-      m.item_bias_[j] += static_cast<float>(options.popularity_click_coupling * (std::log(m.item_weight_[j]) - mean) / sd);
+      m.item_bias_[j] += static_cast<float>(options.popularity_click_coupling *
+                                            (std::log(m.item_weight_[j]) - mean) / sd);
     }
   }
   m.repeat_q_ = options.repeat_rate / (1.0 + options.repeat_rate);  // geometric mean = q / (1 - q)
@@ -163,7 +165,8 @@ void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
       inst.probability = static_cast<float>(prob);
       inst.pilot = 0.0f;
       if (options_.pilot) {
-        inst.pilot = static_cast<float>(Sigmoid(mu_ + options_.pilot_slope * (logit - mu_) + options_.pilot_shift +
+        inst.pilot = static_cast<float>(Sigmoid(mu_ + options_.pilot_slope * (logit - mu_) +
+                                                options_.pilot_shift +
                                                 options_.pilot_noise_stddev * pilot.Normal()));
       }
       out->push_back(inst);

@@ -30,19 +30,23 @@ absl::Status GeneratorOptions::Validate() const {
   const double pairs = static_cast<double>(num_instances) / (1.0 + repeat_rate);
   const double cells = static_cast<double>(num_users) * static_cast<double>(num_items);
   if (pairs > 0.9 * cells) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "num_instances / (1 + repeat_rate) = ", static_cast<int64_t>(pairs), " pairs is more than 90% of the ",
-        static_cast<int64_t>(cells), " user x item cells; raise num_users/num_items or repeat_rate"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_instances / (1 + repeat_rate) = ", static_cast<int64_t>(pairs),
+                     " pairs is more than 90% of the ", static_cast<int64_t>(cells),
+                     " user x item cells; raise num_users/num_items or repeat_rate"));
   }
   if (!(positive_rate > 0 && positive_rate < 0.5)) return bad("positive_rate must be in (0, 0.5)");
-  if (!(user_zipf_exponent >= 0 && user_zipf_exponent <= 3)) return bad("user_zipf_exponent must be in [0, 3]");
-  if (!(item_zipf_exponent >= 0 && item_zipf_exponent <= 3)) return bad("item_zipf_exponent must be in [0, 3]");
+  if (!(user_zipf_exponent >= 0 && user_zipf_exponent <= 3))
+    return bad("user_zipf_exponent must be in [0, 3]");
+  if (!(item_zipf_exponent >= 0 && item_zipf_exponent <= 3))
+    return bad("item_zipf_exponent must be in [0, 3]");
   if (latent_dim < 0 || latent_dim > 256) return bad("latent_dim must be in [0, 256]");
   if (!(user_bias_stddev >= 0) || !(item_bias_stddev >= 0) || !(factor_stddev >= 0) ||
       !(pilot_noise_stddev >= 0)) {
     return bad("bias, factor and pilot noise stddevs must be >= 0");
   }
-  if (!std::isfinite(popularity_click_coupling) || !std::isfinite(pilot_slope) || !std::isfinite(pilot_shift)) {
+  if (!std::isfinite(popularity_click_coupling) || !std::isfinite(pilot_slope) ||
+      !std::isfinite(pilot_shift)) {
     return bad("popularity_click_coupling, pilot_slope and pilot_shift must be finite");
   }
   if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");
@@ -65,13 +69,15 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
     o.num_items = 100;
     o.num_instances = 2000;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown preset '", absl::string_view(name.data(), name.size()), "', expected kuairec, small or tiny"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown preset '",
+                                                   absl::string_view(name.data(), name.size()),
+                                                   "', expected kuairec, small or tiny"));
   }
   const double root = std::sqrt(scale);
   o.num_users = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_users) * root));
   o.num_items = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_items) * root));
-  o.num_instances = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_instances) * scale));
+  o.num_instances =
+      std::max<int64_t>(1, std::llround(static_cast<double>(o.num_instances) * scale));
   return o;
 }
 
@@ -119,12 +125,14 @@ absl::StatusOr<GeneratorStats> Generate(const GeneratorOptions& options, Emit em
 }
 
 // Formats one user's rows as CSV lines.
-void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector<Instance>& rows, std::string* out) {
+void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector<Instance>& rows,
+                std::string* out) {
   out->resize(rows.size() * 64 + 64);
   char* p = out->data();
   char* const end = out->data() + out->size();
   char user_text[24];
-  const size_t user_len = static_cast<size_t>(std::to_chars(user_text, user_text + 24, user).ptr - user_text);
+  const size_t user_len =
+      static_cast<size_t>(std::to_chars(user_text, user_text + 24, user).ptr - user_text);
   for (const Instance& r : rows) {
     std::memcpy(p, user_text, user_len);
     p += user_len;
@@ -138,7 +146,8 @@ void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector
     }
     if (options.truth) {
       *p++ = ',';
-      p = std::to_chars(p, end, static_cast<double>(r.probability), std::chars_format::fixed, 6).ptr;
+      p = std::to_chars(p, end, static_cast<double>(r.probability), std::chars_format::fixed, 6)
+              .ptr;
     }
     *p++ = '\n';
   }
@@ -147,8 +156,10 @@ void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector
 
 }  // namespace
 
-absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options, const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("output path is empty (use '-' for standard output)");
+absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options,
+                                                 const std::string& path) {
+  if (path.empty())
+    return absl::InvalidArgumentError("output path is empty (use '-' for standard output)");
   if (absl::Status s = options.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
   }
@@ -157,7 +168,9 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   int fd = 1;
   if (!to_stdout) {
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return absl::InvalidArgumentError(absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
+    if (fd < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
   }
   auto fail = [&](absl::Status s) {
     if (!to_stdout) {
@@ -166,8 +179,8 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
     }
     return s;
   };
-  absl::StatusOr<std::unique_ptr<gen_internal::OutputSink>> sink =
-      gen_internal::OutputSink::Create(fd, to_stdout ? std::string("<stdout>") : tmp, options.gzip ? options.gzip_level : 0);
+  absl::StatusOr<std::unique_ptr<gen_internal::OutputSink>> sink = gen_internal::OutputSink::Create(
+      fd, to_stdout ? std::string("<stdout>") : tmp, options.gzip ? options.gzip_level : 0);
   if (!sink.ok()) return fail(sink.status());
   std::string header = "user_id,item_id,label";
   if (options.pilot) header += ",pilot_score";
@@ -199,7 +212,8 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   return stats;
 }
 
-absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options, GeneratorStats* stats_out,
+absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options,
+                                                    GeneratorStats* stats_out,
                                                     std::vector<float>* true_probabilities) {
   ImpressionLog log;
   if (true_probabilities != nullptr) true_probabilities->clear();

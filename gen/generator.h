@@ -9,7 +9,7 @@
 // of a latent-factor click model,
 //   p = sigmoid(mu + bias_u + bias_j + <f_u, f_j>),
 // mu calibrated so the mean of p over instances is `positive_rate`. The
-// optional pilot score is that probability deliberately corrupted: 
+// optional pilot score is that probability deliberately corrupted:
 //   sigmoid(mu + pilot_slope·(logit − mu) + pilot_shift + pilot_noise_stddev·N(0,1)),
 // i.e. a noisy ranking, too flat (slope < 1) and shifted (miscalibrated).
 // Rows come out user by user (as KuaiRec's big_matrix.csv), each user's
@@ -36,25 +36,25 @@
 namespace graphsieve {
 
 struct GeneratorOptions {
-  int64_t num_users = 5765;              // distinct users
-  int64_t num_items = 10679;             // distinct items
-  int64_t num_instances = 12000000;      // target number of rows (met within ~1%)
-  double positive_rate = 1.0 / 35.0;     // target mean click probability over instances
-  double repeat_rate = 0.0256;           // mean extra impressions per pair (instances/pairs - 1)
-  double user_zipf_exponent = 0.6;       // activity weight of the user of rank r: (r+1)^-exponent
-  double item_zipf_exponent = 0.9;       // popularity weight of the item of rank r
-  int latent_dim = 8;                    // dimension of the user/item factors
-  double user_bias_stddev = 0.6;         // spread of the user click bias (logit units)
-  double item_bias_stddev = 0.8;         // spread of the item click bias (logit units)
-  double factor_stddev = 0.6;            // per-coordinate spread of the factors
-  double popularity_click_coupling = 0.2;// logit bonus per stddev of an item's log-popularity
-  bool pilot = false;                    // write a pilot_score column
-  double pilot_slope = 0.7;              // pilot logit = mu + slope·(true logit − mu) + shift + noise
-  double pilot_shift = 0.5;              // logit units; > 0 over-predicts clicks
+  int64_t num_users = 5765;                // distinct users
+  int64_t num_items = 10679;               // distinct items
+  int64_t num_instances = 12000000;        // target number of rows (met within ~1%)
+  double positive_rate = 1.0 / 35.0;       // target mean click probability over instances
+  double repeat_rate = 0.0256;             // mean extra impressions per pair (instances/pairs - 1)
+  double user_zipf_exponent = 0.6;         // activity weight of the user of rank r: (r+1)^-exponent
+  double item_zipf_exponent = 0.9;         // popularity weight of the item of rank r
+  int latent_dim = 8;                      // dimension of the user/item factors
+  double user_bias_stddev = 0.6;           // spread of the user click bias (logit units)
+  double item_bias_stddev = 0.8;           // spread of the item click bias (logit units)
+  double factor_stddev = 0.6;              // per-coordinate spread of the factors
+  double popularity_click_coupling = 0.2;  // logit bonus per stddev of an item's log-popularity
+  bool pilot = false;                      // write a pilot_score column
+  double pilot_slope = 0.7;  // pilot logit = mu + slope·(true logit − mu) + shift + noise
+  double pilot_shift = 0.5;  // logit units; > 0 over-predicts clicks
   double pilot_noise_stddev = 0.8;
-  bool truth = false;                    // write the true click probability as column true_prob
-  bool gzip = false;                     // gzip the output (deterministic header, mtime 0)
-  int gzip_level = 1;                    // 1 (fast) .. 9 (small)
+  bool truth = false;  // write the true click probability as column true_prob
+  bool gzip = false;   // gzip the output (deterministic header, mtime 0)
+  int gzip_level = 1;  // 1 (fast) .. 9 (small)
   uint64_t seed = 1;
   // Called about every 1% of users and at the end; may be empty.
   std::function<void(int64_t users_done, int64_t rows_written)> progress;
@@ -71,9 +71,9 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
 
 // What was generated (exact counts, computed while writing).
 struct GeneratorStats {
-  int64_t users = 0;           // users with at least one instance
-  int64_t items = 0;           // items with at least one instance
-  int64_t pairs = 0;           // distinct (user, item) pairs
+  int64_t users = 0;  // users with at least one instance
+  int64_t items = 0;  // items with at least one instance
+  int64_t pairs = 0;  // distinct (user, item) pairs
   int64_t instances = 0;
   int64_t positive_instances = 0;
   int64_t positive_pairs = 0;  // pairs with at least one positive instance
@@ -85,13 +85,14 @@ struct GeneratorStats {
 // Writes the CSV (header user_id,item_id,label[,pilot_score][,true_prob]) to
 // `path` ("-" = standard output). A file is written to "<path>.tmp" and
 // renamed, so a failed run leaves no partial file behind.
-absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options, const std::string& path);
+absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options,
+                                                 const std::string& path);
 
 // The same rows in memory (ids are the integers written to the file).
 // `true_probabilities`, if not null, receives each instance's click probability.
-absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options,
-                                                    GeneratorStats* stats = nullptr,
-                                                    std::vector<float>* true_probabilities = nullptr);
+absl::StatusOr<ImpressionLog> GenerateImpressionLog(
+    const GeneratorOptions& options, GeneratorStats* stats = nullptr,
+    std::vector<float>* true_probabilities = nullptr);
 
 }  // namespace graphsieve
 

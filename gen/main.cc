@@ -16,20 +16,27 @@
 #include "gen/generator.h"
 
 ABSL_FLAG(std::string, preset, "kuairec",
-          "Size preset: kuairec (5,765 users, 10,679 items, ~12M instances, ~1 positive per 35), small (kuairec "
-          "at scale 0.01: 577 users, 1,068 items, 120k instances) or tiny (60 users, 100 items, 2,000 instances).");
+          "Size preset: kuairec (5,765 users, 10,679 items, ~12M instances, ~1 positive per 35), "
+          "small (kuairec "
+          "at scale 0.01: 577 users, 1,068 items, 120k instances) or tiny (60 users, 100 items, "
+          "2,000 instances).");
 ABSL_FLAG(double, scale, 1.0,
-          "Multiplies the preset's instances by S and its users and items by sqrt(S) (the matrix density stays).");
+          "Multiplies the preset's instances by S and its users and items by sqrt(S) (the matrix "
+          "density stays).");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed. Same flags and seed give the same bytes.");
-ABSL_FLAG(std::string, output, "", "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed.");
+ABSL_FLAG(std::string, output, "",
+          "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed.");
 ABSL_FLAG(bool, pilot, false,
-          "Add a pilot_score column: the true click probability deliberately corrupted (noise + miscalibration).");
-ABSL_FLAG(bool, truth, false, "Add a true_prob column: the click probability each label was drawn from.");
+          "Add a pilot_score column: the true click probability deliberately corrupted (noise + "
+          "miscalibration).");
+ABSL_FLAG(bool, truth, false,
+          "Add a true_prob column: the click probability each label was drawn from.");
 ABSL_FLAG(bool, gzip, false, "Gzip the output (the reader detects gzip by its magic bytes).");
 ABSL_FLAG(int, gzip_level, 1, "Gzip level 1 (fast) .. 9 (small), with --gzip.");
 ABSL_FLAG(int64_t, users, 0, "Override the number of users (0 = from the preset and scale).");
 ABSL_FLAG(int64_t, items, 0, "Override the number of items (0 = from the preset and scale).");
-ABSL_FLAG(int64_t, instances, 0, "Override the number of instances (0 = from the preset and scale).");
+ABSL_FLAG(int64_t, instances, 0,
+          "Override the number of instances (0 = from the preset and scale).");
 ABSL_FLAG(double, positive_rate, 1.0 / 35.0, "Target mean click probability over instances.");
 ABSL_FLAG(double, repeat_rate, 0.0256, "Mean extra impressions of a pair (instances/pairs - 1).");
 ABSL_FLAG(bool, quiet, false, "No progress or summary on standard error.");
@@ -39,13 +46,15 @@ namespace {
 int Run() {
   const std::string output = absl::GetFlag(FLAGS_output);
   if (output.empty()) {
-    std::fprintf(stderr, "graphsieve-gen: --output is required (a file path, or '-' for standard output)\n");
+    std::fprintf(
+        stderr, "graphsieve-gen: --output is required (a file path, or '-' for standard output)\n");
     return 2;
   }
   absl::StatusOr<graphsieve::GeneratorOptions> preset =
       graphsieve::GeneratorPreset(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale));
   if (!preset.ok()) {
-    std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n", std::string(preset.status().message()).c_str());
+    std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n",
+                 std::string(preset.status().message()).c_str());
     return 2;
   }
   graphsieve::GeneratorOptions options = *preset;
@@ -66,8 +75,8 @@ int Run() {
   }
   if (!quiet && ::isatty(2)) {  // a live progress line on a terminal only
     options.progress = [total = options.num_users](int64_t users, int64_t rows) {
-      std::fprintf(stderr, "\rgraphsieve-gen: %3d%% of users, %lld rows", static_cast<int>(100 * users / total),
-                   static_cast<long long>(rows));
+      std::fprintf(stderr, "\rgraphsieve-gen: %3d%% of users, %lld rows",
+                   static_cast<int>(100 * users / total), static_cast<long long>(rows));
       if (users == total) std::fprintf(stderr, "\n");
     };
   }
@@ -77,17 +86,20 @@ int Run() {
     std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(stats.status().message()).c_str());
     return 1;
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!quiet) {
-    std::fprintf(stderr, "%s",
-                 absl::StrFormat("graphsieve-gen: wrote %s: %d instances, %d pairs, %d users, %d items, %d positive "
-                                 "instances (1 per %.1f), %d positive pairs, %.1f MB text, %.2f s\n",
-                                 output == "-" ? "<stdout>" : output, stats->instances, stats->pairs, stats->users,
-                                 stats->items, stats->positive_instances,
-                                 static_cast<double>(stats->instances) /
-                                     static_cast<double>(std::max<int64_t>(1, stats->positive_instances)),
-                                 stats->positive_pairs, static_cast<double>(stats->bytes_written) / 1e6, seconds)
-                     .c_str());
+    std::fprintf(
+        stderr, "%s",
+        absl::StrFormat(
+            "graphsieve-gen: wrote %s: %d instances, %d pairs, %d users, %d items, %d positive "
+            "instances (1 per %.1f), %d positive pairs, %.1f MB text, %.2f s\n",
+            output == "-" ? "<stdout>" : output, stats->instances, stats->pairs, stats->users,
+            stats->items, stats->positive_instances,
+            static_cast<double>(stats->instances) /
+                static_cast<double>(std::max<int64_t>(1, stats->positive_instances)),
+            stats->positive_pairs, static_cast<double>(stats->bytes_written) / 1e6, seconds)
+            .c_str());
   }
   return 0;
 }
@@ -96,18 +108,24 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "writes a deterministic, realistic impression log (CSV: user_id,item_id,label[,pilot_score][,true_prob]).\n"
-      "Power-law user activity and item popularity, labels from a latent-factor click model, repeated impressions.\n"
+      "writes a deterministic, realistic impression log (CSV: "
+      "user_id,item_id,label[,pilot_score][,true_prob]).\n"
+      "Power-law user activity and item popularity, labels from a latent-factor click model, "
+      "repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"
       "Docs: docs/DATA.md");
   absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) { return absl::EndsWith(file, "gen/main.cc"); };
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "gen/main.cc");
+  };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   usage.version_string = [] { return std::string("graphsieve-gen 0.1.0\n"); };
   absl::SetFlagsUsageConfig(usage);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
-    std::fprintf(stderr, "graphsieve-gen: unexpected argument '%s' (all options are --flags; see --help)\n", rest[1]);
+    std::fprintf(stderr,
+                 "graphsieve-gen: unexpected argument '%s' (all options are --flags; see --help)\n",
+                 rest[1]);
     return 2;
   }
   return Run();

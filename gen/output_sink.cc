@@ -30,7 +30,9 @@ absl::Status WriteAll(int fd, const std::string& path, const char* data, size_t 
 
 class PlainSink final : public OutputSink {
  public:
-  PlainSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) { buffer_.reserve(kBufferBytes); }
+  PlainSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {
+    buffer_.reserve(kBufferBytes);
+  }
   absl::Status Write(const char* data, size_t n) override {
     if (buffer_.size() + n > kBufferBytes) {
       if (absl::Status s = Flush(); !s.ok()) return s;
@@ -79,7 +81,8 @@ class GzipSink final : public OutputSink {
       zs_.next_out = reinterpret_cast<Bytef*>(out_.data());
       zs_.avail_out = static_cast<uInt>(out_.size());
       const int rc = deflate(&zs_, flush);
-      if (rc == Z_STREAM_ERROR) return absl::InternalError(absl::StrCat(path_, ": zlib deflate failed"));
+      if (rc == Z_STREAM_ERROR)
+        return absl::InternalError(absl::StrCat(path_, ": zlib deflate failed"));
       const size_t have = out_.size() - zs_.avail_out;
       if (absl::Status s = WriteAll(fd_, path_, out_.data(), have); !s.ok()) return s;
       if (flush == Z_FINISH ? rc == Z_STREAM_END : (zs_.avail_in == 0 && zs_.avail_out > 0)) break;
@@ -95,8 +98,10 @@ class GzipSink final : public OutputSink {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OutputSink>> OutputSink::Create(int fd, std::string path, int gzip_level) {
-  if (gzip_level == 0) return std::unique_ptr<OutputSink>(std::make_unique<PlainSink>(fd, std::move(path)));
+absl::StatusOr<std::unique_ptr<OutputSink>> OutputSink::Create(int fd, std::string path,
+                                                               int gzip_level) {
+  if (gzip_level == 0)
+    return std::unique_ptr<OutputSink>(std::make_unique<PlainSink>(fd, std::move(path)));
   auto gz = std::make_unique<GzipSink>(fd, std::move(path));
   if (absl::Status s = gz->Init(gzip_level); !s.ok()) return s;
   return std::unique_ptr<OutputSink>(std::move(gz));

@@ -18,7 +18,8 @@ class OutputSink {
  public:
   virtual ~OutputSink() = default;
   // `path` is only used in error messages. gzip_level 0 = plain output.
-  static absl::StatusOr<std::unique_ptr<OutputSink>> Create(int fd, std::string path, int gzip_level);
+  static absl::StatusOr<std::unique_ptr<OutputSink>> Create(int fd, std::string path,
+                                                            int gzip_level);
   virtual absl::Status Write(const char* data, size_t n) = 0;
   // Flushes everything (and ends the gzip stream). REQUIRES: called once, last.
   virtual absl::Status Close() = 0;

@@ -25,7 +25,8 @@ absl::Status ErrnoError(int err, const std::string& what) {
 // used to detect gzip), handed out before the rest of the file.
 class RawFile {
  public:
-  RawFile(std::string path, int fd, bool owns_fd) : path_(std::move(path)), fd_(fd), owns_fd_(owns_fd) {}
+  RawFile(std::string path, int fd, bool owns_fd)
+      : path_(std::move(path)), fd_(fd), owns_fd_(owns_fd) {}
   ~RawFile() {
     if (owns_fd_) ::close(fd_);
   }
@@ -134,7 +135,8 @@ class GzipSource final : public ByteSource {
       if (zs_.avail_in == 0 && eof_) {
         if (in_member_) {
           return absl::DataLossError(absl::StrCat(
-              file_->path(), ": truncated gzip stream (the file ends inside a compressed member after ",
+              file_->path(),
+              ": truncated gzip stream (the file ends inside a compressed member after ",
               file_->bytes_read(), " bytes)"));
         }
         break;  // clean end after a complete member
@@ -147,11 +149,12 @@ class GzipSource final : public ByteSource {
         continue;
       }
       // Z_BUF_ERROR with input left would mean no progress is possible.
-      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) continue;  // next pass reads more or reports truncation
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0)
+        continue;  // next pass reads more or reports truncation
       if (rc != Z_OK) {
-        return absl::DataLossError(absl::StrCat(file_->path(), ": corrupt gzip data near compressed byte ",
-                                                file_->bytes_read() - zs_.avail_in, ": ",
-                                                zs_.msg != nullptr ? zs_.msg : zError(rc)));
+        return absl::DataLossError(absl::StrCat(
+            file_->path(), ": corrupt gzip data near compressed byte ",
+            file_->bytes_read() - zs_.avail_in, ": ", zs_.msg != nullptr ? zs_.msg : zError(rc)));
       }
     }
     return want - zs_.avail_out;

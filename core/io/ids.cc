@@ -28,9 +28,7 @@ std::string Shown(std::string_view text) {
 
 }  // namespace
 
-uint64_t HashStringId(std::string_view text) {
-  return XXH3_64bits(text.data(), text.size());
-}
+uint64_t HashStringId(std::string_view text) { return XXH3_64bits(text.data(), text.size()); }
 
 absl::StatusOr<uint64_t> ParseId(std::string_view text, IdMode mode) {
   if (text.empty()) return absl::InvalidArgumentError("empty id");

@@ -6,10 +6,13 @@
 
 namespace graphsieve {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Split's SWAR scan assumes little-endian words");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "Split's SWAR scan assumes little-endian words");
 
 LineReader::LineReader(ByteSource* source, const LogReaderOptions& options)
-    : source_(source), max_line_bytes_(options.max_line_bytes), buffer_(options.read_buffer_bytes) {}
+    : source_(source),
+      max_line_bytes_(options.max_line_bytes),
+      buffer_(options.read_buffer_bytes) {}
 
 absl::Status LineReader::Refill() {
   if (begin_ > 0) {  // keep the partial line, move it to the front
@@ -19,8 +22,8 @@ absl::Status LineReader::Refill() {
   }
   if (end_ == buffer_.size()) {
     if (buffer_.size() >= max_line_bytes_) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("line longer than ", max_line_bytes_, " bytes (max_line_bytes); is this a text log?"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "line longer than ", max_line_bytes_, " bytes (max_line_bytes); is this a text log?"));
     }
     buffer_.resize(std::min(buffer_.size() * 2, max_line_bytes_));
   }
@@ -94,7 +97,8 @@ size_t LineSplitter::Split(std::string_view line, std::vector<std::string_view>*
     }
   }
   for (; p < end; ++p) {
-    if (*p == delimiter_ && !emit(p)) return SplitQuoted(line, static_cast<size_t>(start - begin), n, fields);
+    if (*p == delimiter_ && !emit(p))
+      return SplitQuoted(line, static_cast<size_t>(start - begin), n, fields);
   }
   if (n == capacity) {
     fields->resize(2 * capacity + 4);

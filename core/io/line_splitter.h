@@ -32,7 +32,7 @@ class LineReader {
   absl::StatusOr<bool> Next(std::string_view* line);
 
   uint64_t line_number() const { return line_number_; }  // of the last line returned (1-based)
-  uint64_t bytes() const { return bytes_; }               // uncompressed bytes read so far
+  uint64_t bytes() const { return bytes_; }              // uncompressed bytes read so far
 
  private:
   absl::Status Refill();
@@ -61,7 +61,8 @@ class LineSplitter {
   const char* error() const { return error_; }
 
  private:
-  size_t SplitQuoted(std::string_view line, size_t start, size_t index, std::vector<std::string_view>* fields);
+  size_t SplitQuoted(std::string_view line, size_t start, size_t index,
+                     std::vector<std::string_view>* fields);
 
   char delimiter_;
   const char* error_ = nullptr;

@@ -36,8 +36,8 @@ absl::StatusOr<LabelRule> LabelRule::Parse(std::string_view text) {
   static constexpr struct {
     const char* token;
     Op op;
-  } kOps[] = {{">=", Op::kGe}, {"<=", Op::kLe}, {"==", Op::kEq}, {"!=", Op::kNe},
-              {">", Op::kGt},  {"<", Op::kLt}};
+  } kOps[] = {{">=", Op::kGe}, {"<=", Op::kLe}, {"==", Op::kEq},
+              {"!=", Op::kNe}, {">", Op::kGt},  {"<", Op::kLt}};
   LabelRule out;
   size_t pos = std::string_view::npos;
   size_t len = 0;
@@ -52,7 +52,8 @@ absl::StatusOr<LabelRule> LabelRule::Parse(std::string_view text) {
   if (pos == std::string_view::npos) {
     if (!ValidColumnName(rule)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "label rule '", Av(text), "': expected a column name or '<column> <op> <number>' with op one of > >= < <= == !="));
+          "label rule '", Av(text),
+          "': expected a column name or '<column> <op> <number>' with op one of > >= < <= == !="));
     }
     out.column = std::string(rule);
     out.op = Op::kBinary;
@@ -61,13 +62,15 @@ absl::StatusOr<LabelRule> LabelRule::Parse(std::string_view text) {
   const std::string_view column = Strip(rule.substr(0, pos));
   const std::string_view number = Strip(rule.substr(pos + len));
   if (!ValidColumnName(column)) {
-    return absl::InvalidArgumentError(absl::StrCat("label rule '", Av(text), "': missing or invalid column name before the operator"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "label rule '", Av(text), "': missing or invalid column name before the operator"));
   }
   double threshold = 0;
   const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), threshold);
-  if (number.empty() || ec != std::errc() || end != number.data() + number.size() || !std::isfinite(threshold)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("label rule '", Av(text), "': threshold '", Av(number), "' is not a finite number"));
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+      !std::isfinite(threshold)) {
+    return absl::InvalidArgumentError(absl::StrCat("label rule '", Av(text), "': threshold '",
+                                                   Av(number), "' is not a finite number"));
   }
   out.column = std::string(column);
   out.threshold = threshold;
@@ -79,12 +82,24 @@ std::string LabelRule::ToString() const {
   switch (this->op) {
     case Op::kBinary:
       return column;
-    case Op::kGt: op = ">"; break;
-    case Op::kGe: op = ">="; break;
-    case Op::kLt: op = "<"; break;
-    case Op::kLe: op = "<="; break;
-    case Op::kEq: op = "=="; break;
-    case Op::kNe: op = "!="; break;
+    case Op::kGt:
+      op = ">";
+      break;
+    case Op::kGe:
+      op = ">=";
+      break;
+    case Op::kLt:
+      op = "<";
+      break;
+    case Op::kLe:
+      op = "<=";
+      break;
+    case Op::kEq:
+      op = "==";
+      break;
+    case Op::kNe:
+      op = "!=";
+      break;
   }
   char buf[32];
   const auto res = std::to_chars(buf, buf + sizeof(buf), threshold);  // shortest round-trip form
@@ -94,14 +109,16 @@ std::string LabelRule::ToString() const {
 absl::StatusOr<LogFormat> ParseLogFormat(std::string_view name) {
   if (name == "csv" || name == "tsv" || name == "delimited") return LogFormat::kDelimited;
   if (name == "mind") return LogFormat::kMind;
-  return absl::InvalidArgumentError(absl::StrCat("unknown log format '", Av(name), "', expected csv, tsv or mind"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown log format '", Av(name), "', expected csv, tsv or mind"));
 }
 
 absl::Status LogReaderOptions::Validate() const {
   if (user_column.empty()) return absl::InvalidArgumentError("user column name is empty");
   if (item_column.empty()) return absl::InvalidArgumentError("item column name is empty");
   if (user_column == item_column) {
-    return absl::InvalidArgumentError(absl::StrCat("user and item column are both '", user_column, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user and item column are both '", user_column, "'"));
   }
   if (format == LogFormat::kDelimited && label.column.empty()) {
     return absl::InvalidArgumentError("label column name is empty");
@@ -113,7 +130,8 @@ absl::Status LogReaderOptions::Validate() const {
     return absl::InvalidArgumentError("delimiter may not be a quote, space or line break");
   }
   if (max_bad_rows < 0) return absl::InvalidArgumentError("max_bad_rows must be >= 0");
-  if (read_buffer_bytes < 4096) return absl::InvalidArgumentError("read_buffer_bytes must be >= 4096");
+  if (read_buffer_bytes < 4096)
+    return absl::InvalidArgumentError("read_buffer_bytes must be >= 4096");
   if (max_line_bytes < read_buffer_bytes) {
     return absl::InvalidArgumentError("max_line_bytes must be >= read_buffer_bytes");
   }
@@ -162,8 +180,8 @@ absl::Status ApplyDatasetPreset(std::string_view dataset, LogReaderOptions* opti
     options->mind_impressions_column = "impressions";
     return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown dataset '", Av(dataset), "', expected graphsieve, movielens, kuairec or mind"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown dataset '", Av(dataset), "', expected graphsieve, movielens, kuairec or mind"));
 }
 
 }  // namespace graphsieve

@@ -43,8 +43,9 @@ inline bool FastParseUint(std::string_view s, uint64_t* out) {
 // mantissa / 10^k is one correctly rounded division of two exact doubles
 // (Clinger). Anything else (exponents, long mantissas) returns false.
 inline bool FastParseDouble(std::string_view s, double* out) {
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const char* p = s.data();
   const char* const end = p + s.size();
   bool negative = false;
@@ -82,8 +83,13 @@ std::string Shown(std::string_view text) {
 // Parses one log file into an ImpressionLog. One instance per call of Run().
 class LogParser {
  public:
-  LogParser(std::string path, const LogReaderOptions& options, ByteSource* source, ImpressionLog* log)
-      : path_(std::move(path)), options_(options), source_(source), lines_(source, options), log_(log) {}
+  LogParser(std::string path, const LogReaderOptions& options, ByteSource* source,
+            ImpressionLog* log)
+      : path_(std::move(path)),
+        options_(options),
+        source_(source),
+        lines_(source, options),
+        log_(log) {}
 
   absl::Status Run() {
     std::string_view first;
@@ -93,7 +99,9 @@ class LogParser {
       got = lines_.Next(&first);
       if (!got.ok()) return Annotate(got.status());
     }
-    if (!*got) return absl::InvalidArgumentError(absl::StrCat(path_, ": empty file (no header and no rows)"));
+    if (!*got)
+      return absl::InvalidArgumentError(
+          absl::StrCat(path_, ": empty file (no header and no rows)"));
     if (absl::Status s = SetUpColumns(first); !s.ok()) return s;
     if (!options_.column_names.empty()) {  // headerless: the first line is data
       if (absl::Status s = HandleRow(first); !s.ok()) return s;
@@ -118,12 +126,14 @@ class LogParser {
   // Source errors (DATA_LOSS etc.) already name the file; a long line gets file:line.
   absl::Status Annotate(const absl::Status& s) const {
     if (s.code() != absl::StatusCode::kInvalidArgument) return s;
-    return absl::Status(s.code(), absl::StrCat(path_, ":", lines_.line_number(), ": ", s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat(path_, ":", lines_.line_number(), ": ", s.message()));
   }
 
   absl::Status RowError(absl::string_view column, absl::string_view problem) const {
     if (column.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(path_, ":", lines_.line_number(), ": ", problem));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path_, ":", lines_.line_number(), ": ", problem));
     }
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ":", lines_.line_number(), ": column '", column, "': ", problem));
@@ -138,9 +148,10 @@ class LogParser {
     if (delimiter_ == '\0') {
       delimiter_ = DetectDelimiter(first_line, headerless ? options_.column_names.size() : 0);
       if (delimiter_ == '\0') {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path_, ":1: cannot detect the delimiter from the ", headerless ? "first row" : "header", " '",
-            Shown(first_line), "' (no tab, comma, '|' or ';'); set the delimiter explicitly"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path_, ":1: cannot detect the delimiter from the ",
+                         headerless ? "first row" : "header", " '", Shown(first_line),
+                         "' (no tab, comma, '|' or ';'); set the delimiter explicitly"));
       }
     }
     splitter_ = LineSplitter(delimiter_);
@@ -156,16 +167,18 @@ class LogParser {
     auto find = [&](const std::string& name, const char* role, int* out) -> absl::Status {
       auto it = index.find(name);
       if (it == index.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path_, ":1: no ", role, " column '", name, "' in the ", headerless ? "given column names" : "header",
-            "; columns are: ", absl::StrJoin(names_, ", ")));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path_, ":1: no ", role, " column '", name, "' in the ",
+                         headerless ? "given column names" : "header",
+                         "; columns are: ", absl::StrJoin(names_, ", ")));
       }
       *out = it->second;
       return absl::OkStatus();
     };
     if (absl::Status s = find(options_.user_column, "user", &user_col_); !s.ok()) return s;
     if (options_.format == LogFormat::kMind) {
-      if (absl::Status s = find(options_.mind_impressions_column, "impressions", &impressions_col_); !s.ok()) {
+      if (absl::Status s = find(options_.mind_impressions_column, "impressions", &impressions_col_);
+          !s.ok()) {
         return s;
       }
     } else {
@@ -173,7 +186,8 @@ class LogParser {
       if (absl::Status s = find(options_.label.column, "label", &label_col_); !s.ok()) return s;
     }
     if (!options_.pilot_column.empty()) {
-      if (absl::Status s = find(options_.pilot_column, "pilot score", &pilot_col_); !s.ok()) return s;
+      if (absl::Status s = find(options_.pilot_column, "pilot score", &pilot_col_); !s.ok())
+        return s;
     }
     fields_.resize(names_.size());
     return absl::OkStatus();
@@ -209,9 +223,9 @@ class LogParser {
     return ParseIdFieldSlow(text, column, names, id);
   }
 
-  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseIdFieldSlow(std::string_view text, const std::string& column,
-                                                        absl::flat_hash_map<uint64_t, std::string>* names,
-                                                        uint64_t* id) {
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseIdFieldSlow(
+      std::string_view text, const std::string& column,
+      absl::flat_hash_map<uint64_t, std::string>* names, uint64_t* id) {
     absl::StatusOr<uint64_t> parsed = ParseId(text, options_.id_mode);
     if (!parsed.ok()) return RowError(column, parsed.status().message());
     *id = *parsed;
@@ -232,7 +246,8 @@ class LogParser {
     return ParseNumberSlow(text, column, value);
   }
 
-  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseNumberSlow(std::string_view text, const std::string& column,
+  ABSL_ATTRIBUTE_NOINLINE absl::Status ParseNumberSlow(std::string_view text,
+                                                       const std::string& column,
                                                        double* value) const {
     if (text.empty()) return RowError(column, "is empty, expected a number");
     const char* begin = text.data();
@@ -241,7 +256,8 @@ class LogParser {
     if (ec != std::errc() || end != text.data() + text.size()) {
       return RowError(column, absl::StrCat("'", Shown(text), "' is not a number"));
     }
-    if (!std::isfinite(*value)) return RowError(column, absl::StrCat("'", Shown(text), "' is not finite"));
+    if (!std::isfinite(*value))
+      return RowError(column, absl::StrCat("'", Shown(text), "' is not finite"));
     return absl::OkStatus();
   }
 
@@ -259,13 +275,26 @@ class LogParser {
     if (absl::Status s = ParseNumber(text, rule.column, &v); !s.ok()) return s;
     bool positive = false;
     switch (rule.op) {
-      case LabelRule::Op::kGt: positive = v > rule.threshold; break;
-      case LabelRule::Op::kGe: positive = v >= rule.threshold; break;
-      case LabelRule::Op::kLt: positive = v < rule.threshold; break;
-      case LabelRule::Op::kLe: positive = v <= rule.threshold; break;
-      case LabelRule::Op::kEq: positive = v == rule.threshold; break;
-      case LabelRule::Op::kNe: positive = v != rule.threshold; break;
-      case LabelRule::Op::kBinary: break;
+      case LabelRule::Op::kGt:
+        positive = v > rule.threshold;
+        break;
+      case LabelRule::Op::kGe:
+        positive = v >= rule.threshold;
+        break;
+      case LabelRule::Op::kLt:
+        positive = v < rule.threshold;
+        break;
+      case LabelRule::Op::kLe:
+        positive = v <= rule.threshold;
+        break;
+      case LabelRule::Op::kEq:
+        positive = v == rule.threshold;
+        break;
+      case LabelRule::Op::kNe:
+        positive = v != rule.threshold;
+        break;
+      case LabelRule::Op::kBinary:
+        break;
     }
     *label = positive ? 1 : 0;
     return absl::OkStatus();
@@ -285,7 +314,8 @@ class LogParser {
   // (and counted) while the max_bad_rows budget lasts.
   absl::Status HandleRow(std::string_view line) {
     ++rows_;
-    absl::Status s = options_.format == LogFormat::kMind ? ParseMindRow(line) : ParseDelimitedRow(line);
+    absl::Status s =
+        options_.format == LogFormat::kMind ? ParseMindRow(line) : ParseDelimitedRow(line);
     if (!s.ok()) {
       if (static_cast<int64_t>(bad_rows_) >= options_.max_bad_rows) {
         if (options_.max_bad_rows == 0) return s;
@@ -293,11 +323,15 @@ class LogParser {
                                                    " bad rows, the limit set by max_bad_rows)"));
       }
       ++bad_rows_;
-      if (log_->bad_row_messages.size() < kMaxBadRowMessages) log_->bad_row_messages.emplace_back(s.message());
+      if (log_->bad_row_messages.size() < kMaxBadRowMessages)
+        log_->bad_row_messages.emplace_back(s.message());
     }
     if ((rows_ & 0xFFFF) == 0) {
       ReportProgress(/*force=*/false);
-      if (rows_ == 65536) ReserveFromEstimate();
+      // Plain files: the size is exact, estimate early. Gzip: wait until the
+      // compressed bytes read so far are many read chunks, for a stable ratio.
+      if (rows_ == (source_->compressed() ? (uint64_t{1} << 20) : uint64_t{65536}))
+        ReserveFromEstimate();
     }
     return absl::OkStatus();
   }
@@ -307,7 +341,8 @@ class LogParser {
     if (splitter_.error() != nullptr) return RowError("", splitter_.error());
     if (*n != names_.size()) {
       return RowError("", absl::StrCat("expected ", names_.size(), " fields (",
-                                       options_.column_names.empty() ? "as in the header" : "as in the column names",
+                                       options_.column_names.empty() ? "as in the header"
+                                                                     : "as in the column names",
                                        "), found ", *n));
     }
     return absl::OkStatus();
@@ -319,10 +354,14 @@ class LogParser {
     uint64_t user = 0, item = 0;
     uint8_t label = 0;
     float pilot = 0;
-    if (absl::Status s = ParseIdField(fields_[user_col_], options_.user_column, &log_->user_names, &user); !s.ok()) {
+    if (absl::Status s =
+            ParseIdField(fields_[user_col_], options_.user_column, &log_->user_names, &user);
+        !s.ok()) {
       return s;
     }
-    if (absl::Status s = ParseIdField(fields_[item_col_], options_.item_column, &log_->item_names, &item); !s.ok()) {
+    if (absl::Status s =
+            ParseIdField(fields_[item_col_], options_.item_column, &log_->item_names, &item);
+        !s.ok()) {
       return s;
     }
     if (absl::Status s = ParseLabel(fields_[label_col_], &label); !s.ok()) return s;
@@ -341,7 +380,9 @@ class LogParser {
     size_t n = 0;
     if (absl::Status s = SplitChecked(line, &n); !s.ok()) return s;
     uint64_t user = 0;
-    if (absl::Status s = ParseIdField(fields_[user_col_], options_.user_column, &log_->user_names, &user); !s.ok()) {
+    if (absl::Status s =
+            ParseIdField(fields_[user_col_], options_.user_column, &log_->user_names, &user);
+        !s.ok()) {
       return s;
     }
     float pilot = 0;
@@ -358,12 +399,17 @@ class LogParser {
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
       if (token.empty()) continue;
       const size_t dash = token.rfind('-');
-      if (dash == std::string_view::npos || dash + 2 != token.size() || (token[dash + 1] != '0' && token[dash + 1] != '1')) {
-        return RowError(column, absl::StrCat("impression '", Shown(token),
-                                             "' is not '<item>-0' or '<item>-1' (the MIND test split has no labels)"));
+      if (dash == std::string_view::npos || dash + 2 != token.size() ||
+          (token[dash + 1] != '0' && token[dash + 1] != '1')) {
+        return RowError(
+            column,
+            absl::StrCat("impression '", Shown(token),
+                         "' is not '<item>-0' or '<item>-1' (the MIND test split has no labels)"));
       }
       uint64_t item = 0;
-      if (absl::Status s = ParseIdField(token.substr(0, dash), column, &log_->item_names, &item); !s.ok()) return s;
+      if (absl::Status s = ParseIdField(token.substr(0, dash), column, &log_->item_names, &item);
+          !s.ok())
+        return s;
       mind_items_.push_back(item);
       mind_labels_.push_back(static_cast<uint8_t>(token[dash + 1] - '0'));
     }
@@ -371,17 +417,27 @@ class LogParser {
     log_->user_ids.insert(log_->user_ids.end(), mind_items_.size(), user);
     log_->item_ids.insert(log_->item_ids.end(), mind_items_.begin(), mind_items_.end());
     log_->labels.insert(log_->labels.end(), mind_labels_.begin(), mind_labels_.end());
-    if (pilot_col_ >= 0) log_->pilot_scores.insert(log_->pilot_scores.end(), mind_items_.size(), pilot);
+    if (pilot_col_ >= 0)
+      log_->pilot_scores.insert(log_->pilot_scores.end(), mind_items_.size(), pilot);
     return absl::OkStatus();
   }
 
-  // After the first rows, reserve for the rest of a plain file from the mean row length.
+  // After the first rows, reserves for the rest of the file from the mean row
+  // length (plain: file size; gzip: compressed size times the ratio so far),
+  // so the columns are not copied while they grow.
   void ReserveFromEstimate() {
-    if (source_->compressed() || source_->file_size() == 0 || lines_.bytes() == 0) return;
+    if (source_->file_size() == 0 || lines_.bytes() == 0 || source_->file_bytes_read() == 0) return;
+    double total_bytes = static_cast<double>(source_->file_size());
+    if (source_->compressed()) {
+      total_bytes *=
+          static_cast<double>(lines_.bytes()) / static_cast<double>(source_->file_bytes_read());
+    }
     const double bytes_per_instance =
-        static_cast<double>(lines_.bytes()) / static_cast<double>(std::max<size_t>(1, log_->size() - start_size_));
-    const size_t expect = log_->size() + static_cast<size_t>(static_cast<double>(source_->file_size()) /
-                                                             bytes_per_instance * 1.02) + 1024;
+        static_cast<double>(lines_.bytes()) /
+        static_cast<double>(std::max<size_t>(1, log_->size() - start_size_));
+    const size_t expect =
+        start_size_ + static_cast<size_t>(total_bytes / bytes_per_instance * 1.03) + 1024;
+    if (expect <= log_->user_ids.capacity()) return;
     log_->user_ids.reserve(expect);
     log_->item_ids.reserve(expect);
     log_->labels.reserve(expect);
@@ -429,14 +485,17 @@ void Truncate(ImpressionLog* log, size_t n, bool had_pilot, const ImpressionLog&
 
 }  // namespace
 
-absl::Status ReadImpressionLog(const std::string& path, const LogReaderOptions& options, ImpressionLog* log) {
+absl::Status ReadImpressionLog(const std::string& path, const LogReaderOptions& options,
+                               ImpressionLog* log) {
   if (absl::Status s = options.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("log reader options: ", s.message()));
   }
-  if (!log->user_ids.empty() && (log->pilot_scores.size() == log->size()) != !options.pilot_column.empty()) {
+  if (!log->user_ids.empty() &&
+      (log->pilot_scores.size() == log->size()) != !options.pilot_column.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": cannot append: the log read so far ", options.pilot_column.empty() ? "has" : "has no",
-        " pilot scores but this file is read ", options.pilot_column.empty() ? "without" : "with", " a pilot column"));
+        path, ": cannot append: the log read so far ",
+        options.pilot_column.empty() ? "has" : "has no", " pilot scores but this file is read ",
+        options.pilot_column.empty() ? "without" : "with", " a pilot column"));
   }
   absl::StatusOr<std::unique_ptr<ByteSource>> source = ByteSource::Open(path);
   if (!source.ok()) return source.status();

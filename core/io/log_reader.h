@@ -51,19 +51,20 @@ absl::StatusOr<LogFormat> ParseLogFormat(std::string_view name);
 
 struct LogReaderOptions {
   LogFormat format = LogFormat::kDelimited;
-  char delimiter = '\0';               // '\0' = detect from the header (tab, comma, '|', ';')
+  char delimiter = '\0';  // '\0' = detect from the header (tab, comma, '|', ';')
   // Empty: the first line is a header. Otherwise the file has no header and
   // these are its columns' names, in order (e.g. {"user_id","item_id","rating","ts"}).
   std::vector<std::string> column_names;
   std::string mind_impressions_column = "impressions";  // kMind only
   std::string user_column = "user_id";
   std::string item_column = "item_id";
-  LabelRule label;                     // default: 0/1 column "label"
-  std::string pilot_column;            // empty = no pilot score
+  LabelRule label;           // default: 0/1 column "label"
+  std::string pilot_column;  // empty = no pilot score
   IdMode id_mode = IdMode::kAuto;
-  int64_t max_bad_rows = 0;            // rows that may be skipped (and counted) before failing
-  bool keep_id_names = true;           // remember the text of hashed ids (for --export)
-  std::function<void(uint64_t bytes_read, uint64_t rows)> progress;  // called every few MB; may be empty
+  int64_t max_bad_rows = 0;   // rows that may be skipped (and counted) before failing
+  bool keep_id_names = true;  // remember the text of hashed ids (for --export)
+  std::function<void(uint64_t bytes_read, uint64_t rows)>
+      progress;                                // called every few MB; may be empty
   size_t read_buffer_bytes = size_t{1} << 20;  // fixed read buffer (grows only for longer lines)
   size_t max_line_bytes = size_t{64} << 20;    // a longer line is an error (likely not a text log)
   absl::Status Validate() const;
@@ -80,13 +81,13 @@ absl::Status ApplyDatasetPreset(std::string_view dataset, LogReaderOptions* opti
 struct ImpressionLog {
   std::vector<uint64_t> user_ids;
   std::vector<uint64_t> item_ids;
-  std::vector<uint8_t> labels;         // 0/1
-  std::vector<float> pilot_scores;     // empty when no pilot column was read
+  std::vector<uint8_t> labels;      // 0/1
+  std::vector<float> pilot_scores;  // empty when no pilot column was read
   // Text of ids that were hashed (IdMode kAuto/kString), for exports.
   absl::flat_hash_map<uint64_t, std::string> user_names;
   absl::flat_hash_map<uint64_t, std::string> item_names;
-  uint64_t bytes_read = 0;             // uncompressed bytes parsed
-  uint64_t rows_read = 0;              // data rows seen (good + skipped)
+  uint64_t bytes_read = 0;  // uncompressed bytes parsed
+  uint64_t rows_read = 0;   // data rows seen (good + skipped)
   uint64_t bad_rows_skipped = 0;
   std::vector<std::string> bad_row_messages;  // the first few skipped rows' errors
   size_t size() const { return user_ids.size(); }

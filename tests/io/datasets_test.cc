@@ -66,12 +66,12 @@ TEST(MovieLensTest, UDataMapsToRatingAtLeastFourIsPositive) {
 
 TEST(KuaiRecTest, BigMatrixLayoutMapsVideoIdAndWatchRatio) {
   testing_io::TempFiles files;
-  const std::string path = files.Write(
-      "big_matrix.csv",
-      "user_id,video_id,play_duration,video_duration,time,date,timestamp,watch_ratio\n"
-      "0,3649,13838,10867,2020-07-05 00:08:23.438,20200705,1593878903.438,1.2733965\n"
-      "0,9598,13665,10984,2020-07-05 00:13:41.297,20200705,1593879221.297,3.2441\n"
-      "7175,10000,0,7000,2020-09-05 10:00:00.000,20200905,1599271200.000,3.0\n");
+  const std::string path =
+      files.Write("big_matrix.csv",
+                  "user_id,video_id,play_duration,video_duration,time,date,timestamp,watch_ratio\n"
+                  "0,3649,13838,10867,2020-07-05 00:08:23.438,20200705,1593878903.438,1.2733965\n"
+                  "0,9598,13665,10984,2020-07-05 00:13:41.297,20200705,1593879221.297,3.2441\n"
+                  "7175,10000,0,7000,2020-09-05 10:00:00.000,20200905,1599271200.000,3.0\n");
   LogReaderOptions options;
   ASSERT_TRUE(ApplyDatasetPreset("kuairec", &options).ok());
   ImpressionLog log;

@@ -102,7 +102,8 @@ TEST(GeneratorTest, FileReadsBackAsTheInMemoryLog) {
   EXPECT_EQ(from_file.labels, memory->labels);
   ASSERT_EQ(from_file.pilot_scores.size(), memory->pilot_scores.size());
   for (size_t i = 0; i < from_file.size(); i += 97) {
-    EXPECT_NEAR(from_file.pilot_scores[i], memory->pilot_scores[i], 1e-6);  // 6 decimals in the file
+    EXPECT_NEAR(from_file.pilot_scores[i], memory->pilot_scores[i],
+                1e-6);  // 6 decimals in the file
   }
   EXPECT_EQ(static_cast<int64_t>(from_file.size()), stats->instances);
   EXPECT_EQ(from_file.bytes_read, stats->bytes_written);
@@ -140,7 +141,8 @@ TEST(GeneratorTest, SmallPresetHasThePresetShape) {
   std::vector<int64_t> counts;
   for (const auto& [item, c] : item_count) counts.push_back(c);
   std::sort(counts.rbegin(), counts.rend());
-  const int64_t top = std::accumulate(counts.begin(), counts.begin() + counts.size() / 10, int64_t{0});
+  const int64_t top =
+      std::accumulate(counts.begin(), counts.begin() + counts.size() / 10, int64_t{0});
   EXPECT_GT(static_cast<double>(top) / n, 0.3);
 }
 
@@ -154,7 +156,8 @@ TEST(GeneratorTest, ScaleMultipliesInstancesAndSqrtUsersItems) {
   EXPECT_EQ(q.num_items, 5340);
   EXPECT_EQ(q.num_instances, 3000000);
   EXPECT_THAT(GeneratorPreset("huge", 1).status().message(), HasSubstr("unknown preset 'huge'"));
-  EXPECT_THAT(GeneratorPreset("tiny", 0).status().message(), HasSubstr("scale must be a positive number"));
+  EXPECT_THAT(GeneratorPreset("tiny", 0).status().message(),
+              HasSubstr("scale must be a positive number"));
 }
 
 // Labels carry user/item structure: the true probabilities rank well, a
@@ -169,7 +172,8 @@ TEST(GeneratorTest, LabelsAreLearnableAndPilotIsImperfect) {
   ASSERT_TRUE(log.ok());
   const size_t n = log->size();
   const double base = 1.0 / 35;
-  absl::flat_hash_map<uint64_t, std::pair<double, double>> user_stats, item_stats;  // (positives, count)
+  absl::flat_hash_map<uint64_t, std::pair<double, double>> user_stats,
+      item_stats;  // (positives, count)
   for (size_t i = 0; i < n; i += 2) {
     auto& u = user_stats[log->user_ids[i]];
     auto& v = item_stats[log->item_ids[i]];
@@ -199,13 +203,15 @@ TEST(GeneratorTest, LabelsAreLearnableAndPilotIsImperfect) {
   EXPECT_GT(pilot_auc, 0.6);
   EXPECT_LT(pilot_auc, oracle_auc - 0.02);
   // Miscalibrated: the pilot's mean is off the positive rate by > 20%.
-  const double pilot_mean = std::accumulate(pilot.begin(), pilot.end(), 0.0) / static_cast<double>(pilot.size());
+  const double pilot_mean =
+      std::accumulate(pilot.begin(), pilot.end(), 0.0) / static_cast<double>(pilot.size());
   EXPECT_GT(std::abs(pilot_mean - base) / base, 0.2);
   RecordProperty("oracle_auc", std::to_string(oracle_auc));
   RecordProperty("learnt_auc", std::to_string(learnt_auc));
   RecordProperty("pilot_auc", std::to_string(pilot_auc));
-  std::printf("AUC on held-out half: oracle %.3f, user+item CTR %.3f, pilot %.3f; pilot mean %.4f\n", oracle_auc,
-              learnt_auc, pilot_auc, pilot_mean);
+  std::printf(
+      "AUC on held-out half: oracle %.3f, user+item CTR %.3f, pilot %.3f; pilot mean %.4f\n",
+      oracle_auc, learnt_auc, pilot_auc, pilot_mean);
 }
 
 TEST(GeneratorTest, InvalidOptionsAreNamed) {

@@ -63,7 +63,8 @@ TEST(ParseIdModeTest, NamesRoundTrip) {
 // XXH3 of the key's 8 little-endian bytes with seed 0, as xxhsum prints it:
 // printf '\x2a\0\0\0\0\0\0\0' | xxhsum -H3 -> d5a6f8c838df27c8.
 TEST(KeepNegativeTest, UniformNumberIsTopBitsOfXxh3OfLittleEndianKey) {
-  EXPECT_DOUBLE_EQ(UnitIntervalFromKey(42, 0), static_cast<double>(0xd5a6f8c838df27c8ull >> 11) * 0x1.0p-53);
+  EXPECT_DOUBLE_EQ(UnitIntervalFromKey(42, 0),
+                   static_cast<double>(0xd5a6f8c838df27c8ull >> 11) * 0x1.0p-53);
   EXPECT_DOUBLE_EQ(UnitIntervalFromKey(0x0102030405060708ull, 0),
                    static_cast<double>(0x908faf195058ca9eull >> 11) * 0x1.0p-53);
   const double x = UnitIntervalFromKey(42, 0);
@@ -85,7 +86,8 @@ TEST(KeepNegativeTest, KeptFractionMatchesRate) {
   for (double rate : {0.01, 0.2, 0.5, 0.93}) {
     for (uint64_t seed : {0ull, 1ull, 0xdeadbeefull}) {
       int kept = 0;
-      for (int i = 0; i < kTrials; ++i) kept += KeepNegative(static_cast<uint64_t>(i) * 7919u, seed, rate);
+      for (int i = 0; i < kTrials; ++i)
+        kept += KeepNegative(static_cast<uint64_t>(i) * 7919u, seed, rate);
       const double sd = std::sqrt(kTrials * rate * (1 - rate));
       EXPECT_NEAR(kept, kTrials * rate, 5 * sd) << "rate " << rate << " seed " << seed;
     }

@@ -34,9 +34,20 @@ TEST(LineSplitterTest, MatchesByteByByteReferenceOnRandomLines) {
   };
   for (char delimiter : {',', '\t', '|', ';'}) {
     // Neighbours of the delimiter's byte value and of zero, digits, letters.
-    const std::string alphabet = std::string{static_cast<char>(delimiter - 1), static_cast<char>(delimiter + 1),
-                                             static_cast<char>(delimiter ^ 1), static_cast<char>(delimiter ^ 0x80),
-                                             '\x01', '\x7f', '\x80', '\xff', '0', '9', 'a', '-', '.', ' '} +
+    const std::string alphabet = std::string{static_cast<char>(delimiter - 1),
+                                             static_cast<char>(delimiter + 1),
+                                             static_cast<char>(delimiter ^ 1),
+                                             static_cast<char>(delimiter ^ 0x80),
+                                             '\x01',
+                                             '\x7f',
+                                             '\x80',
+                                             '\xff',
+                                             '0',
+                                             '9',
+                                             'a',
+                                             '-',
+                                             '.',
+                                             ' '} +
                                  std::string(6, delimiter);
     LineSplitter splitter(delimiter);
     std::vector<std::string_view> fields;
@@ -48,7 +59,8 @@ TEST(LineSplitterTest, MatchesByteByByteReferenceOnRandomLines) {
       ASSERT_EQ(splitter.error(), nullptr);
       const std::vector<std::string> expected = ReferenceSplit(line, delimiter);
       ASSERT_EQ(n, expected.size()) << "line '" << line << "'";
-      for (size_t i = 0; i < n; ++i) ASSERT_EQ(fields[i], expected[i]) << "field " << i << " of '" << line << "'";
+      for (size_t i = 0; i < n; ++i)
+        ASSERT_EQ(fields[i], expected[i]) << "field " << i << " of '" << line << "'";
     }
   }
 }
@@ -79,7 +91,8 @@ TEST(LineReaderTest, LinesSurviveBufferBoundaries) {
   }
   content += "tail";
   expected.push_back("tail");
-  absl::StatusOr<std::unique_ptr<ByteSource>> source = ByteSource::Open(files.Write("lines.txt", content));
+  absl::StatusOr<std::unique_ptr<ByteSource>> source =
+      ByteSource::Open(files.Write("lines.txt", content));
   ASSERT_TRUE(source.ok());
   LogReaderOptions options;
   options.read_buffer_bytes = 4096;

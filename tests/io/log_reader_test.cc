@@ -47,8 +47,9 @@ TEST(LogReaderTest, DetectsDelimiterAndFindsColumnsByName) {
   TempFiles files;
   for (char d : {'\t', ',', '|', ';'}) {
     const std::string D(1, d);
-    const std::string content = absl::StrCat("extra", D, "label", D, "item_id", D, "user_id\n", "x", D, "1", D,
-                                             "7", D, "5\n", "y", D, "0", D, "8", D, "6\n");
+    const std::string content =
+        absl::StrCat("extra", D, "label", D, "item_id", D, "user_id\n", "x", D, "1", D, "7", D,
+                     "5\n", "y", D, "0", D, "8", D, "6\n");
     absl::StatusOr<ImpressionLog> log = Read(files.Write("d.txt", content));
     ASSERT_TRUE(log.ok()) << "delimiter " << int(d) << ": " << log.status();
     EXPECT_THAT(log->user_ids, ElementsAre(5, 6));
@@ -73,8 +74,9 @@ TEST(LogReaderTest, ExplicitDelimiterWins) {
 TEST(LogReaderTest, MissingColumnListsTheHeader) {
   TempFiles files;
   const std::string path = files.Write("m.csv", "user_id,video_id,label\n1,2,0\n");
-  EXPECT_EQ(ErrorOf(path),
-            path + ":1: no item column 'item_id' in the header; columns are: user_id, video_id, label");
+  EXPECT_EQ(
+      ErrorOf(path),
+      path + ":1: no item column 'item_id' in the header; columns are: user_id, video_id, label");
   LogReaderOptions options;
   options.item_column = "video_id";
   options.pilot_column = "pilot_score";
@@ -90,7 +92,8 @@ TEST(LogReaderTest, NonNumericLabelNamesFileLineAndColumn) {
   const std::string nan = files.Write("nan.csv", "user_id,item_id,watch_ratio\n1,2,nan\n");
   EXPECT_THAT(ErrorOf(nan, options), HasSubstr(":2: column 'watch_ratio': 'nan' is not finite"));
   const std::string empty = files.Write("e.csv", "user_id,item_id,watch_ratio\n1,2,\n");
-  EXPECT_THAT(ErrorOf(empty, options), HasSubstr(":2: column 'watch_ratio': is empty, expected a number"));
+  EXPECT_THAT(ErrorOf(empty, options),
+              HasSubstr(":2: column 'watch_ratio': is empty, expected a number"));
 }
 
 TEST(LogReaderTest, LabelMustBeZeroOrOne) {
@@ -135,11 +138,14 @@ TEST(LogReaderTest, MissingFileIsNotFound) {
 
 TEST(LogReaderTest, IdOverflowNamesTheColumn) {
   TempFiles files;
-  const std::string path = files.Write("o.csv", "user_id,item_id,label\n1,2,0\n18446744073709551616,2,0\n");
-  EXPECT_EQ(ErrorOf(path), path +
-                               ":3: column 'user_id': id '18446744073709551616' does not fit in uint64 (max "
-                               "18446744073709551615)");
-  const std::string max = files.Write("max.csv", "user_id,item_id,label\n18446744073709551615,2,0\n");
+  const std::string path =
+      files.Write("o.csv", "user_id,item_id,label\n1,2,0\n18446744073709551616,2,0\n");
+  EXPECT_EQ(ErrorOf(path),
+            path +
+                ":3: column 'user_id': id '18446744073709551616' does not fit in uint64 (max "
+                "18446744073709551615)");
+  const std::string max =
+      files.Write("max.csv", "user_id,item_id,label\n18446744073709551615,2,0\n");
   absl::StatusOr<ImpressionLog> log = Read(max);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ(log->user_ids[0], UINT64_MAX);
@@ -147,17 +153,20 @@ TEST(LogReaderTest, IdOverflowNamesTheColumn) {
 
 TEST(LogReaderTest, StringIdsAreHashedAndTheirNamesKept) {
   TempFiles files;
-  const std::string path = files.Write("s.csv", "user_id,item_id,label\nU1,N9,1\nU1,N8,0\n7,N9,0\n");
+  const std::string path =
+      files.Write("s.csv", "user_id,item_id,label\nU1,N9,1\nU1,N8,0\n7,N9,0\n");
   absl::StatusOr<ImpressionLog> log = Read(path);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(log->user_ids, ElementsAre(HashStringId("U1"), HashStringId("U1"), 7u));
-  EXPECT_THAT(log->item_ids, ElementsAre(HashStringId("N9"), HashStringId("N8"), HashStringId("N9")));
+  EXPECT_THAT(log->item_ids,
+              ElementsAre(HashStringId("N9"), HashStringId("N8"), HashStringId("N9")));
   EXPECT_EQ(log->user_names.size(), 1u);
   EXPECT_EQ(log->user_names.at(HashStringId("U1")), "U1");
   EXPECT_EQ(log->item_names.at(HashStringId("N8")), "N8");
   LogReaderOptions options;
   options.id_mode = IdMode::kInteger;
-  EXPECT_THAT(ErrorOf(path, options), HasSubstr(":2: column 'user_id': id 'U1' is not a decimal integer"));
+  EXPECT_THAT(ErrorOf(path, options),
+              HasSubstr(":2: column 'user_id': id 'U1' is not a decimal integer"));
   options.id_mode = IdMode::kString;
   log = Read(path, options);
   ASSERT_TRUE(log.ok());
@@ -166,7 +175,8 @@ TEST(LogReaderTest, StringIdsAreHashedAndTheirNamesKept) {
 
 TEST(LogReaderTest, ThresholdRuleOperators) {
   TempFiles files;
-  const std::string path = files.Write("t.csv", "user_id,item_id,r\n1,1,2\n1,2,3\n1,3,4\n1,4,-1e1\n");
+  const std::string path =
+      files.Write("t.csv", "user_id,item_id,r\n1,1,2\n1,2,3\n1,3,4\n1,4,-1e1\n");
   const std::vector<std::pair<std::string, std::vector<uint8_t>>> cases = {
       {"r > 3", {0, 0, 1, 0}}, {"r >= 3", {0, 1, 1, 0}}, {"r < 3", {1, 0, 0, 1}},
       {"r<=3", {1, 1, 0, 1}},  {"r == 3", {0, 1, 0, 0}}, {"r != 3", {1, 0, 1, 1}}};
@@ -196,7 +206,8 @@ TEST(LogReaderTest, DecimalsParseExactly) {
       if (i == point && i > 0) d += '.';
       d += static_cast<char>('0' + next() % 10);
     }
-    const std::string path = files.Write("d.csv", "user_id,item_id,x\n1,2," + d + "\n1,3,0.5e-300\n");
+    const std::string path =
+        files.Write("d.csv", "user_id,item_id,x\n1,2," + d + "\n1,3,0.5e-300\n");
     LogReaderOptions options;
     absl::StatusOr<LabelRule> rule = LabelRule::Parse("x == " + d);
     ASSERT_TRUE(rule.ok()) << d;
@@ -226,9 +237,12 @@ TEST(LabelRuleTest, BadRulesNameTheRule) {
   EXPECT_EQ(LabelRule::Parse("").status().message(), "label rule is empty");
   EXPECT_EQ(LabelRule::Parse("watch_ratio > abc").status().message(),
             "label rule 'watch_ratio > abc': threshold 'abc' is not a finite number");
-  EXPECT_THAT(LabelRule::Parse("watch_ratio >").status().message(), HasSubstr("threshold '' is not"));
-  EXPECT_THAT(LabelRule::Parse("> 3").status().message(), HasSubstr("missing or invalid column name"));
-  EXPECT_THAT(LabelRule::Parse("watch ratio").status().message(), HasSubstr("expected a column name"));
+  EXPECT_THAT(LabelRule::Parse("watch_ratio >").status().message(),
+              HasSubstr("threshold '' is not"));
+  EXPECT_THAT(LabelRule::Parse("> 3").status().message(),
+              HasSubstr("missing or invalid column name"));
+  EXPECT_THAT(LabelRule::Parse("watch ratio").status().message(),
+              HasSubstr("expected a column name"));
   EXPECT_THAT(LabelRule::Parse("x > inf").status().message(), HasSubstr("not a finite number"));
 }
 
@@ -247,26 +261,30 @@ TEST(LogReaderTest, MaxBadRowsSkipsAndCounts) {
   EXPECT_THAT(log->bad_row_messages[0], HasSubstr(":3: expected 3 fields"));
   EXPECT_THAT(log->bad_row_messages[1], HasSubstr(":5: column 'label': label is 'maybe'"));
   options.max_bad_rows = 1;
-  EXPECT_THAT(ErrorOf(path, options),
-              HasSubstr(":5: column 'label': label is 'maybe', expected 0 or 1 (after skipping 1 bad rows"));
+  EXPECT_THAT(
+      ErrorOf(path, options),
+      HasSubstr(
+          ":5: column 'label': label is 'maybe', expected 0 or 1 (after skipping 1 bad rows"));
 }
 
 TEST(LogReaderTest, PilotScoreColumn) {
   TempFiles files;
   LogReaderOptions options;
   options.pilot_column = "pilot_score";
-  absl::StatusOr<ImpressionLog> log =
-      Read(files.Write("p.csv", "user_id,item_id,label,pilot_score\n1,2,0,0.25\n1,3,1,1e-3\n"), options);
+  absl::StatusOr<ImpressionLog> log = Read(
+      files.Write("p.csv", "user_id,item_id,label,pilot_score\n1,2,0,0.25\n1,3,1,1e-3\n"), options);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(log->pilot_scores, ElementsAre(0.25f, 0.001f));
-  EXPECT_THAT(ErrorOf(files.Write("q.csv", "user_id,item_id,label,pilot_score\n1,2,0,1.5\n"), options),
-              HasSubstr(":2: column 'pilot_score': pilot score 1.5 is outside [0, 1]"));
+  EXPECT_THAT(
+      ErrorOf(files.Write("q.csv", "user_id,item_id,label,pilot_score\n1,2,0,1.5\n"), options),
+      HasSubstr(":2: column 'pilot_score': pilot score 1.5 is outside [0, 1]"));
 }
 
 TEST(LogReaderTest, QuotedFieldsCrlfBomAndBlankLines) {
   TempFiles files;
   const std::string content =
-      "\xEF\xBB\xBF" "user_id,item_id,label,comment\r\n"
+      "\xEF\xBB\xBF"
+      "user_id,item_id,label,comment\r\n"
       "\"U,1\",\"7\",1,\"said \"\"hi\"\", then left\"\r\n"
       "\r\n"
       "\"say \"\"x\"\"\",8, 0 ,plain\r\n"
@@ -286,7 +304,8 @@ TEST(LogReaderTest, QuotedFieldsCrlfBomAndBlankLines) {
 TEST(LogReaderTest, GzipRoundTripMatchesPlain) {
   TempFiles files;
   std::string content = "user_id,item_id,label,pilot_score\n";
-  for (int i = 0; i < 50000; ++i) absl::StrAppend(&content, i % 997, ",", i % 1009, ",", i % 7 == 0, ",0.5\n");
+  for (int i = 0; i < 50000; ++i)
+    absl::StrAppend(&content, i % 997, ",", i % 1009, ",", i % 7 == 0, ",0.5\n");
   LogReaderOptions options;
   options.pilot_column = "pilot_score";
   absl::StatusOr<ImpressionLog> plain = Read(files.Write("g.csv", content), options);
@@ -301,7 +320,8 @@ TEST(LogReaderTest, GzipRoundTripMatchesPlain) {
   EXPECT_EQ(plain->pilot_scores, unnamed->pilot_scores);
   EXPECT_EQ(gz->bytes_read, content.size());
   // Concatenated members (cat a.gz b.gz) read as one stream.
-  const std::string two = testing_io::Gzip("user_id,item_id,label\n1,2,0\n") + testing_io::Gzip("3,4,1\n");
+  const std::string two =
+      testing_io::Gzip("user_id,item_id,label\n1,2,0\n") + testing_io::Gzip("3,4,1\n");
   absl::StatusOr<ImpressionLog> cat = Read(files.Write("two.gz", two));
   ASSERT_TRUE(cat.ok()) << cat.status();
   EXPECT_THAT(cat->user_ids, ElementsAre(1, 3));
@@ -318,9 +338,11 @@ TEST(LogReaderTest, TruncatedAndCorruptGzipAreDataLoss) {
   EXPECT_EQ(log.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(log.status().message(), HasSubstr(cut + ": truncated gzip stream"));
   // Losing only the 8-byte trailer (CRC + size) is truncation too.
-  EXPECT_THAT(ErrorOf(files.Write("trailer.gz", gz.substr(0, gz.size() - 4))), HasSubstr("truncated gzip"));
+  EXPECT_THAT(ErrorOf(files.Write("trailer.gz", gz.substr(0, gz.size() - 4))),
+              HasSubstr("truncated gzip"));
   std::string bad = gz;
-  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+  for (size_t i = gz.size() / 3; i < gz.size() / 3 + 64; ++i)
+    bad[i] = static_cast<char>(bad[i] ^ 0x5a);
   log = Read(files.Write("bad.gz", bad));
   ASSERT_FALSE(log.ok());
   EXPECT_EQ(log.status().code(), absl::StatusCode::kDataLoss);
@@ -331,8 +353,8 @@ TEST(LogReaderTest, SmallBufferGivesTheSameRowsAndLongLinesGrowIt) {
   TempFiles files;
   std::string content = "user_id,item_id,label,pad\n";
   for (int i = 0; i < 3000; ++i) {
-    absl::StrAppend(&content, i, ",", i * 31 % 101, ",", i % 3 == 0, ",", std::string(i % 17 == 0 ? 6000 : 3, 'x'),
-                    "\n");
+    absl::StrAppend(&content, i, ",", i * 31 % 101, ",", i % 3 == 0, ",",
+                    std::string(i % 17 == 0 ? 6000 : 3, 'x'), "\n");
   }
   const std::string path = files.Write("long.csv", content);
   LogReaderOptions small;
@@ -351,19 +373,24 @@ TEST(LogReaderTest, SmallBufferGivesTheSameRowsAndLongLinesGrowIt) {
 TEST(LogReaderTest, AppendsAndLeavesTheLogUnchangedOnError) {
   TempFiles files;
   ImpressionLog log;
-  ASSERT_TRUE(ReadImpressionLog(files.Write("a.csv", "user_id,item_id,label\n1,2,0\n"), {}, &log).ok());
-  ASSERT_TRUE(ReadImpressionLog(files.Write("b.csv", "user_id,item_id,label\n3,4,1\n"), {}, &log).ok());
+  ASSERT_TRUE(
+      ReadImpressionLog(files.Write("a.csv", "user_id,item_id,label\n1,2,0\n"), {}, &log).ok());
+  ASSERT_TRUE(
+      ReadImpressionLog(files.Write("b.csv", "user_id,item_id,label\n3,4,1\n"), {}, &log).ok());
   EXPECT_THAT(log.user_ids, ElementsAre(1, 3));
   EXPECT_EQ(log.rows_read, 2u);
-  const absl::Status s = ReadImpressionLog(files.Write("c.csv", "user_id,item_id,label\n5,6,1\n7,8,9\n"), {}, &log);
+  const absl::Status s =
+      ReadImpressionLog(files.Write("c.csv", "user_id,item_id,label\n5,6,1\n7,8,9\n"), {}, &log);
   EXPECT_THAT(s.message(), HasSubstr("c.csv:3"));
   EXPECT_THAT(log.user_ids, ElementsAre(1, 3));
   EXPECT_EQ(log.labels.size(), 2u);
   EXPECT_EQ(log.rows_read, 2u);
   LogReaderOptions pilot;
   pilot.pilot_column = "p";
-  EXPECT_THAT(ReadImpressionLog(files.Write("d.csv", "user_id,item_id,label,p\n1,1,1,0.5\n"), pilot, &log).message(),
-              HasSubstr("cannot append"));
+  EXPECT_THAT(
+      ReadImpressionLog(files.Write("d.csv", "user_id,item_id,label,p\n1,1,1,0.5\n"), pilot, &log)
+          .message(),
+      HasSubstr("cannot append"));
 }
 
 TEST(LogReaderTest, ProgressReportsAllBytes) {
@@ -389,14 +416,15 @@ TEST(LogReaderTest, HeaderlessWithColumnNames) {
   LogReaderOptions options;
   options.column_names = {"user_id", "item_id", "rating", "ts"};
   options.label = *LabelRule::Parse("rating >= 4");
-  absl::StatusOr<ImpressionLog> log = Read(files.Write("u.data", "196\t242\t3\t881250949\n186\t302\t4\t891717742\n"),
-                                           options);
+  absl::StatusOr<ImpressionLog> log =
+      Read(files.Write("u.data", "196\t242\t3\t881250949\n186\t302\t4\t891717742\n"), options);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(log->user_ids, ElementsAre(196, 186));
   EXPECT_THAT(log->labels, ElementsAre(0, 1));
   options.column_names = {"user_id", "item_id", "score"};
   EXPECT_THAT(ErrorOf(files.Write("v.data", "1\t2\t3\n"), options),
-              HasSubstr("no label column 'rating' in the given column names; columns are: user_id, item_id, score"));
+              HasSubstr("no label column 'rating' in the given column names; columns are: user_id, "
+                        "item_id, score"));
 }
 
 TEST(LogReaderTest, MindImpressionsExpandToInstances) {
@@ -409,15 +437,18 @@ TEST(LogReaderTest, MindImpressionsExpandToInstances) {
   absl::StatusOr<ImpressionLog> log = Read(files.Write("behaviors.tsv", content), options);
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_EQ(log->rows_read, 2u);
-  EXPECT_THAT(log->user_ids, ElementsAre(HashStringId("U13740"), HashStringId("U13740"), HashStringId("U91836"),
-                                         HashStringId("U91836"), HashStringId("U91836")));
-  EXPECT_THAT(log->item_ids, ElementsAre(HashStringId("N55689"), HashStringId("N35729"), HashStringId("N20678"),
-                                         HashStringId("N39317"), HashStringId("N58114")));
+  EXPECT_THAT(log->user_ids,
+              ElementsAre(HashStringId("U13740"), HashStringId("U13740"), HashStringId("U91836"),
+                          HashStringId("U91836"), HashStringId("U91836")));
+  EXPECT_THAT(log->item_ids,
+              ElementsAre(HashStringId("N55689"), HashStringId("N35729"), HashStringId("N20678"),
+                          HashStringId("N39317"), HashStringId("N58114")));
   EXPECT_THAT(log->labels, ElementsAre(1, 0, 0, 0, 1));
   EXPECT_EQ(log->item_names.at(HashStringId("N58114")), "N58114");
   const std::string test_split = files.Write("test.tsv", "1\tU1\tt\t\tN1 N2\n");
-  EXPECT_THAT(ErrorOf(test_split, options),
-              HasSubstr(":1: column 'impressions': impression 'N1' is not '<item>-0' or '<item>-1'"));
+  EXPECT_THAT(
+      ErrorOf(test_split, options),
+      HasSubstr(":1: column 'impressions': impression 'N1' is not '<item>-0' or '<item>-1'"));
 }
 
 TEST(LogReaderOptionsTest, ValidateNamesTheConstraint) {
@@ -435,7 +466,8 @@ TEST(LogReaderOptionsTest, ValidateNamesTheConstraint) {
   EXPECT_FALSE(o.Validate().ok());
   ImpressionLog log;
   EXPECT_THAT(ReadImpressionLog("x.csv", o, &log).message(), HasSubstr("log reader options:"));
-  EXPECT_THAT(ParseLogFormat("parquet").status().message(), HasSubstr("unknown log format 'parquet'"));
+  EXPECT_THAT(ParseLogFormat("parquet").status().message(),
+              HasSubstr("unknown log format 'parquet'"));
   EXPECT_EQ(*ParseLogFormat("mind"), LogFormat::kMind);
 }
 

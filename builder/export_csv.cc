@@ -1,0 +1,104 @@
+#include "builder/export_csv.h"
+
+#include <charconv>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+
+namespace graphsieve {
+namespace {
+
+void AppendId(uint64_t id, const absl::flat_hash_map<uint64_t, std::string>& names,
+              std::string* out) {
+  auto it = names.find(id);
+  if (it == names.end()) {
+    char buf[24];
+    auto r = std::to_chars(buf, buf + sizeof(buf), id);
+    out->append(buf, r.ptr);
+    return;
+  }
+  const std::string& text = it->second;
+  if (text.find_first_of(",\"\r\n") == std::string::npos) {
+    out->append(text);
+    return;
+  }
+  out->push_back('"');  // RFC 4180 quoting
+  for (char c : text) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
+void AppendFloat(float v, std::string* out) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);  // shortest round-trip form
+  out->append(buf, r.ptr);
+}
+
+}  // namespace
+
+absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
+                            const PipelineResult& result,
+                            const absl::flat_hash_map<uint64_t, std::string>& user_names,
+                            const absl::flat_hash_map<uint64_t, std::string>& item_names) {
+  const size_t n = pairs.num_pairs();
+  if (result.geff.size() != n || result.hardness.size() != n || result.score.size() != n ||
+      result.rate.size() != n) {
+    return absl::InvalidArgumentError("export: per-pair result columns do not match the pairs");
+  }
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  if (f == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--export: cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  std::string buf;
+  buf.reserve(1 << 20);
+  buf.append(kExportHeader);
+  buf.push_back('\n');
+  for (size_t i = 0; i < n; ++i) {
+    AppendId(pairs.user_ids[pairs.pair_user[i]], user_names, &buf);
+    buf.push_back(',');
+    AppendId(pairs.item_ids[pairs.pair_item[i]], item_names, &buf);
+    buf.push_back(',');
+    buf.push_back(pairs.label[i] ? '1' : '0');
+    buf.push_back(',');
+    absl::StrAppend(&buf, pairs.instances[i]);
+    buf.push_back(',');
+    AppendFloat(result.geff[i], &buf);
+    buf.push_back(',');
+    AppendFloat(result.hardness[i], &buf);
+    buf.push_back(',');
+    AppendFloat(result.score[i], &buf);
+    buf.push_back(',');
+    AppendFloat(result.rate[i], &buf);
+    buf.push_back('\n');
+    if (buf.size() > (1 << 20) - 256 || i + 1 == n) {
+      if (std::fwrite(buf.data(), 1, buf.size(), f.get()) != buf.size()) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+      }
+      buf.clear();
+    }
+  }
+  if (!buf.empty() && std::fwrite(buf.data(), 1, buf.size(), f.get()) != buf.size()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+  }
+  if (std::fflush(f.get()) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+  }
+  f.reset();
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--export: rename ", tmp, " -> ", path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graphsieve

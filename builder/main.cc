@@ -1,0 +1,272 @@
+// graphsieve-build: impression log(s) → validated, atomically published
+// snapshot. See --help and docs/SNAPSHOT.md.
+//
+// Exit codes: 0 published (or dry run passed), 1 runtime error (input, I/O,
+// solver), 2 bad flags, 3 a validation gate failed (nothing published).
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "builder/build_job.h"
+#include "builder/progress.h"
+
+// Input.
+ABSL_FLAG(std::string, input, "",
+          "Impression log file(s), comma-separated; read in order and concatenated. CSV/TSV with "
+          "a header (delimiter detected unless --delimiter), gzip detected from the bytes.");
+ABSL_FLAG(std::string, dataset, "",
+          "Optional column preset: graphsieve | movielens | kuairec | mind (sets columns, "
+          "delimiter and label rule; explicit column flags still override).");
+ABSL_FLAG(std::string, user_col, "user_id", "Name of the user id column.");
+ABSL_FLAG(std::string, item_col, "item_id", "Name of the item id column.");
+ABSL_FLAG(std::string, label_col, "label", "Name of the 0/1 label column (ignored with --label_rule).");
+ABSL_FLAG(std::string, label_rule, "",
+          "Label as a threshold rule on a numeric column, e.g. \"watch_ratio > 3\" "
+          "(ops > >= < <= == !=). Empty: the 0/1 column --label_col.");
+ABSL_FLAG(std::string, pilot_col, "",
+          "Column with a pilot model's score (needed by --method opt|max|mean|product).");
+ABSL_FLAG(std::string, delimiter, "auto", "Field delimiter: auto | comma | tab | pipe | semicolon | one character.");
+ABSL_FLAG(std::string, id_mode, "auto",
+          "auto (decimal integers as is, other text hashed with XXH3-64) | int | string (always hashed).");
+ABSL_FLAG(int64_t, max_bad_rows, 0, "Malformed rows that may be skipped (and counted) before the build fails.");
+// Method.
+ABSL_FLAG(std::string, method, "maec", "Rates from: maec (graph, default) | uniform | opt (pilot) | max | mean | product (ensembles).");
+ABSL_FLAG(double, alpha, 0.2, "Target mean sampling rate over negative instances, in (0, 1].");
+ABSL_FLAG(double, floor, 0.01, "Rate floor, in (0, --alpha).");
+ABSL_FLAG(double, product_floor, 0.01, "Floor of the product ensemble.");
+ABSL_FLAG(double, gamma, 0.5, "Propagation weight, in [0, 1).");
+ABSL_FLAG(bool, uncertainty_propagation, true, "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
+ABSL_FLAG(bool, score_propagation, true, "Propagate the corrected score (paper §4.2).");
+ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 operator instead of the edge rule.");
+ABSL_FLAG(bool, correct_pilot, false, "Apply uncertainty/score propagation to the pilot score before combining.");
+ABSL_FLAG(double, propagation_tolerance, 1e-6, "Stop propagation when max |change| is below this.");
+ABSL_FLAG(int32_t, propagation_max_iterations, 100, "Propagation iteration cap.");
+ABSL_FLAG(std::string, resistance, "auto", "Effective resistance: auto | exact (dense) | sketch (random projection) | one-sided (exact, solves on the smaller side).");
+ABSL_FLAG(int32_t, sketch_dim, 64, "Sketch dimension k (random projections; also the per-node rows kept for unseen pairs).");
+ABSL_FLAG(double, solver_tolerance, 1e-6, "Relative residual every CG solve must reach.");
+ABSL_FLAG(int32_t, solver_max_iterations, 1000, "CG iteration cap; a solve that hits it fails the build.");
+ABSL_FLAG(uint64_t, seed, 42, "Seed of all randomness (same input + seed → same rates); also the keep-decision seed recorded in the manifest.");
+ABSL_FLAG(int32_t, threads, 2, "Worker threads.");
+// Output.
+ABSL_FLAG(std::string, snapshot_root, "", "Directory of published snapshots (CURRENT, <version>/, pins/). Created if missing.");
+ABSL_FLAG(int32_t, keep, 5, "Retention: keep the newest N versions (the CURRENT one and pinned ones are never deleted).");
+ABSL_FLAG(std::string, table_format, "cuckoo", "Pairs table layout: cuckoo (fastest lookups) | block (block-based, bloom + hash index).");
+ABSL_FLAG(std::string, export, "", "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row per pair, ids as in the input).");
+ABSL_FLAG(bool, dry_run, false, "Read, compute, check the gates (and --export) but publish nothing.");
+ABSL_FLAG(double, lock_timeout_seconds, 0, "Wait this long for another publisher on the same root (default: fail at once).");
+ABSL_FLAG(bool, quiet, false, "No progress and no human summary (errors still go to stderr).");
+ABSL_FLAG(bool, json, false, "Print one JSON summary object on stdout (for schedulers), also on failure.");
+
+namespace graphsieve {
+namespace {
+
+constexpr int kExitError = 1, kExitUsage = 2, kExitGate = 3;
+
+// Abseil flag names use '_'; accept the '-' spellings (--user-col) too.
+std::vector<char*> NormaliseDashes(int argc, char** argv, std::vector<std::string>* storage) {
+  storage->reserve(argc);
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i > 0 && absl::StartsWith(a, "--") && a.size() > 2) {
+      size_t end = a.find('=');
+      if (end == std::string::npos) end = a.size();
+      for (size_t k = 2; k < end; ++k)
+        if (a[k] == '-') a[k] = '_';
+    }
+    storage->push_back(a);
+  }
+  std::vector<char*> out;
+  for (std::string& s : *storage) out.push_back(s.data());
+  return out;
+}
+
+absl::StatusOr<char> ParseDelimiter(const std::string& d) {
+  if (d == "auto") return '\0';
+  if (d == "comma" || d == ",") return ',';
+  if (d == "tab" || d == "\\t" || d == "\t") return '\t';
+  if (d == "pipe" || d == "|") return '|';
+  if (d == "semicolon" || d == ";") return ';';
+  if (d.size() == 1) return d[0];
+  return absl::InvalidArgumentError(absl::StrCat("--delimiter: '", d, "' is not auto|comma|tab|pipe|semicolon or one character"));
+}
+
+absl::Status Prefixed(absl::string_view flag, const absl::Status& s) {
+  return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", s.message()));
+}
+
+absl::StatusOr<BuildOptions> OptionsFromFlags() {
+  BuildOptions o;
+  for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_input), ',')) {
+    if (!f.empty()) o.inputs.emplace_back(f);
+  }
+  LogReaderOptions& r = o.reader;
+  if (!absl::GetFlag(FLAGS_dataset).empty()) {
+    absl::Status s = ApplyDatasetPreset(absl::GetFlag(FLAGS_dataset), &r);
+    if (!s.ok()) return Prefixed("dataset", s);
+  }
+  auto explicitly = [](const auto& flag, const std::string& def) { return absl::GetFlag(flag) != def; };
+  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_user_col, "user_id")) r.user_column = absl::GetFlag(FLAGS_user_col);
+  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_item_col, "item_id")) r.item_column = absl::GetFlag(FLAGS_item_col);
+  if (!absl::GetFlag(FLAGS_label_rule).empty()) {
+    auto rule = LabelRule::Parse(absl::GetFlag(FLAGS_label_rule));
+    if (!rule.ok()) return Prefixed("label_rule", rule.status());
+    r.label = *rule;
+  } else if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_label_col, "label")) {
+    r.label = LabelRule();
+    r.label.column = absl::GetFlag(FLAGS_label_col);
+  }
+  r.pilot_column = absl::GetFlag(FLAGS_pilot_col);
+  if (absl::GetFlag(FLAGS_delimiter) != "auto" || absl::GetFlag(FLAGS_dataset).empty()) {
+    auto d = ParseDelimiter(absl::GetFlag(FLAGS_delimiter));
+    if (!d.ok()) return d.status();
+    r.delimiter = *d;
+  }
+  auto id_mode = ParseIdMode(absl::GetFlag(FLAGS_id_mode));
+  if (!id_mode.ok()) return Prefixed("id_mode", id_mode.status());
+  r.id_mode = *id_mode;
+  r.max_bad_rows = absl::GetFlag(FLAGS_max_bad_rows);
+  r.keep_id_names = !absl::GetFlag(FLAGS_export).empty();
+
+  PipelineOptions& p = o.pipeline;
+  auto method = ParseMethod(absl::GetFlag(FLAGS_method));
+  if (!method.ok()) return Prefixed("method", method.status());
+  p.method = *method;
+  auto resistance = ParseResistanceMethod(absl::GetFlag(FLAGS_resistance));
+  if (!resistance.ok()) return Prefixed("resistance", resistance.status());
+  p.resistance = *resistance;
+  p.alpha = absl::GetFlag(FLAGS_alpha);
+  p.floor = absl::GetFlag(FLAGS_floor);
+  p.product_floor = absl::GetFlag(FLAGS_product_floor);
+  p.gamma = absl::GetFlag(FLAGS_gamma);
+  p.uncertainty_propagation = absl::GetFlag(FLAGS_uncertainty_propagation);
+  p.score_propagation = absl::GetFlag(FLAGS_score_propagation);
+  p.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);
+  p.correct_pilot = absl::GetFlag(FLAGS_correct_pilot);
+  p.propagation_tolerance = absl::GetFlag(FLAGS_propagation_tolerance);
+  p.propagation_max_iterations = absl::GetFlag(FLAGS_propagation_max_iterations);
+  p.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
+  p.solver_tolerance = absl::GetFlag(FLAGS_solver_tolerance);
+  p.solver_max_iterations = absl::GetFlag(FLAGS_solver_max_iterations);
+  p.seed = absl::GetFlag(FLAGS_seed);
+  p.threads = absl::GetFlag(FLAGS_threads);
+
+  o.snapshot_root = absl::GetFlag(FLAGS_snapshot_root);
+  o.keep_versions = absl::GetFlag(FLAGS_keep);
+  auto format = snapshot::ParseTableFormat(absl::GetFlag(FLAGS_table_format));
+  if (!format.ok()) return Prefixed("table_format", format.status());
+  o.pairs_format = *format;
+  o.export_csv = absl::GetFlag(FLAGS_export);
+  o.dry_run = absl::GetFlag(FLAGS_dry_run);
+  o.lock_timeout_seconds = absl::GetFlag(FLAGS_lock_timeout_seconds);
+  absl::Status s = o.Validate();
+  if (!s.ok()) return s;
+  return o;
+}
+
+uint64_t PeakRssBytes() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seconds) {
+  if (r.published) {
+    std::fprintf(stderr, "graphsieve-build: published %s (now CURRENT) in %s\n", r.version.c_str(),
+                 o.snapshot_root.c_str());
+  } else {
+    std::fprintf(stderr, "graphsieve-build: dry run passed every gate; nothing published\n");
+  }
+  std::fprintf(stderr,
+               "  instances %llu (%llu negative), pairs %llu (%llu positive), users %llu, items "
+               "%llu, components %llu\n",
+               (unsigned long long)r.instances, (unsigned long long)r.negative_instances,
+               (unsigned long long)r.pairs, (unsigned long long)r.positive_pairs,
+               (unsigned long long)r.users, (unsigned long long)r.items,
+               (unsigned long long)r.components);
+  std::fprintf(stderr, "  method %s, mean rate over negatives %.9f (alpha %g), resistance route %s\n",
+               MethodName(o.pipeline.method), r.achieved_negative_mean_rate, o.pipeline.alpha,
+               r.resistance_route.empty() ? "-" : r.resistance_route.c_str());
+  if (r.published) {
+    std::fprintf(stderr, "  snapshot %.1f MB on disk, %.2f bytes/pair, pairs table %s\n",
+                 r.db_bytes / 1e6, r.db_bytes_per_pair, snapshot::TableFormatName(o.pairs_format));
+  }
+  std::vector<std::string> stages;
+  for (const StageTiming& t : r.timings) stages.push_back(absl::StrFormat("%s %.2fs", t.stage, t.seconds));
+  std::fprintf(stderr, "  stages: %s; total %.2fs; peak RSS %.2f GiB\n",
+               absl::StrJoin(stages, ", ").c_str(), total_seconds,
+               PeakRssBytes() / double(1ull << 30));
+  if (!r.deleted_versions.empty()) {
+    std::fprintf(stderr, "  retention deleted: %s\n", absl::StrJoin(r.deleted_versions, ", ").c_str());
+  }
+  for (const std::string& w : r.warnings) std::fprintf(stderr, "  warning: %s\n", w.c_str());
+}
+
+void PrintJson(const absl::Status& status, const BuildReport* report, double total_seconds) {
+  nlohmann::json j = report != nullptr ? report->ToJson() : nlohmann::json::object();
+  j["ok"] = status.ok();
+  if (!status.ok()) {
+    j["error"] = {{"code", absl::StatusCodeToString(status.code())},
+                  {"message", std::string(status.message())}};
+  }
+  j["total_seconds"] = total_seconds;
+  j["peak_rss_bytes"] = PeakRssBytes();
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Builds MA-EC sampling rates from impression logs and publishes a snapshot.\n"
+      "  graphsieve-build --input=log.csv --snapshot_root=/var/lib/graphsieve [flags]\n"
+      "Flags may be spelled with '-' or '_' (--user-col == --user_col). Exit codes: 0 ok, "
+      "1 error, 2 bad flags, 3 a validation gate failed (nothing published).");
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormaliseDashes(argc, argv, &storage);
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const bool json = absl::GetFlag(FLAGS_json), quiet = absl::GetFlag(FLAGS_quiet);
+  if (positional.size() > 1) {
+    absl::Status s = absl::InvalidArgumentError(absl::StrCat(
+        "unexpected argument '", positional[1], "' (inputs go in --input=a.csv,b.csv)"));
+    std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
+    if (json) PrintJson(s, nullptr, 0);
+    return kExitUsage;
+  }
+  absl::StatusOr<BuildOptions> options = OptionsFromFlags();
+  if (!options.ok()) {
+    std::fprintf(stderr, "graphsieve-build: %s\n", std::string(options.status().message()).c_str());
+    if (json) PrintJson(options.status(), nullptr, 0);
+    return kExitUsage;
+  }
+  StderrProgress progress(quiet, ::isatty(STDERR_FILENO) == 1);
+  absl::StatusOr<BuildReport> report = RunBuild(*options, progress.Observer());
+  if (!report.ok()) {
+    const absl::Status& s = report.status();
+    std::fprintf(stderr, "graphsieve-build: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+                 std::string(s.message()).c_str());
+    std::fprintf(stderr, "graphsieve-build: nothing published\n");
+    if (json) PrintJson(s, nullptr, seconds());
+    return absl::StartsWith(s.message(), "gate ") ? kExitGate : kExitError;
+  }
+  if (!quiet) PrintSummary(*options, *report, seconds());
+  if (json) PrintJson(absl::OkStatus(), &*report, seconds());
+  return 0;
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) { return graphsieve::Main(argc, argv); }

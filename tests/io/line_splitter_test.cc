@@ -4,9 +4,11 @@
 // buffer boundaries.
 #include "core/io/line_splitter.h"
 
+#include <charconv>
 #include <string>
 #include <vector>
 
+#include "core/io/fast_parse.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/io/test_files.h"
@@ -110,6 +112,52 @@ TEST(LineReaderTest, LinesSurviveBufferBoundaries) {
   }
   EXPECT_EQ(i, expected.size());
   EXPECT_EQ(reader.bytes(), content.size());
+}
+
+// The fast decimal path gives the same double as std::from_chars whenever it
+// accepts, and accepts the plain forms the generator and KuaiRec write.
+TEST(FastParseTest, DoubleAgreesWithFromChars) {
+  uint64_t state = 7;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  int accepted = 0;
+  for (int trial = 0; trial < 100000; ++trial) {
+    const int digits = 1 + static_cast<int>(next() % 20);
+    const int point = static_cast<int>(next() % (digits + 2));
+    std::string text = next() % 4 == 0 ? "-" : "";
+    for (int i = 0; i < digits; ++i) {
+      if (i == point) text += '.';
+      text += static_cast<char>('0' + next() % 10);
+    }
+    double fast = 0, reference = 0;
+    if (!io_internal::FastParseDouble(text, &fast)) continue;
+    ++accepted;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), reference);
+    ASSERT_TRUE(ec == std::errc() && end == text.data() + text.size()) << text;
+    ASSERT_EQ(fast, reference) << text;
+  }
+  EXPECT_GT(accepted, 50000);
+  double v = 0;
+  EXPECT_TRUE(io_internal::FastParseDouble("0.031245", &v));
+  EXPECT_EQ(v, 0.031245);
+  EXPECT_TRUE(io_internal::FastParseDouble("1.2733965", &v));
+  EXPECT_FALSE(io_internal::FastParseDouble("1e-3", &v));  // exponents go to from_chars
+  EXPECT_FALSE(io_internal::FastParseDouble("", &v));
+  EXPECT_FALSE(io_internal::FastParseDouble("-", &v));
+  EXPECT_FALSE(io_internal::FastParseDouble("1.2.3", &v));
+  EXPECT_FALSE(io_internal::FastParseDouble("12345678901234567890", &v));  // > 19 digits
+}
+
+TEST(FastParseTest, UintAcceptsOnlyShortDigitStrings) {
+  uint64_t v = 0;
+  EXPECT_TRUE(io_internal::FastParseUint("9999999999999999999", &v));
+  EXPECT_EQ(v, 9999999999999999999ull);
+  EXPECT_FALSE(io_internal::FastParseUint("18446744073709551615", &v));  // 20 digits: the slow path
+  EXPECT_FALSE(io_internal::FastParseUint("12a", &v));
+  EXPECT_FALSE(io_internal::FastParseUint("", &v));
+  EXPECT_FALSE(io_internal::FastParseUint("-1", &v));
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "absl/strings/escaping.h"
 #include "core/io/byte_source.h"
 #include "core/io/fast_parse.h"
 #include "core/io/line_splitter.h"
@@ -30,9 +30,21 @@ inline absl::string_view Av(std::string_view s) { return absl::string_view(s.dat
 constexpr uint64_t kProgressEveryBytes = uint64_t{16} << 20;
 constexpr size_t kMaxBadRowMessages = 10;
 
+// Text from the file as shown in an error: at most 40 bytes, non-printable
+// bytes C-escaped (a binary file must not garble the message).
 std::string Shown(std::string_view text) {
-  if (text.size() <= 40) return std::string(text);
-  return absl::StrCat(Av(text.substr(0, 37)), "...");
+  if (text.size() <= 40) return absl::CHexEscape(Av(text));
+  return absl::StrCat(absl::CHexEscape(Av(text.substr(0, 37))), "...");
+}
+
+// The header's names for an error message: at most 30, each Shown().
+std::string ShownColumns(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < 30; ++i) {
+    absl::StrAppend(&out, i > 0 ? ", " : "", Shown(names[i]));
+  }
+  if (names.size() > 30) absl::StrAppend(&out, ", ... (", names.size(), " columns)");
+  return out;
 }
 
 // Parses one log file into an ImpressionLog. One instance per call of Run().
@@ -125,7 +137,7 @@ class LogParser {
         return absl::InvalidArgumentError(
             absl::StrCat(path_, ":1: no ", role, " column '", name, "' in the ",
                          headerless ? "given column names" : "header",
-                         "; columns are: ", absl::StrJoin(names_, ", ")));
+                         "; columns are: ", ShownColumns(names_)));
       }
       *out = it->second;
       return absl::OkStatus();

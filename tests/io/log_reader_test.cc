@@ -120,6 +120,19 @@ TEST(LogReaderTest, EmptyFileIsAnError) {
   EXPECT_THAT(ErrorOf(files.WriteGzip("empty.csv.gz", "")), HasSubstr("empty file"));
 }
 
+TEST(LogReaderTest, BinaryInputGivesAReadableError) {
+  TempFiles files;
+  std::string junk;
+  for (int i = 0; i < 5000; ++i) junk.push_back(static_cast<char>((i * 7919 + i / 3) % 256));
+  const std::string message = ErrorOf(files.Write("junk.bin", junk));
+  EXPECT_THAT(message, HasSubstr("junk.bin:1: "));
+  EXPECT_LT(message.size(), 4000u);
+  for (char c : message) {
+    EXPECT_TRUE(c >= 0x20 && c < 0x7f)
+        << "raw byte " << int(static_cast<unsigned char>(c)) << " in: " << message;
+  }
+}
+
 TEST(LogReaderTest, HeaderOnlyGivesNoRows) {
   TempFiles files;
   absl::StatusOr<ImpressionLog> log = Read(files.Write("h.csv", "user_id,item_id,label\n"));

@@ -13,6 +13,7 @@
 #define GRAPHSIEVE_CORE_MAEC_BLOCK_PCG_H_
 
 #include <Eigen/Dense>
+#include <vector>
 
 #include "core/maec/graph.h"
 
@@ -35,7 +36,8 @@ class BlockPcg {
                        int max_iterations, RowMatrix* x);
 
  private:
-  RowMatrix r_, z_, p_, ap_;  // scratch, reused across calls
+  RowMatrix r_, z_, p_, ap_, t_, xk_;  // scratch, reused across calls
+  std::vector<double> diag_;
 };
 
 // y = L x for a block (exposed for tests and the true-residual check).

@@ -85,6 +85,7 @@ ComponentLaplacian ComponentLaplacian::Build(const PositiveGraph& g, uint32_t co
   const uint64_t begin = g.component_offsets[component], end = g.component_offsets[component + 1];
   lap.nodes.assign(g.component_nodes.begin() + begin, g.component_nodes.begin() + end);
   const size_t n = lap.nodes.size();
+  lap.num_users = g.component_users(component);
   lap.row_ptr.assign(n + 1, 0);
   lap.degree.resize(n);
   for (size_t i = 0; i < n; ++i) {

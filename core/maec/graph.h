@@ -48,7 +48,8 @@ absl::StatusOr<PositiveGraph> BuildPositiveGraph(const PairTable& pairs);
 // PositiveGraph::component_nodes), unit conductances.
 struct ComponentLaplacian {
   uint32_t component = 0;
-  std::vector<uint32_t> nodes;          // local -> global node
+  std::vector<uint32_t> nodes;          // local -> global node (users first, ascending)
+  uint32_t num_users = 0;               // local rows [0, num_users) are users, the rest items
   std::vector<uint64_t> row_ptr;        // off-diagonal pattern
   std::vector<uint32_t> cols;
   std::vector<double> degree;           // diagonal

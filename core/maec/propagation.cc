@@ -53,29 +53,50 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                             const PropagationOptions& o, std::vector<double>* x) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const size_t nodes = degrees.size();
+  const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
   PropagationReport report;
-  std::vector<double> change(std::max(1, o.threads));
+  std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads);
+  std::vector<std::vector<double>> partial(threads, std::vector<double>(nodes));
+  std::vector<double> change(threads);
+  // One fused pass per iteration: the update from the old node sums, and the
+  // new node sums of the updated values.
   while (report.iterations < o.max_iterations) {
-    const std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, o.threads);
     std::fill(change.begin(), change.end(), 0.0);
-    ParallelChunks(pairs.num_pairs(), o.threads, [&](int t, size_t begin, size_t end) {
+    ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
+      std::vector<double>& next_m = partial[t];
+      std::fill(next_m.begin(), next_m.end(), 0.0);
       double max_change = 0.0;
       for (size_t p = begin; p < end; ++p) {
         const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
         const double d = PairNeighbours(degrees, u, v);
         const double xp = (*x)[p];
-        double sx = xp;
+        double next = xp;
         if (d > 0) {
-          sx = o.symmetric ? (m[u] + m[v] - 2.0 * xp / std::sqrt(d)) / std::sqrt(d)
-                           : (m[u] + m[v] - 2.0 * xp) / d;
+          if (o.symmetric) {
+            const double sd = std::sqrt(d);
+            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp / sd) / sd;
+            next_m[u] += next / sd;
+            next_m[v] += next / sd;
+          } else {
+            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp) / d;
+            next_m[u] += next;
+            next_m[v] += next;
+          }
+        } else {
+          next = (1.0 - o.gamma) * x0[p] + o.gamma * xp;  // no neighbours: S x_p = x_p
         }
-        const double next = (1.0 - o.gamma) * x0[p] + o.gamma * sx;
         max_change = std::max(max_change, std::abs(next - xp));
         (*x)[p] = next;
       }
       change[t] = max_change;
     });
+    for (size_t w = 0; w < nodes; ++w) {
+      double sum = 0.0;
+      for (int t = 0; t < threads; ++t) sum += partial[t][w];
+      m[w] = sum;
+    }
     ++report.iterations;
     report.last_change = *std::max_element(change.begin(), change.end());
     if (report.last_change <= o.tolerance) {

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <thread>
 
 #include "absl/strings/str_format.h"
-#include "core/maec/parallel.h"
 
 namespace graphsieve {
 namespace {
@@ -16,18 +15,39 @@ struct Entry {
   double weight;
 };
 
-// Sorts by descending score; two threads sort halves, then one merge.
-void SortDescending(std::vector<Entry>* v, int threads) {
-  auto desc = [](const Entry& a, const Entry& b) { return a.score > b.score; };
-  if (threads < 2 || v->size() < (1u << 16)) {
-    std::sort(v->begin(), v->end(), desc);
-    return;
+// Sorts by descending score: an LSD radix sort (two 16-bit passes) on the
+// upper 32 bits of the IEEE-754 pattern (monotone for non-negative doubles),
+// then each run of equal upper bits is put in exact order by std::sort.
+void SortDescending(std::vector<Entry>* v, int /*threads*/) {
+  const size_t n = v->size();
+  auto key = [&](const Entry& e) {
+    uint64_t bits;
+    std::memcpy(&bits, &e.score, sizeof bits);
+    return static_cast<uint32_t>(bits >> 32);
+  };
+  std::vector<Entry> tmp(n);
+  std::vector<size_t> count(1 << 16);
+  for (int shift : {0, 16}) {
+    std::fill(count.begin(), count.end(), 0);
+    for (const Entry& e : *v) ++count[(key(e) >> shift) & 0xffff];
+    // Descending: larger digits first.
+    size_t sum = 0;
+    for (int d = (1 << 16) - 1; d >= 0; --d) {
+      const size_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (const Entry& e : *v) tmp[count[(key(e) >> shift) & 0xffff]++] = e;
+    v->swap(tmp);
   }
-  auto mid = v->begin() + v->size() / 2;
-  std::thread other([&] { std::sort(v->begin(), mid, desc); });
-  std::sort(mid, v->end(), desc);
-  other.join();
-  std::inplace_merge(v->begin(), mid, v->end(), desc);
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && key((*v)[j]) == key((*v)[i])) ++j;
+    if (j - i > 1) {
+      std::sort(v->begin() + i, v->begin() + j, [](const Entry& a, const Entry& b) { return a.score > b.score; });
+    }
+    i = j;
+  }
 }
 
 }  // namespace

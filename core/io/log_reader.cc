@@ -11,11 +11,12 @@
 
 #include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
 #include "core/io/byte_source.h"
 #include "core/io/fast_parse.h"
 #include "core/io/line_splitter.h"
+#include "core/io/prefetch_source.h"
 
 namespace graphsieve {
 namespace {
@@ -134,10 +135,9 @@ class LogParser {
     auto find = [&](const std::string& name, const char* role, int* out) -> absl::Status {
       auto it = index.find(name);
       if (it == index.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(path_, ":1: no ", role, " column '", name, "' in the ",
-                         headerless ? "given column names" : "header",
-                         "; columns are: ", ShownColumns(names_)));
+        return absl::InvalidArgumentError(absl::StrCat(
+            path_, ":1: no ", role, " column '", name, "' in the ",
+            headerless ? "given column names" : "header", "; columns are: ", ShownColumns(names_)));
       }
       *out = it->second;
       return absl::OkStatus();
@@ -466,6 +466,11 @@ absl::Status ReadImpressionLog(const std::string& path, const LogReaderOptions& 
   }
   absl::StatusOr<std::unique_ptr<ByteSource>> source = ByteSource::Open(path);
   if (!source.ok()) return source.status();
+  // Pipes are not prefetched: a writer that never closes must not block the
+  // prefetch thread's join when the parse stops early.
+  if ((*source)->compressed() && options.decompress_in_background && (*source)->file_size() > 0) {
+    *source = std::make_unique<PrefetchSource>(std::move(*source), size_t{1} << 20, 4);
+  }
   const size_t before = log->size();
   ImpressionLog counters;
   counters.bytes_read = log->bytes_read;

@@ -64,7 +64,10 @@ struct LogReaderOptions {
   int64_t max_bad_rows = 0;   // rows that may be skipped (and counted) before failing
   bool keep_id_names = true;  // remember the text of hashed ids (for --export)
   std::function<void(uint64_t bytes_read, uint64_t rows)>
-      progress;                                // called every few MB; may be empty
+      progress;  // called every few MB; may be empty
+  // Inflate gzip input on a background thread, a few MiB ahead of the parser
+  // (regular files only; the reader stays single-consumer).
+  bool decompress_in_background = true;
   size_t read_buffer_bytes = size_t{1} << 20;  // fixed read buffer (grows only for longer lines)
   size_t max_line_bytes = size_t{64} << 20;    // a longer line is an error (likely not a text log)
   absl::Status Validate() const;

@@ -362,6 +362,34 @@ TEST(LogReaderTest, TruncatedAndCorruptGzipAreDataLoss) {
   EXPECT_THAT(log.status().message(), HasSubstr("bad.gz: corrupt gzip data"));
 }
 
+// Background inflation (the default) and inline inflation agree, report
+// damage the same way, and stopping early at a bad row does not hang.
+TEST(LogReaderTest, BackgroundAndInlineGzipAgree) {
+  TempFiles files;
+  std::string content = "user_id,item_id,label\n";
+  for (int i = 0; i < 300000; ++i)
+    absl::StrAppend(&content, i % 5000, ",", i * 13 % 7001, ",", i % 31 == 0, "\n");
+  const std::string gz = testing_io::Gzip(content);
+  const std::string path = files.Write("big.csv.gz", gz);
+  LogReaderOptions inline_options;
+  inline_options.decompress_in_background = false;
+  absl::StatusOr<ImpressionLog> a = Read(path);
+  absl::StatusOr<ImpressionLog> b = Read(path, inline_options);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_EQ(a->size(), 300000u);
+  EXPECT_EQ(a->user_ids, b->user_ids);
+  EXPECT_EQ(a->item_ids, b->item_ids);
+  EXPECT_EQ(a->labels, b->labels);
+  EXPECT_EQ(a->bytes_read, content.size());
+  const std::string cut = files.Write("cut.csv.gz", gz.substr(0, gz.size() * 2 / 3));
+  EXPECT_EQ(ErrorOf(cut), ErrorOf(cut, inline_options));
+  EXPECT_THAT(ErrorOf(cut), HasSubstr("truncated gzip stream"));
+  // A bad row near the start: the reader returns while the prefetcher is ahead.
+  const std::string early =
+      files.WriteGzip("early.csv.gz", "user_id,item_id,label\n1,2,7\n" + content.substr(22));
+  EXPECT_THAT(ErrorOf(early), HasSubstr("early.csv.gz:2: column 'label': label is '7'"));
+}
+
 TEST(LogReaderTest, SmallBufferGivesTheSameRowsAndLongLinesGrowIt) {
   TempFiles files;
   std::string content = "user_id,item_id,label,pad\n";

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "gen/click_model.h"
@@ -49,6 +50,7 @@ absl::Status GeneratorOptions::Validate() const {
       !std::isfinite(pilot_shift)) {
     return bad("popularity_click_coupling, pilot_slope and pilot_shift must be finite");
   }
+  if (threads < 1 || threads > 64) return bad("threads must be in [1, 64]");
   if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");
   return absl::OkStatus();
 }
@@ -83,47 +85,6 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
 
 namespace {
 
-// Runs the model user by user, keeping exact statistics; `emit` gets each
-// user's instances in output order.
-template <typename Emit>
-absl::StatusOr<GeneratorStats> Generate(const GeneratorOptions& options, Emit emit) {
-  if (absl::Status s = options.Validate(); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
-  }
-  absl::StatusOr<ClickModel> model = ClickModel::Create(options);
-  if (!model.ok()) return model.status();
-  GeneratorStats stats;
-  stats.mu = model->mu();
-  stats.pair_scale = model->pair_scale();
-  std::vector<int64_t> last_user(options.num_items, -1), last_positive_user(options.num_items, -1);
-  std::vector<Instance> rows;
-  const int64_t progress_every = std::max<int64_t>(1, options.num_users / 100);
-  for (int64_t u = 0; u < options.num_users; ++u) {
-    model->GenerateUser(u, &rows);
-    if (!rows.empty()) ++stats.users;
-    for (const Instance& r : rows) {
-      if (last_user[r.item] != u) {
-        if (last_user[r.item] < 0) ++stats.items;
-        last_user[r.item] = u;
-        ++stats.pairs;
-      }
-      if (r.label) {
-        ++stats.positive_instances;
-        if (last_positive_user[r.item] != u) {
-          last_positive_user[r.item] = u;
-          ++stats.positive_pairs;
-        }
-      }
-    }
-    stats.instances += static_cast<int64_t>(rows.size());
-    if (absl::Status s = emit(u, rows); !s.ok()) return s;
-    if (options.progress && ((u + 1) % progress_every == 0 || u + 1 == options.num_users)) {
-      options.progress(u + 1, stats.instances);
-    }
-  }
-  return stats;
-}
-
 // Formats one user's rows as CSV lines.
 void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector<Instance>& rows,
                 std::string* out) {
@@ -152,6 +113,75 @@ void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector
     *p++ = '\n';
   }
   out->resize(static_cast<size_t>(p - out->data()));
+}
+
+// One user's output, produced by a worker.
+struct UserOutput {
+  std::vector<Instance> rows;
+  std::string text;  // the CSV lines, when formatting
+};
+
+// Runs the model user by user — in windows of users generated (and, with
+// `format`, formatted) by options.threads workers — and keeps exact
+// statistics on the calling thread; `emit` gets each user's output in user
+// order, so the result does not depend on the number of threads.
+template <typename Emit>
+absl::StatusOr<GeneratorStats> Generate(const GeneratorOptions& options, bool format, Emit emit) {
+  if (absl::Status s = options.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
+  }
+  absl::StatusOr<ClickModel> model = ClickModel::Create(options);
+  if (!model.ok()) return model.status();
+  GeneratorStats stats;
+  stats.mu = model->mu();
+  stats.pair_scale = model->pair_scale();
+  std::vector<int64_t> last_user(options.num_items, -1), last_positive_user(options.num_items, -1);
+  const int64_t progress_every = std::max<int64_t>(1, options.num_users / 100);
+  const int threads = options.threads;
+  const int64_t window = 64 * static_cast<int64_t>(threads);
+  std::vector<UserOutput> outputs(static_cast<size_t>(window));
+  for (int64_t w0 = 0; w0 < options.num_users; w0 += window) {
+    const int64_t w1 = std::min(options.num_users, w0 + window);
+    auto work = [&](int t) {
+      for (int64_t u = w0 + t; u < w1; u += threads) {
+        UserOutput& out = outputs[static_cast<size_t>(u - w0)];
+        model->GenerateUser(u, &out.rows);
+        if (format) FormatRows(options, u, out.rows, &out.text);
+      }
+    };
+    if (threads == 1) {
+      work(0);
+    } else {
+      std::vector<std::thread> pool;
+      for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+      work(0);
+      for (std::thread& th : pool) th.join();
+    }
+    for (int64_t u = w0; u < w1; ++u) {
+      const UserOutput& out = outputs[static_cast<size_t>(u - w0)];
+      if (!out.rows.empty()) ++stats.users;
+      for (const Instance& r : out.rows) {
+        if (last_user[r.item] != u) {
+          if (last_user[r.item] < 0) ++stats.items;
+          last_user[r.item] = u;
+          ++stats.pairs;
+        }
+        if (r.label) {
+          ++stats.positive_instances;
+          if (last_positive_user[r.item] != u) {
+            last_positive_user[r.item] = u;
+            ++stats.positive_pairs;
+          }
+        }
+      }
+      stats.instances += static_cast<int64_t>(out.rows.size());
+      if (absl::Status s = emit(u, out); !s.ok()) return s;
+      if (options.progress && ((u + 1) % progress_every == 0 || u + 1 == options.num_users)) {
+        options.progress(u + 1, stats.instances);
+      }
+    }
+  }
+  return stats;
 }
 
 }  // namespace
@@ -188,12 +218,10 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   header += '\n';
   uint64_t bytes = header.size();
   if (absl::Status s = (*sink)->Write(header.data(), header.size()); !s.ok()) return fail(s);
-  std::string chunk;
   absl::StatusOr<GeneratorStats> stats =
-      Generate(options, [&](int64_t u, const std::vector<Instance>& rows) -> absl::Status {
-        FormatRows(options, u, rows, &chunk);
-        bytes += chunk.size();
-        return (*sink)->Write(chunk.data(), chunk.size());
+      Generate(options, /*format=*/true, [&](int64_t, const UserOutput& out) -> absl::Status {
+        bytes += out.text.size();
+        return (*sink)->Write(out.text.data(), out.text.size());
       });
   if (!stats.ok()) return fail(stats.status());
   if (absl::Status s = (*sink)->Close(); !s.ok()) return fail(s);
@@ -218,8 +246,8 @@ absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& opti
   ImpressionLog log;
   if (true_probabilities != nullptr) true_probabilities->clear();
   absl::StatusOr<GeneratorStats> stats =
-      Generate(options, [&](int64_t u, const std::vector<Instance>& rows) -> absl::Status {
-        for (const Instance& r : rows) {
+      Generate(options, /*format=*/false, [&](int64_t u, const UserOutput& out) -> absl::Status {
+        for (const Instance& r : out.rows) {
           log.user_ids.push_back(static_cast<uint64_t>(u));
           log.item_ids.push_back(r.item);
           log.labels.push_back(r.label);

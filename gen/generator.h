@@ -56,6 +56,7 @@ struct GeneratorOptions {
   bool gzip = false;   // gzip the output (deterministic header, mtime 0)
   int gzip_level = 1;  // 1 (fast) .. 9 (small)
   uint64_t seed = 1;
+  int threads = 1;  // workers generating and formatting users; the output is the same for any value
   // Called about every 1% of users and at the end; may be empty.
   std::function<void(int64_t users_done, int64_t rows_written)> progress;
 

@@ -39,6 +39,9 @@ ABSL_FLAG(int64_t, instances, 0,
           "Override the number of instances (0 = from the preset and scale).");
 ABSL_FLAG(double, positive_rate, 1.0 / 35.0, "Target mean click probability over instances.");
 ABSL_FLAG(double, repeat_rate, 0.0256, "Mean extra impressions of a pair (instances/pairs - 1).");
+ABSL_FLAG(int, threads, 2,
+          "Worker threads (1..64) generating and formatting users; the output is identical for any "
+          "value.");
 ABSL_FLAG(bool, quiet, false, "No progress or summary on standard error.");
 
 namespace {
@@ -59,6 +62,7 @@ int Run() {
   }
   graphsieve::GeneratorOptions options = *preset;
   options.seed = absl::GetFlag(FLAGS_seed);
+  options.threads = absl::GetFlag(FLAGS_threads);
   options.pilot = absl::GetFlag(FLAGS_pilot);
   options.truth = absl::GetFlag(FLAGS_truth);
   options.gzip = absl::GetFlag(FLAGS_gzip);

@@ -53,16 +53,20 @@ GeneratorOptions Small(uint64_t seed) {
 
 TEST(GeneratorTest, SameSeedSameBytesDifferentSeedDifferentBytes) {
   TempFiles files;
-  GeneratorOptions o = *GeneratorPreset("tiny", 4.0);
+  GeneratorOptions o = *GeneratorPreset("tiny", 40.0);  // 380 users: several thread windows
   o.pilot = true;
   o.seed = 11;
   ASSERT_TRUE(WriteGeneratedLog(o, files.Path("a.csv")).ok());
   ASSERT_TRUE(WriteGeneratedLog(o, files.Path("b.csv")).ok());
+  o.threads = 3;  // more workers, same bytes
+  ASSERT_TRUE(WriteGeneratedLog(o, files.Path("threads.csv")).ok());
+  o.threads = 1;
   o.seed = 12;
   ASSERT_TRUE(WriteGeneratedLog(o, files.Path("c.csv")).ok());
   const std::string a = ReadFile(files.Path("a.csv"));
   EXPECT_GT(a.size(), 1000u);
   EXPECT_EQ(a, ReadFile(files.Path("b.csv")));
+  EXPECT_EQ(a, ReadFile(files.Path("threads.csv")));
   EXPECT_NE(a, ReadFile(files.Path("c.csv")));
   // gzip output is deterministic too (mtime 0 in the header).
   o.seed = 11;

@@ -137,10 +137,11 @@ struct Config {
 };
 
 std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const ExperimentOptions& o) {
+  // Alpha outermost, so a table reads as one block of methods per alpha.
   std::vector<Config> out;
-  for (const MethodSpec& spec : specs) {
-    if (spec.kind == MethodSpec::Kind::kFull) continue;  // always run once per seed
-    for (double alpha : o.alphas) {
+  for (double alpha : o.alphas) {
+    for (const MethodSpec& spec : specs) {
+      if (spec.kind == MethodSpec::Kind::kFull) continue;  // always run once per seed
       if (spec.kind == MethodSpec::Kind::kUniform) {
         out.push_back({spec, alpha, 0.0, 0.0});
         continue;
@@ -204,14 +205,16 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
 // kept instance carries the offset log(rate of its pair) (the counterfactual
 // rate for positives), or 0 for positives under zero_positive_offset.
 Instances Subsample(const SeedData& s, const std::vector<float>& rate, uint64_t seed,
-                    bool zero_positive_offset, RunResult* run) {
+                    bool zero_positive_offset, double floor, RunResult* run) {
   Instances out;
-  uint64_t kept_negatives = 0;
+  uint64_t kept_negatives = 0, at_floor = 0, at_one = 0;
   double positive_rate_sum = 0.0;
   uint64_t positive_pairs = 0;
   for (size_t i = 0; i < s.train.size(); ++i) {
     const float r = rate[s.pair_of[i]];
     if (s.train.label[i] == 0) {
+      at_floor += floor > 0.0 && r <= floor * (1.0 + 1e-5);
+      at_one += r >= 1.0f;
       if (UnitFromIndex(seed, kKeepStream, i) >= r) continue;
       ++kept_negatives;
     }
@@ -227,6 +230,9 @@ Instances Subsample(const SeedData& s, const std::vector<float>& rate, uint64_t 
   run->kept_negative_fraction =
       s.train_negatives ? static_cast<double>(kept_negatives) / s.train_negatives : 1.0;
   run->kept_instances = out.size();
+  const double negatives = static_cast<double>(std::max<uint64_t>(1, s.train_negatives));
+  run->negatives_at_floor = at_floor / negatives;
+  run->negatives_at_one = at_one / negatives;
   run->mean_rate_positive_pairs = positive_pairs ? positive_rate_sum / positive_pairs : 1.0;
   return out;
 }
@@ -300,7 +306,8 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
     result.train_instances = s->train.size();
     result.validation_instances = s->validation.size();
     result.test_instances = s->test.size();
-    std::vector<Config> runs = {{*ParseMethodSpec("full"), 1.0, 0.0, 0.0}};
+    std::vector<Config> runs;
+    if (o.include_full) runs.push_back({*ParseMethodSpec("full"), 1.0, 0.0, 0.0});
     runs.insert(runs.end(), grid.begin(), grid.end());
     for (const Config& c : runs) {
       const auto rate_start = std::chrono::steady_clock::now();
@@ -319,7 +326,7 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
       base.gamma = c.gamma;
       base.seed = seed;
       base.rate_seconds = SecondsSince(rate_start);
-      const Instances sample = Subsample(*s, *rate, seed, o.zero_positive_offset, &base);
+      const Instances sample = Subsample(*s, *rate, seed, o.zero_positive_offset, c.floor, &base);
       for (ModelKind kind : o.models) {
         RunResult run = base;
         if (absl::Status st = TrainAndMeasure(sample, *s, dense, o, kind, seed, &run); !st.ok()) {
@@ -330,9 +337,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
         if (o.progress) {
           o.progress(absl::StrFormat(
               "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f %s: auc=%.4f logloss=%.4f ndcg=%.4f "
-              "kept=%.3f (%.1fs rates, %.1fs train, %d epochs)",
+              "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
               seed, run.method, run.alpha, run.floor, run.gamma, run.model, run.auc, run.log_loss,
-              run.ndcg, run.kept_negative_fraction, run.rate_seconds, run.train_seconds, run.epochs));
+              run.ndcg, run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
+              run.rate_seconds, run.train_seconds, run.epochs));
         }
         result.runs.push_back(std::move(run));
       }

@@ -74,6 +74,9 @@ struct ExperimentOptions {
   // Offset of kept positives: false = log of the pair's (counterfactual) rate,
   // the consistent estimator; true = 0 (pi read as 1 for positives), an ablation.
   bool zero_positive_offset = false;
+  // Train the unsampled model too (the `full` rows). Off only for grids that
+  // are reported next to a run that has it (it is the slowest model to train).
+  bool include_full = true;
   std::function<void(const std::string&)> progress;  // one line per finished run; may be empty
   absl::Status Validate() const;
 };
@@ -88,6 +91,8 @@ struct RunResult {
   double kept_negative_fraction = 1.0;    // kept negative instances / training negatives
   uint64_t kept_instances = 0;            // training instances after sampling
   double mean_rate_positive_pairs = 1.0;  // mean counterfactual rate over positive pairs (offset)
+  double negatives_at_floor = 0.0;        // share of training negatives whose rate is the floor
+  double negatives_at_one = 0.0;          // share of training negatives kept with rate 1
   int epochs = 0, best_epoch = 0;
   double rate_seconds = 0.0, train_seconds = 0.0;
 };

@@ -36,7 +36,8 @@ ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: au
           "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
           "none.");
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
-          "Comma-separated sampling methods; full (no sampling) is always run. Known: "
+          "Comma-separated sampling methods; full (no sampling) is always run unless "
+          "--include_full=false. Known: "
           "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,mean,product.");
 ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
@@ -56,6 +57,8 @@ ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stoppi
 ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");
 ABSL_FLAG(bool, zero_positive_offset, false, "Ablation: give kept positives offset 0 instead of the "
           "log of their pair's counterfactual rate (biased; see docs/EVALUATION.md).");
+ABSL_FLAG(bool, include_full, true, "Also train on the unsampled training part (the `full` rows). "
+          "Turn off only for ablation grids reported next to a run that has them.");
 ABSL_FLAG(std::string, resistance, "auto", "Effective resistance route of the pipeline: auto, exact, "
           "sketch, onesided.");
 ABSL_FLAG(int, sketch_dim, 64, "Sketch dimension k of the pipeline.");
@@ -110,6 +113,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.model.patience = absl::GetFlag(FLAGS_patience);
   o.ndcg_k = absl::GetFlag(FLAGS_ndcg_k);
   o.zero_positive_offset = absl::GetFlag(FLAGS_zero_positive_offset);
+  o.include_full = absl::GetFlag(FLAGS_include_full);
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
   if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
   o.pilot = *pilot;

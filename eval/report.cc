@@ -60,12 +60,14 @@ std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
     const std::vector<const RunResult*>& g = groups[key];
     Summary s;
     std::tie(s.model, s.method, s.alpha, s.floor, s.gamma) = key;
-    std::vector<double> auc, ll, ndcg, kept, d_uniform, d_full;
+    std::vector<double> auc, ll, ndcg, kept, floor_share, one_share, d_uniform, d_full;
     for (const RunResult* r : g) {
       auc.push_back(r->auc);
       ll.push_back(r->log_loss);
       ndcg.push_back(r->ndcg);
       kept.push_back(r->kept_negative_fraction);
+      floor_share.push_back(r->negatives_at_floor);
+      one_share.push_back(r->negatives_at_one);
       if (auto u = uniform_auc.find({r->model, r->alpha, r->seed}); u != uniform_auc.end()) {
         d_uniform.push_back(r->auc - u->second);
       }
@@ -77,6 +79,8 @@ std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
     s.log_loss = Summarise(ll);
     s.ndcg = Summarise(ndcg);
     s.kept = Summarise(kept);
+    s.at_floor = Summarise(floor_share);
+    s.at_one = Summarise(one_share);
     if (s.method != "full") s.delta_auc_vs_uniform = Summarise(d_uniform);
     s.delta_auc_vs_full = Summarise(d_full);
     out.push_back(std::move(s));
@@ -107,18 +111,19 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
                                                           "embeddings + biases)",
                     "**\n\n");
     absl::StrAppendFormat(&md,
-                          "| method | α | ϱ | γ | kept neg. | test AUC | ΔAUC vs uniform | "
+                          "| method | α | ϱ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
                           "ΔAUC vs full | log-loss | NDCG@%d |\n"
-                          "|---|---|---|---|---|---|---|---|---|---|\n",
+                          "|---|---|---|---|---|---|---|---|---|---|---|\n",
                           context.ndcg_k);
     for (const Summary& c : cells) {
       if (c.model != model) continue;
       const bool full = c.method == "full";
       const bool pipeline = !full && c.method != "uniform";
       absl::StrAppendFormat(
-          &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s |\n", c.method,
+          &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |\n", c.method,
           full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? absl::StrFormat("%g", c.floor) : "–",
-          c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean, PlusMinus(c.auc, 4),
+          c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean,
+          pipeline ? absl::StrFormat("%.2f / %.3f", c.at_floor.mean, c.at_one.mean) : "–", PlusMinus(c.auc, 4),
           SignedPlusMinus(c.delta_auc_vs_uniform), full ? "–" : SignedPlusMinus(c.delta_auc_vs_full),
           PlusMinus(c.log_loss, 4), PlusMinus(c.ndcg, 4));
     }
@@ -155,6 +160,8 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                          {"kept_negative_fraction", r.kept_negative_fraction},
                          {"kept_instances", r.kept_instances},
                          {"mean_rate_positive_pairs", r.mean_rate_positive_pairs},
+                         {"negatives_at_floor", r.negatives_at_floor},
+                         {"negatives_at_one", r.negatives_at_one},
                          {"epochs", r.epochs}, {"best_epoch", r.best_epoch},
                          {"rate_seconds", r.rate_seconds}, {"train_seconds", r.train_seconds}});
   }
@@ -163,6 +170,8 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                             {"gamma", c.gamma}, {"model", c.model}, {"auc", StatJson(c.auc)},
                             {"log_loss", StatJson(c.log_loss)}, {"ndcg", StatJson(c.ndcg)},
                             {"kept_negative_fraction", StatJson(c.kept)},
+                            {"negatives_at_floor", StatJson(c.at_floor)},
+                            {"negatives_at_one", StatJson(c.at_one)},
                             {"delta_auc_vs_uniform", StatJson(c.delta_auc_vs_uniform)},
                             {"delta_auc_vs_full", StatJson(c.delta_auc_vs_full)}});
   }

@@ -23,6 +23,7 @@ struct Summary {
   std::string model, method;
   double alpha = 1.0, floor = 0.0, gamma = 0.0;
   Stat auc, log_loss, ndcg, kept;
+  Stat at_floor, at_one;   // shares of training negatives at the floor / at rate 1
   // Paired over seeds: this method's AUC minus uniform's at the same alpha
   // (same split, same uniform numbers); n = 0 when uniform was not run.
   Stat delta_auc_vs_uniform;

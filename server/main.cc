@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, reject_versions, "",
 ABSL_FLAG(double, drain_grace_seconds, 10.0,
           "On SIGTERM/SIGINT: readiness goes NOT_SERVING, new calls are refused, and in-flight "
           "calls get this long to finish before they are cancelled; then exit 0.");
+ABSL_FLAG(double, drain_notice_seconds, 0.0,
+          "On SIGTERM/SIGINT: keep answering this long with readiness NOT_SERVING before new "
+          "calls are refused (time for load balancers to take the replica out).");
 ABSL_FLAG(int64_t, block_cache_mb, 256, "RocksDB block cache per loaded snapshot version, MiB.");
 ABSL_FLAG(bool, verify_checksums, true, "Verify manifest and RocksDB checksums on load.");
 ABSL_FLAG(bool, warm, true, "Read every table of a new version once before it serves.");
@@ -124,6 +127,7 @@ int main(int argc, char** argv) {
     o.reject_versions.emplace_back(v);
   }
   o.drain_grace_seconds = absl::GetFlag(FLAGS_drain_grace_seconds);
+  o.drain_notice_seconds = absl::GetFlag(FLAGS_drain_notice_seconds);
   const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
   if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;

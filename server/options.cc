@@ -77,6 +77,10 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--drain-grace-seconds must be >= 0, got ", drain_grace_seconds));
   }
+  if (!(drain_notice_seconds >= 0.0) || !std::isfinite(drain_notice_seconds)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--drain-notice-seconds must be >= 0, got ", drain_notice_seconds));
+  }
   if (tls_cert_path.empty() != tls_key_path.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
   }

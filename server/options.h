@@ -53,6 +53,9 @@ struct ServerOptions {
   std::vector<std::string> reject_versions;
   // SIGTERM/SIGINT: how long in-flight calls get to finish before they are cancelled.
   double drain_grace_seconds = 10.0;
+  // SIGTERM/SIGINT: how long to keep serving with readiness NOT_SERVING before
+  // refusing new calls, so load balancers can take the replica out first.
+  double drain_notice_seconds = 0.0;
   // RocksDB block cache per loaded snapshot version.
   size_t block_cache_bytes = size_t{256} << 20;
   // Verify checksums when a version is loaded (off only for experiments).

@@ -161,6 +161,9 @@ void GraphsieveServer::Shutdown() {
     ServerLog(absl::StrCat("draining: readiness off, in-flight calls get ",
                            options_.drain_grace_seconds, " s"));
     server_->GetHealthCheckService()->SetServingStatus(kServiceName, false);
+    if (options_.drain_notice_seconds > 0) {
+      absl::SleepFor(absl::Seconds(options_.drain_notice_seconds));  // still serving, not ready
+    }
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));

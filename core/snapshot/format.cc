@@ -148,6 +148,8 @@ rocksdb::ColumnFamilyOptions PairsCfOptions(TableFormat format, bool for_write,
   o.target_file_size_base = uint64_t{1} << 40;
   o.max_compaction_bytes = uint64_t{1} << 40;
   auto block = BlockBasedFactory(cache, /*pairs=*/true);
+  // Default CuckooTableOptions: ratio 0.9 (lower ratios did not build faster
+  // here and cost bytes: 0.7 → 29 B/pair, 0.5 → 41 B/pair).
   std::shared_ptr<rocksdb::TableFactory> cuckoo(rocksdb::NewCuckooTableFactory());
   std::shared_ptr<rocksdb::TableFactory> plain(rocksdb::NewPlainTableFactory());
   std::shared_ptr<rocksdb::TableFactory> to_write = block;

@@ -219,7 +219,8 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
     db_options.create_if_missing = true;
     db_options.create_missing_column_families = true;
     db_options.info_log = snapshot::NullLogger();
-    db_options.max_background_jobs = 2;
+    db_options.max_background_jobs = std::max(2, options.threads);
+    db_options.max_subcompactions = static_cast<uint32_t>(options.threads);
     db_options.use_fsync = true;
     db_options.allow_mmap_reads = true;  // CuckooTable (the compaction output is re-opened)
     db_options.max_manifest_file_size = 64 << 20;
@@ -259,7 +260,7 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
       rocksdb::CompactRangeOptions cro;
       cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
       cro.exclusive_manual_compaction = true;
-      cro.max_subcompactions = 1;
+      cro.max_subcompactions = static_cast<uint32_t>(options.threads);
       s = FromRocks(db->CompactRange(cro, handles[1], nullptr, nullptr), "compact pairs");
       progress("compact pairs", 1.0);
     }

@@ -1,0 +1,166 @@
+"""SamplingRateClient: batched GetSamplingRate / GetStatus with retries.
+
+Thread-safety: one client (one gRPC channel) may be shared by threads.
+"""
+import random
+import time
+
+import grpc
+
+from graphsieve.v1 import sampling_pb2, sampling_pb2_grpc
+from graphsieve_client.ids import parse_id
+
+SOURCE_NAMES = {
+    sampling_pb2.RATE_SOURCE_UNSPECIFIED: "UNSPECIFIED",
+    sampling_pb2.RATE_SOURCE_EXACT: "EXACT",
+    sampling_pb2.RATE_SOURCE_INFERRED: "INFERRED",
+    sampling_pb2.RATE_SOURCE_DEFAULT: "DEFAULT",
+}
+
+
+class RateBatch:
+    """Answers in request order.
+
+    rates: keep probability of each pair's negatives; sources: "EXACT",
+    "INFERRED" or "DEFAULT"; snapshot_versions: distinct versions that
+    answered (one unless the server swapped snapshots between chunks);
+    keep / log_odds_offsets: only from get_decisions; retries: UNAVAILABLE
+    retries this call needed.
+    """
+
+    def __init__(self):
+        self.rates = []
+        self.sources = []
+        self.keep = []
+        self.log_odds_offsets = []
+        self.snapshot_versions = []
+        self.retries = 0
+
+    def __len__(self):
+        return len(self.rates)
+
+    @property
+    def snapshot_version(self):
+        return "+".join(self.snapshot_versions)
+
+
+def _chunks(n, max_chunk):
+    """[begin, end) ranges of near-equal size, each at most max_chunk."""
+    if n == 0:
+        return []
+    count = (n + max_chunk - 1) // max_chunk
+    base, extra = divmod(n, count)
+    out, begin = [], 0
+    for i in range(count):
+        size = base + (1 if i < extra else 0)
+        out.append((begin, begin + size))
+        begin += size
+    return out
+
+
+class SamplingRateClient:
+    """Client of one graphsieve-server.
+
+    target: "host:port". timeout_seconds: deadline of each RPC attempt.
+    max_batch_pairs: larger batches are split into chunks and reassembled in
+    order. max_attempts: attempts per chunk; only UNAVAILABLE is retried, after
+    initial_backoff_seconds * 2^retry (capped at max_backoff_seconds) scaled by
+    a uniform factor in [0.8, 1.2]. root_certificates: PEM bytes for TLS;
+    None = plaintext. id_mode: how str ids are read ("auto", "int", "string").
+    """
+
+    def __init__(self, target, timeout_seconds=10.0, max_batch_pairs=50000, max_attempts=5,
+                 initial_backoff_seconds=0.1, max_backoff_seconds=2.0,
+                 root_certificates=None, id_mode="auto"):
+        if not target:
+            raise ValueError("target (host:port) is empty")
+        if timeout_seconds <= 0:
+            raise ValueError(f"timeout_seconds must be > 0, got {timeout_seconds}")
+        if max_batch_pairs < 1:
+            raise ValueError(f"max_batch_pairs must be >= 1, got {max_batch_pairs}")
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.target = target
+        self.timeout_seconds = timeout_seconds
+        self.max_batch_pairs = max_batch_pairs
+        self.max_attempts = max_attempts
+        self.initial_backoff_seconds = initial_backoff_seconds
+        self.max_backoff_seconds = max_backoff_seconds
+        self.id_mode = id_mode
+        options = [("grpc.initial_reconnect_backoff_ms", 100),
+                   ("grpc.min_reconnect_backoff_ms", 100),
+                   ("grpc.max_reconnect_backoff_ms", 1000),
+                   ("grpc.max_receive_message_length", -1),
+                   ("grpc.max_send_message_length", -1)]
+        if root_certificates is None:
+            self._channel = grpc.insecure_channel(target, options=options)
+        else:
+            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+            self._channel = grpc.secure_channel(target, credentials, options=options)
+        self._stub = sampling_pb2_grpc.SamplingRateServiceStub(self._channel)
+
+    def close(self):
+        self._channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _call(self, method, request):
+        """One RPC with retries on UNAVAILABLE; returns (response, retries)."""
+        retries = 0
+        for attempt in range(self.max_attempts):
+            if attempt > 0:
+                delay = min(self.initial_backoff_seconds * (2.0 ** (attempt - 1)),
+                            self.max_backoff_seconds)
+                time.sleep(delay * random.uniform(0.8, 1.2))
+                retries += 1
+            try:
+                return method(request, timeout=self.timeout_seconds), retries
+            except grpc.RpcError as error:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt + 1 == self.max_attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    def get_rates(self, user_ids, item_ids):
+        """Rates and sources for pairs (user_ids[i], item_ids[i]); ids are ints or text."""
+        return self._rates(user_ids, item_ids, None, None)
+
+    def get_decisions(self, user_ids, item_ids, labels, instance_keys):
+        """As get_rates, plus the server's keep decisions and log-odds offsets."""
+        if not len(labels) == len(instance_keys) == len(user_ids):
+            raise ValueError(f"labels ({len(labels)}) and instance_keys ({len(instance_keys)}) "
+                             f"must have as many entries as user_ids ({len(user_ids)})")
+        return self._rates(user_ids, item_ids, labels, instance_keys)
+
+    def _rates(self, user_ids, item_ids, labels, keys):
+        if len(user_ids) != len(item_ids):
+            raise ValueError(f"{len(user_ids)} user_ids but {len(item_ids)} item_ids")
+        users = [parse_id(u, self.id_mode) for u in user_ids]
+        items = [parse_id(i, self.id_mode) for i in item_ids]
+        out = RateBatch()
+        for begin, end in _chunks(len(users), self.max_batch_pairs):
+            request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
+                                                          item_ids=items[begin:end])
+            if labels is not None:
+                request.labels.extend(bool(x) for x in labels[begin:end])
+                request.instance_keys.extend(int(k) for k in keys[begin:end])
+            response, retries = self._call(self._stub.GetSamplingRate, request)
+            out.retries += retries
+            if len(response.rates) != end - begin or len(response.sources) != end - begin:
+                raise RuntimeError(f"server {self.target} answered {len(response.rates)} rates "
+                                   f"for {end - begin} pairs")
+            out.rates.extend(response.rates)
+            out.sources.extend(SOURCE_NAMES.get(s, "UNSPECIFIED") for s in response.sources)
+            out.keep.extend(response.keep)
+            out.log_odds_offsets.extend(response.log_odds_offsets)
+            if response.snapshot_version not in out.snapshot_versions:
+                out.snapshot_versions.append(response.snapshot_version)
+        return out
+
+    def status(self):
+        """The server's GetStatusResponse (active snapshot, manifest summary, history)."""
+        response, _ = self._call(self._stub.GetStatus, sampling_pb2.GetStatusRequest())
+        return response

@@ -1,0 +1,440 @@
+// The client library and the `graphsieve` CLI against real graphsieve-server
+// processes on loopback, serving snapshots that the real graphsieve-build made
+// from a graphsieve-gen log.
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "client/ingestion_filter.h"
+#include "client/sampling_rate_client.h"
+#include "core/io/ids.h"
+#include "core/io/log_reader.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/cluster.h"
+
+namespace graphsieve {
+namespace {
+
+using ::graphsieve::testing::CliBinary;
+using ::graphsieve::testing::RunProgram;
+using ::graphsieve::testing::RunResult;
+using ::graphsieve::testing::ServerProcess;
+
+constexpr double kAlphaA = 0.2;
+constexpr double kAlphaB = 0.1;
+
+// Built once for the whole binary: one log, three snapshot roots (A and A2
+// built identically with alpha 0.2, B with alpha 0.1), three servers.
+struct World {
+  std::string dir, log, root_a, root_a2, root_b;
+  ImpressionLog impressions;
+  ServerProcess server_a, server_a2, server_b;
+};
+World* world = nullptr;
+
+class ClientWorld : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    world = new World();
+    world->dir = testing::FreshDir("client-it");
+    auto log = testing::GenerateLog(world->dir, 150, 250, 12000, 5);
+    ASSERT_TRUE(log.ok()) << log.status();
+    world->log = *log;
+    world->root_a = world->dir + "/root-a";
+    world->root_a2 = world->dir + "/root-a2";
+    world->root_b = world->dir + "/root-b";
+    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_a, kAlphaA); ASSERT_TRUE(s.ok()) << s; }
+    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_a2, kAlphaA); ASSERT_TRUE(s.ok()) << s; }
+    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_b, kAlphaB); ASSERT_TRUE(s.ok()) << s; }
+    LogReaderOptions options;
+    const absl::Status read = ReadImpressionLog(world->log, options, &world->impressions);
+    ASSERT_TRUE(read.ok()) << read;
+    ASSERT_TRUE(world->server_a.Start(world->root_a, 0).ok());
+    ASSERT_TRUE(world->server_a2.Start(world->root_a2, 0).ok());
+    ASSERT_TRUE(world->server_b.Start(world->root_b, 0).ok());
+  }
+  void TearDown() override {
+    delete world;
+    world = nullptr;
+  }
+};
+
+std::unique_ptr<SamplingRateClient> Client(const std::string& target, size_t max_batch = 50000) {
+  SamplingRateClientOptions options;
+  options.target = target;
+  options.max_batch_pairs = max_batch;
+  auto client = SamplingRateClient::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  const std::string path = world->dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::vector<std::vector<std::string>> CsvRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    rows.push_back(absl::StrSplit(line, ','));
+  }
+  return rows;
+}
+
+// Some pairs the builder saw, some unseen pairs of known nodes, unknown ids.
+std::string PairsCsv(std::vector<uint64_t>* users, std::vector<uint64_t>* items) {
+  const ImpressionLog& log = world->impressions;
+  std::string csv = "user_id,item_id,extra\n";
+  for (size_t i = 0; i < 40; ++i) {
+    users->push_back(log.user_ids[i * 97 % log.size()]);
+    items->push_back(log.item_ids[(i * 31 + 7) % log.size()]);
+  }
+  users->push_back(987654321);  // unknown user
+  items->push_back(log.item_ids[0]);
+  users->push_back(log.user_ids[0]);
+  items->push_back(123456789);  // unknown item
+  for (size_t i = 0; i < users->size(); ++i) {
+    absl::StrAppend(&csv, (*users)[i], ",", (*items)[i], ",x\n");
+  }
+  return csv;
+}
+
+TEST(RatesCli, WritesCsvInInputOrderMatchingTheLibraryAndTheSnapshot) {
+  std::vector<uint64_t> users, items;
+  const std::string pairs = Write("pairs.csv", PairsCsv(&users, &items));
+  const RunResult r = RunProgram(
+      {CliBinary(), "rates", "--server", world->server_a.target(), "--input", pairs}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = CsvRows(r.out);
+  ASSERT_EQ(rows.size(), users.size() + 1);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"user_id", "item_id", "rate", "source"}));
+
+  auto batch = Client(world->server_a.target())->GetRates(users, items);
+  ASSERT_TRUE(batch.ok()) << batch.status();
+  ASSERT_EQ(batch->snapshot_versions.size(), 1u);
+  // The version is reported on stderr.
+  EXPECT_NE(r.err.find(batch->snapshot_versions[0]), std::string::npos) << r.err;
+
+  // EXACT answers equal the rates stored in the snapshot, read independently.
+  auto version = std::filesystem::path(world->root_a) / batch->snapshot_versions[0];
+  auto reader = SnapshotReader::Open(world->root_a, batch->snapshot_versions[0], {});
+  ASSERT_TRUE(reader.ok()) << reader.status() << " " << version;
+  std::vector<uint8_t> found_bytes(users.size());
+  std::unique_ptr<bool[]> found(new bool[users.size()]);
+  std::vector<float> stored(users.size());
+  ASSERT_TRUE((*reader)->LookupPairs(users, items, absl::MakeSpan(found.get(), users.size()),
+                                     absl::MakeSpan(stored)).ok());
+  int exact = 0, by_default = 0;
+  for (size_t i = 0; i < users.size(); ++i) {
+    const auto& row = rows[i + 1];
+    ASSERT_EQ(row.size(), 4u);
+    EXPECT_EQ(row[0], absl::StrCat(users[i]));
+    EXPECT_EQ(row[1], absl::StrCat(items[i]));
+    float rate = 0;
+    ASSERT_TRUE(absl::SimpleAtof(row[2], &rate)) << row[2];
+    EXPECT_EQ(rate, batch->rates[i]) << "the CSV text must read back as the served float";
+    EXPECT_GT(rate, 0.0f);
+    EXPECT_LE(rate, 1.0f);
+    if (found[i]) {
+      EXPECT_EQ(row[3], "EXACT");
+      EXPECT_EQ(rate, stored[i]);
+      ++exact;
+    } else {
+      EXPECT_NE(row[3], "EXACT");
+    }
+    by_default += row[3] == "DEFAULT";
+  }
+  EXPECT_GT(exact, 0);
+  EXPECT_GE(by_default, 2);  // the two unknown ids
+  EXPECT_EQ(rows.back()[3], "DEFAULT");
+}
+
+TEST(RatesCli, ReadsStdinAndAddsTheVersionColumn) {
+  const std::string pairs = Write("stdin-pairs.csv", "user_id,item_id\n1,2\n3,4\n");
+  const RunResult r = RunProgram(
+      {CliBinary(), "rates", "--server=" + world->server_a.target(), "--with-version"}, 60, pairs);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = CsvRows(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].back(), "snapshot_version");
+  EXPECT_FALSE(rows[1].back().empty());
+  EXPECT_EQ(rows[1].back(), rows[2].back());
+}
+
+TEST(RatesCli, BadInputsGiveExitTwoAndNameTheProblem) {
+  const std::string no_item = Write("no-item.csv", "user_id,video\n1,2\n");
+  RunResult r = RunProgram(
+      {CliBinary(), "rates", "--server", world->server_a.target(), "--input", no_item}, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("item_id"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--item-column"), std::string::npos) << r.err;
+  const std::string bad_id = Write("bad-id.csv", "user_id,item_id\n1,2\n99999999999999999999,3\n");
+  r = RunProgram({CliBinary(), "rates", "--server", world->server_a.target(), "--input", bad_id},
+                 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad-id.csv:3"), std::string::npos) << r.err;
+  // Nothing listens on port 1: bounded retries, then exit 2 naming the target.
+  r = RunProgram({CliBinary(), "status", "--server", "127.0.0.1:1", "--max-attempts=2",
+                  "--deadline-seconds=2"},
+                 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("127.0.0.1:1"), std::string::npos) << r.err;
+  r = RunProgram({CliBinary(), "rates", "--sample=3"}, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--sample"), std::string::npos) << r.err;
+  r = RunProgram({CliBinary(), "bogus"}, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunProgram({CliBinary(), "canary", "--help"}, 60);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--max-fraction-over"), std::string::npos);
+}
+
+TEST(StatusCli, TableAndJsonDescribeTheActiveSnapshot) {
+  auto status = Client(world->server_b.target())->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  const std::string version = status->active().version();
+  ASSERT_FALSE(version.empty());
+  RunResult r = RunProgram({CliBinary(), "status", "--server", world->server_b.target()}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(version), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("serving                yes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0.1 / 0.01"), std::string::npos) << r.out;  // alpha / floor of root B
+  r = RunProgram({CliBinary(), "status", "--server", world->server_b.target(), "--json"}, 60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["active"]["version"], version);
+  EXPECT_NEAR(j["active"]["alpha"].get<double>(), kAlphaB, 1e-12);
+  EXPECT_EQ(j["serving"], true);
+}
+
+TEST(SamplingRateClient, SplitsLargeBatchesAndReassemblesInOrder) {
+  const ImpressionLog& log = world->impressions;
+  const size_t n = std::min<size_t>(1000, log.size());
+  std::vector<uint64_t> users(log.user_ids.begin(), log.user_ids.begin() + n);
+  std::vector<uint64_t> items(log.item_ids.begin(), log.item_ids.begin() + n);
+  std::reverse(items.begin(), items.end());  // mostly unseen pairs: every source appears
+  auto whole = Client(world->server_a.target())->GetRates(users, items);
+  auto split = Client(world->server_a.target(), 7)->GetRates(users, items);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(whole->rates, split->rates);
+  EXPECT_EQ(whole->sources, split->sources);
+  EXPECT_EQ(split->snapshot_versions, whole->snapshot_versions);
+  auto mismatch = Client(world->server_a.target())->GetRates(users, {});
+  EXPECT_EQ(mismatch.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(IngestionFilter, ServerAndLocalDecisionsAgreeWithKeepNegative) {
+  const ImpressionLog& log = world->impressions;
+  const size_t n = std::min<size_t>(3000, log.size());
+  std::vector<uint64_t> users(log.user_ids.begin(), log.user_ids.begin() + n);
+  std::vector<uint64_t> items(log.item_ids.begin(), log.item_ids.begin() + n);
+  std::vector<uint8_t> labels(log.labels.begin(), log.labels.begin() + n);
+  std::vector<uint64_t> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = HashStringId(absl::StrCat("impression-", i));
+  auto client = Client(world->server_a.target(), 500);
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok());
+  const uint64_t seed = status->active().seed();
+  IngestionFilterOptions server_mode, local_mode;
+  local_mode.mode = IngestionFilterOptions::Mode::kLocal;
+  auto by_server = (*IngestionFilter::Create(client.get(), server_mode))->Decide(users, items, labels, keys);
+  auto by_client = (*IngestionFilter::Create(client.get(), local_mode))->Decide(users, items, labels, keys);
+  ASSERT_TRUE(by_server.ok()) << by_server.status();
+  ASSERT_TRUE(by_client.ok()) << by_client.status();
+  int kept_neg = 0, neg = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const bool expect_keep = labels[i] || KeepNegative(keys[i], seed, by_server->rates[i]);
+    ASSERT_EQ(by_server->keep[i], expect_keep) << i;
+    ASSERT_EQ(by_client->keep[i], expect_keep) << i;
+    const float expect_offset = labels[i] || !expect_keep ? 0.0f : std::log(by_server->rates[i]);
+    ASSERT_EQ(by_client->log_odds_offsets[i], expect_offset) << i;
+    ASSERT_NEAR(by_server->log_odds_offsets[i], expect_offset, 1e-6) << i;
+    if (!labels[i]) {
+      ++neg;
+      kept_neg += expect_keep;
+    }
+  }
+  EXPECT_GT(kept_neg, 0);
+  EXPECT_LT(kept_neg, neg);
+}
+
+TEST(FilterCli, KeptFractionOfNegativesIsWithinFourSigmaOfAlpha) {
+  const std::string out = world->dir + "/kept.csv";
+  const RunResult r = RunProgram({CliBinary(), "filter", "--server", world->server_a.target(),
+                                  "--input", world->log, "--output", out, "--json",
+                                  "--batch-rows=3000"},
+                                 120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.err);
+  const ImpressionLog& log = world->impressions;
+  uint64_t positives = 0;
+  for (uint8_t l : log.labels) positives += l;
+  const uint64_t negatives = log.size() - positives;
+  EXPECT_EQ(j["rows"].get<uint64_t>(), log.size());
+  EXPECT_EQ(j["positives"].get<uint64_t>(), positives);
+  EXPECT_EQ(j["negatives"].get<uint64_t>(), negatives);
+  // Every pair of the builder's input is EXACT, so the served mean over the
+  // negative instances is the builder's alpha (exactly, up to float rounding).
+  EXPECT_EQ(j["sources"]["exact"].get<uint64_t>(), log.size());
+  EXPECT_NEAR(j["served_mean_rate_of_negatives"].get<double>(), kAlphaA, 1e-4);
+  // Kept negatives are a sum of independent Bernoulli(rate_i) draws (hash of
+  // distinct keys): mean alpha, sd sqrt(sum r(1-r))/n. Stated bound: 4 sd.
+  const double kept = j["kept_fraction_of_negatives"].get<double>();
+  const double bound = j["four_sigma_bound"].get<double>();
+  EXPECT_GT(bound, 0.0);
+  EXPECT_LT(bound, 0.05);
+  EXPECT_LE(std::fabs(kept - kAlphaA), bound + 1e-4) << "kept " << kept << " bound " << bound;
+  // The output: header + rate column, every positive, the kept negatives.
+  std::ifstream in(out);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "user_id,item_id,label,rate");
+  uint64_t rows = 0, pos_rows = 0;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> f = absl::StrSplit(line, ',');
+    ASSERT_EQ(f.size(), 4u) << line;
+    pos_rows += f[2] == "1";
+    ++rows;
+  }
+  EXPECT_EQ(pos_rows, positives);
+  EXPECT_EQ(rows, j["rows_written"].get<uint64_t>());
+  EXPECT_EQ(rows, positives + j["kept_negatives"].get<uint64_t>());
+}
+
+nlohmann::json Canary(std::vector<std::string> args, int expected_exit) {
+  args.insert(args.begin(), {CliBinary(), "canary"});
+  args.push_back("--json");
+  const RunResult r = RunProgram(args, 120);
+  EXPECT_EQ(r.exit_code, expected_exit) << r.err << r.out;
+  if (r.exit_code != expected_exit) return nlohmann::json();
+  std::cout << "canary " << args[2] << " ...:\n" << r.out << "\n";
+  return nlohmann::json::parse(r.out);
+}
+
+void ExpectAllZero(const nlohmann::json& j) {
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["pass"], true);
+  EXPECT_EQ(j["abs_delta"]["mean"].get<double>(), 0.0);
+  EXPECT_EQ(j["abs_delta"]["p50"].get<double>(), 0.0);
+  EXPECT_EQ(j["abs_delta"]["p99"].get<double>(), 0.0);
+  EXPECT_EQ(j["abs_delta"]["max"].get<double>(), 0.0);
+  EXPECT_EQ(j["fraction_over_threshold"].get<double>(), 0.0);
+  EXPECT_EQ(j["ks_distance"].get<double>(), 0.0);
+  EXPECT_EQ(j["source_changed"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["baseline"]["expected_kept_fraction"], j["candidate"]["expected_kept_fraction"]);
+}
+
+TEST(CanaryCli, IdenticalSnapshotsPassWithAllDeltasZero) {
+  const nlohmann::json online =
+      Canary({"--baseline", world->server_a.target(), "--candidate", world->server_a2.target(),
+              "--sample-from", world->log, "--sample", "5000"},
+             0);
+  ExpectAllZero(online);
+  EXPECT_EQ(online["pairs"].get<uint64_t>(), 5000u);
+  EXPECT_EQ(online["kept_fraction_over"], "negative instances");
+  const nlohmann::json offline =
+      Canary({"--baseline-snapshot", world->root_a, "--candidate-snapshot", world->root_a2}, 0);
+  ExpectAllZero(offline);
+}
+
+TEST(CanaryCli, DifferentAlphaFailsAndKeptFractionsMatchTheAlphas) {
+  const nlohmann::json online =
+      Canary({"--baseline", world->server_a.target(), "--candidate", world->server_b.target(),
+              "--sample-from", world->log, "--sample", "100000000"},
+             1);
+  ASSERT_FALSE(online.is_null());
+  EXPECT_EQ(online["pass"], false);
+  EXPECT_EQ(online["pairs"].get<uint64_t>(), world->impressions.size());  // all instances
+  // Over all negative instances of the builder's input the mean rate is alpha.
+  EXPECT_NEAR(online["baseline"]["expected_kept_fraction"].get<double>(), kAlphaA, 1e-4);
+  EXPECT_NEAR(online["candidate"]["expected_kept_fraction"].get<double>(), kAlphaB, 1e-4);
+  EXPECT_GT(online["abs_delta"]["mean"].get<double>(), 0.01);
+  EXPECT_GT(online["ks_distance"].get<double>(), 0.05);
+  EXPECT_FALSE(online["violations"].empty());
+  EXPECT_NE(online["baseline"]["version"], "");
+
+  const nlohmann::json offline =
+      Canary({"--baseline-snapshot", world->root_a, "--candidate-snapshot", world->root_b,
+              "--sample-from", world->log, "--sample", "100000000"},
+             1);
+  ASSERT_FALSE(offline.is_null());
+  EXPECT_EQ(offline["abs_delta"], online["abs_delta"]) << "offline scoring must equal the servers'";
+  EXPECT_EQ(offline["ks_distance"], online["ks_distance"]);
+  // A generous limit set turns the same comparison into a pass.
+  Canary({"--baseline-snapshot", world->root_a, "--candidate-snapshot", world->root_b,
+          "--max-mean-delta=1", "--max-p99-delta=1", "--max-ks=1", "--max-fraction-over=1"},
+         0);
+}
+
+TEST(CanaryCli, BadInvocationsExitTwo) {
+  RunResult r = RunProgram({CliBinary(), "canary", "--baseline", world->server_a.target()}, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  r = RunProgram({CliBinary(), "canary", "--baseline-snapshot", world->root_a,
+                  "--candidate-snapshot", world->dir + "/nope"},
+                 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("nope"), std::string::npos) << r.err;
+  r = RunProgram({CliBinary(), "canary", "--baseline", world->server_a.target(), "--candidate",
+                  world->server_b.target()},
+                 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--pairs"), std::string::npos) << r.err;
+}
+
+// Runs last (gtest keeps file order): restarts server A on the same port.
+TEST(ServerRestart, ClientRetriesThroughIt) {
+  const int port = world->server_a.port();
+  SamplingRateClientOptions options;
+  options.target = world->server_a.target();
+  options.max_attempts = 40;
+  options.initial_backoff_seconds = 0.05;
+  options.max_backoff_seconds = 0.3;
+  options.deadline_seconds = 5;
+  auto client = *SamplingRateClient::Create(options);
+  std::vector<uint64_t> users = {world->impressions.user_ids[0]};
+  std::vector<uint64_t> items = {world->impressions.item_ids[0]};
+  auto before = client->GetRates(users, items);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(world->server_a.Stop(), 0) << "SIGTERM drains and exits 0";
+  absl::Status restarted;
+  std::thread restart([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    restarted = world->server_a.Start(world->root_a, port);
+  });
+  auto after = client->GetRates(users, items);  // fails over and over until the restart
+  restart.join();
+  ASSERT_TRUE(restarted.ok()) << restarted;
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_GE(after->retries, 1);
+  EXPECT_EQ(after->rates, before->rates);
+  EXPECT_EQ(after->snapshot_versions, before->snapshot_versions);
+  EXPECT_GE(client->total_retries(), 1u);
+
+  // With retries off the same outage is an UNAVAILABLE error naming the target.
+  options.max_attempts = 1;
+  auto no_retry = *SamplingRateClient::Create(options);
+  world->server_a.Stop();
+  auto failed = no_retry->GetRates(users, items);
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(failed.status().message().find(options.target), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new graphsieve::ClientWorld());
+  return RUN_ALL_TESTS();
+}

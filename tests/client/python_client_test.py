@@ -1,0 +1,159 @@
+"""The Python client against a live graphsieve-server (real gen, build, server).
+
+Run by CTest with PYTHONPATH set to the generated stubs and client/python, and
+GRAPHSIEVE_{GEN,BUILD,SERVER,CLI} naming the binaries. Every wait is bounded.
+"""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+import grpc
+
+import graphsieve_client
+from graphsieve_client import SamplingRateClient, hash_string_id, keep_negative, parse_id
+
+GEN = os.environ.get("GRAPHSIEVE_GEN", "")
+BUILD = os.environ.get("GRAPHSIEVE_BUILD", "")
+SERVER = os.environ.get("GRAPHSIEVE_SERVER", "")
+CLI = os.environ.get("GRAPHSIEVE_CLI", "")
+
+
+def run(args, **kwargs):
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+class PythonClientTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        for name, path in [("GRAPHSIEVE_GEN", GEN), ("GRAPHSIEVE_BUILD", BUILD),
+                           ("GRAPHSIEVE_SERVER", SERVER), ("GRAPHSIEVE_CLI", CLI)]:
+            if not os.access(path, os.X_OK):
+                raise RuntimeError(f"{name}={path!r} is not an executable")
+        cls.dir = tempfile.mkdtemp(prefix="graphsieve-py-")
+        cls.log = os.path.join(cls.dir, "log.csv")
+        cls.root = os.path.join(cls.dir, "root")
+        r = run([GEN, "--preset=tiny", "--users=120", "--items=200", "--instances=6000", "--seed=3",
+                 "--positive_rate=0.1", "--output=" + cls.log, "--quiet"])
+        if r.returncode != 0:
+            raise RuntimeError("graphsieve-gen failed: " + r.stderr)
+        r = run([BUILD, "--input=" + cls.log, "--snapshot_root=" + cls.root, "--alpha=0.25",
+                 "--quiet"])
+        if r.returncode != 0:
+            raise RuntimeError("graphsieve-build failed: " + r.stderr)
+        cls.server_out = open(os.path.join(cls.dir, "server.out"), "w+")
+        cls.server = subprocess.Popen(
+            [SERVER, "--snapshot_root=" + cls.root, "--host=127.0.0.1", "--port=0",
+             "--admin_port=-1", "--poll_interval_seconds=0", "--drain_grace_seconds=1"],
+            stdout=cls.server_out, stderr=subprocess.DEVNULL)
+        cls.port = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and cls.port is None:
+            if cls.server.poll() is not None:
+                raise RuntimeError("graphsieve-server exited early")
+            cls.server_out.seek(0)
+            match = re.search(r"listening port=(\d+)", cls.server_out.read())
+            if match:
+                cls.port = int(match.group(1))
+            else:
+                time.sleep(0.05)
+        if cls.port is None:
+            cls.server.kill()
+            raise RuntimeError("graphsieve-server did not print its port within 30 s")
+        cls.target = f"127.0.0.1:{cls.port}"
+        with open(cls.log) as f:
+            cls.rows = list(csv.DictReader(f))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.send_signal(signal.SIGTERM)
+        try:
+            cls.server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            cls.server.kill()
+            cls.server.wait(timeout=10)
+        cls.server_out.close()
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def cli_rates(self, pairs):
+        text = "user_id,item_id\n" + "".join(f"{u},{i}\n" for u, i in pairs)
+        r = run([CLI, "rates", "--server", self.target], input=text)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return list(csv.DictReader(io.StringIO(r.stdout)))
+
+    def test_rates_equal_the_cpp_cli_including_string_ids(self):
+        pairs = [(row["user_id"], row["item_id"]) for row in self.rows[:200:7]]
+        pairs += [("alice", self.rows[0]["item_id"]), (self.rows[1]["user_id"], "bob")]
+        cpp = self.cli_rates(pairs)
+        with SamplingRateClient(self.target, max_batch_pairs=9) as client:  # forces splitting
+            batch = client.get_rates([u for u, _ in pairs], [i for _, i in pairs])
+        self.assertEqual(len(batch), len(pairs))
+        self.assertEqual(len(batch.snapshot_versions), 1)
+        for k, row in enumerate(cpp):
+            # The CLI prints the shortest text of the float; read back it is the same float.
+            self.assertAlmostEqual(batch.rates[k], float(row["rate"]), places=6)
+            self.assertEqual(batch.sources[k], row["source"])
+        self.assertTrue(all(0.0 < r <= 1.0 for r in batch.rates))
+        self.assertIn("EXACT", batch.sources)
+        self.assertEqual(batch.sources[-2], "DEFAULT")  # "alice" is no user of the log
+        # Text ids go through XXH3-64 like the C++ side: hashing first changes nothing.
+        with SamplingRateClient(self.target) as client:
+            hashed = client.get_rates([hash_string_id("alice")], [parse_id(pairs[-2][1])])
+        self.assertEqual(hashed.rates[0], batch.rates[-2])
+
+    def test_decisions_follow_keep_negative_with_the_snapshot_seed(self):
+        rows = self.rows[:2000]
+        users = [r["user_id"] for r in rows]
+        items = [r["item_id"] for r in rows]
+        labels = [r["label"] == "1" for r in rows]
+        keys = [hash_string_id(f"py-{k}") for k in range(len(rows))]
+        with SamplingRateClient(self.target) as client:
+            seed = client.status().active.seed
+            batch = client.get_decisions(users, items, labels, keys)
+        kept_negatives = 0
+        for k in range(len(rows)):
+            expected = labels[k] or keep_negative(keys[k], seed, batch.rates[k])
+            self.assertEqual(batch.keep[k], expected, k)
+            if not labels[k]:
+                kept_negatives += expected
+        self.assertGreater(kept_negatives, 0)
+        self.assertLess(kept_negatives, labels.count(False))
+
+    def test_status_matches_the_cli_json(self):
+        with SamplingRateClient(self.target) as client:
+            status = client.status()
+        self.assertTrue(status.serving)
+        self.assertAlmostEqual(status.active.alpha, 0.25)
+        r = run([CLI, "status", "--server", self.target, "--json"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout)["active"]["version"], status.active.version)
+
+    def test_errors_are_clear(self):
+        with self.assertRaisesRegex(ValueError, "2 user_ids but 1 item_ids"):
+            SamplingRateClient(self.target).get_rates([1, 2], [3])
+        with self.assertRaisesRegex(ValueError, "does not fit in uint64"):
+            parse_id("18446744073709551616")
+        with self.assertRaisesRegex(ValueError, "not a decimal integer"):
+            parse_id("abc", "int")
+        client = SamplingRateClient("127.0.0.1:1", max_attempts=2, initial_backoff_seconds=0.01,
+                                    timeout_seconds=2)
+        with self.assertRaises(grpc.RpcError) as caught:
+            client.get_rates([1], [2])
+        self.assertEqual(caught.exception.code(), grpc.StatusCode.UNAVAILABLE)
+
+    def test_package_exports(self):
+        self.assertIn("SamplingRateClient", graphsieve_client.__all__)
+        self.assertEqual(parse_id("42"), 42)
+        self.assertEqual(parse_id("42", "string"), hash_string_id("42"))
+
+
+if __name__ == "__main__":
+    unittest.main()

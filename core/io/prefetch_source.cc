@@ -52,10 +52,9 @@ void PrefetchSource::Produce() {
       filled += *got;
     }
     const bool last = !status.ok() || filled < b.size();
-    if (status.ok()) {
+    // With an error after some good bytes, the bytes go first, the error next.
+    if (status.ok() || filled > 0) {
       chunk.size = filled;
-    } else if (filled > 0) {
-      chunk.size = filled;  // hand out the good bytes first, the error next
     } else {
       chunk.size = status;
     }

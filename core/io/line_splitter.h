@@ -33,6 +33,8 @@ class LineReader {
 
   uint64_t line_number() const { return line_number_; }  // of the last line returned (1-based)
   uint64_t bytes() const { return bytes_; }              // uncompressed bytes read so far
+  // Bytes of the lines handed out so far (bytes() minus the unread rest of the buffer).
+  uint64_t consumed_bytes() const { return bytes_ - (end_ - begin_); }
 
  private:
   absl::Status Refill();

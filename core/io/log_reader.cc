@@ -400,7 +400,7 @@ class LogParser {
           static_cast<double>(lines_.bytes()) / static_cast<double>(source_->file_bytes_read());
     }
     const double bytes_per_instance =
-        static_cast<double>(lines_.bytes()) /
+        static_cast<double>(lines_.consumed_bytes()) /
         static_cast<double>(std::max<size_t>(1, log_->size() - start_size_));
     const size_t expect =
         start_size_ + static_cast<size_t>(total_bytes / bytes_per_instance * 1.03) + 1024;

@@ -12,6 +12,7 @@
 #include "absl/base/attributes.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "core/io/byte_source.h"
 #include "core/io/fast_parse.h"
@@ -284,6 +285,14 @@ class LogParser {
     absl::Status s =
         options_.format == LogFormat::kMind ? ParseMindRow(line) : ParseDelimitedRow(line);
     if (!s.ok()) {
+      // A header read as data (column names given for a file that has one) is
+      // a whole-file mistake: say so instead of blaming the row.
+      if (rows_ == 1 && !options_.column_names.empty() &&
+          absl::StrContains(Av(line), options_.user_column)) {
+        return absl::Status(s.code(),
+                            absl::StrCat(s.message(), " (is line ", lines_.line_number(),
+                                         " a header? column_names is for files without one)"));
+      }
       if (static_cast<int64_t>(bad_rows_) >= options_.max_bad_rows) {
         if (options_.max_bad_rows == 0) return s;
         return absl::Status(s.code(), absl::StrCat(s.message(), " (after skipping ", bad_rows_,

@@ -462,6 +462,15 @@ TEST(LogReaderTest, HeaderlessWithColumnNames) {
   ASSERT_TRUE(log.ok()) << log.status();
   EXPECT_THAT(log->user_ids, ElementsAre(196, 186));
   EXPECT_THAT(log->labels, ElementsAre(0, 1));
+  options.id_mode = IdMode::kInteger;
+  EXPECT_THAT(
+      ErrorOf(files.Write("hdr.data", "user_id\titem_id\trating\tts\n1\t2\t5\t0\n"), options),
+      HasSubstr(":1: column 'user_id': id 'user_id' is not a decimal integer (id mode "
+                "'int') (is line 1 a header?"));
+  options.id_mode = IdMode::kAuto;
+  EXPECT_THAT(
+      ErrorOf(files.Write("hdr2.data", "user_id\titem_id\trating\tts\n1\t2\t5\t0\n"), options),
+      HasSubstr("'rating' is not a number (is line 1 a header? column_names is for files"));
   options.column_names = {"user_id", "item_id", "score"};
   EXPECT_THAT(ErrorOf(files.Write("v.data", "1\t2\t3\n"), options),
               HasSubstr("no label column 'rating' in the given column names; columns are: user_id, "

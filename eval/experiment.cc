@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/maec/rates.h"
 #include "eval/metrics.h"
 #include "eval/random.h"
 
@@ -191,6 +192,20 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   if (r->rate.size() != s.pairs.num_pairs()) {
     return fail(absl::InternalError(absl::StrCat("pipeline returned ", r->rate.size(),
                                                  " rates for ", s.pairs.num_pairs(), " pairs")));
+  }
+  if (c.spec.score_power != 1.0) {
+    std::vector<double> transformed(r->score.size());
+    for (size_t i = 0; i < transformed.size(); ++i) {
+      transformed[i] = std::pow(std::max(0.0, static_cast<double>(r->score[i])), c.spec.score_power);
+    }
+    std::vector<double> rates;
+    absl::StatusOr<RateFit> fit =
+        FitRates(transformed, s.pairs.negatives, c.alpha, c.floor, &rates, o.pipeline.threads);
+    if (!fit.ok()) {
+      *refused_by_data = absl::IsInvalidArgument(fit.status());
+      return fail(fit.status());
+    }
+    r->rate.assign(rates.begin(), rates.end());
   }
   for (size_t i = 0; i < r->rate.size(); ++i) {
     if (!(r->rate[i] > 0.0f && r->rate[i] <= 1.0f)) {

@@ -35,6 +35,8 @@ namespace graphsieve::eval {
 //   max        max-ensemble of maec-prop and opt (rescaled to alpha)
 //   max-raw    max-ensemble of maec (no propagation) and opt
 //   mean, product  the other ensembles of maec-prop and opt
+//   maec-prop-sqrt, opt-sqrt  investigation: rates from the square root of the
+//              method's final score (a flatter rate distribution), refit to alpha
 struct MethodSpec {
   enum class Kind { kFull, kUniform, kPipeline } kind = Kind::kPipeline;
   std::string name;
@@ -42,6 +44,7 @@ struct MethodSpec {
   bool uncertainty_propagation = false;
   bool score_propagation = false;
   bool correct_pilot = false;
+  double score_power = 1.0;   // rates from score^power (1 = the pipeline's own rates)
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };

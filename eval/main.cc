@@ -38,7 +38,7 @@ ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: au
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "Comma-separated sampling methods; full (no sampling) is always run unless "
           "--include_full=false. Known: "
-          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,mean,product.");
+          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product.");
 ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
           "methods; combinations with floor >= alpha are skipped.");

@@ -12,6 +12,7 @@ struct NamedSpec {
   MethodSpec::Kind kind;
   Method method;
   bool uncertainty, score, correct_pilot;
+  double score_power = 1.0;
 };
 
 constexpr NamedSpec kSpecs[] = {
@@ -24,6 +25,8 @@ constexpr NamedSpec kSpecs[] = {
     {"maec-prop", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false},
     {"max", MethodSpec::Kind::kPipeline, Method::kMax, true, true, false},
     {"max-raw", MethodSpec::Kind::kPipeline, Method::kMax, false, false, false},
+    {"maec-prop-sqrt", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 0.5},
+    {"opt-sqrt", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 0.5},
     {"mean", MethodSpec::Kind::kPipeline, Method::kMean, true, true, false},
     {"product", MethodSpec::Kind::kPipeline, Method::kProduct, true, true, false},
 };
@@ -48,6 +51,7 @@ absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name) {
       s.uncertainty_propagation = n.uncertainty;
       s.score_propagation = n.score;
       s.correct_pilot = n.correct_pilot;
+      s.score_power = n.score_power;
       return s;
     }
   }

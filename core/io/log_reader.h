@@ -15,8 +15,9 @@
 // A bad row stops the read with an error naming file, line and column unless
 // Options::max_bad_rows allows skipping it (skipped rows are counted).
 //
-// Not thread-safe: one reader per thread. The owner of the reader owns the
-// ImpressionLog it fills.
+// Thread-compatible: ReadImpressionLog may run concurrently on different
+// ImpressionLogs (one call uses at most one helper thread, for gzip). The
+// caller owns the ImpressionLog it fills.
 #ifndef GRAPHSIEVE_CORE_IO_LOG_READER_H_
 #define GRAPHSIEVE_CORE_IO_LOG_READER_H_
 
@@ -100,7 +101,9 @@ struct ImpressionLog {
 // concatenated). Gzip is detected from the magic bytes, not the name.
 // Errors: NOT_FOUND (file), INVALID_ARGUMENT with "<file>:<line>: column
 // '<name>': <problem>", DATA_LOSS for a truncated/corrupt gzip stream.
-// On error `log` is left as it was before the call (no partial rows).
+// On error the columns and counters of `log` are left as they were before
+// the call (no partial rows); user_names/item_names may keep names seen
+// before the error. REQUIRES: log != nullptr.
 absl::Status ReadImpressionLog(const std::string& path, const LogReaderOptions& options,
                                ImpressionLog* log);
 

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# graphsieve end to end on an embedded default, from a fresh Debian 12 machine:
+#   install the Debian packages → build → generate a KuaiRec-shaped impression
+#   log → build and publish a snapshot → start graphsieve-server → query it
+#   (exact, inferred and default pairs; keep decisions; status; /metrics) →
+#   drain it with SIGTERM.
+# Environment: SCALE (default 0.1 = 1.2M impressions; 1 = the full 12M preset),
+#   SEED (1), OUT (out/demo), PORT (50151), ADMIN_PORT (50152),
+#   KEEP_RUNNING=1 leaves the server up at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCALE=${SCALE:-0.1}
+SEED=${SEED:-1}
+OUT=${OUT:-out/demo}
+PORT=${PORT:-50151}
+ADMIN_PORT=${ADMIN_PORT:-50152}
+BUILD_DIR=${BUILD_DIR:-build}
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "1/6 Debian packages"
+./scripts/install-deps.sh
+
+step "2/6 build ($BUILD_DIR, Release, -j2)"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server graphsieve
+BIN="$BUILD_DIR"
+GEN="$BIN/gen/graphsieve-gen"; BUILD="$BIN/builder/graphsieve-build"
+SERVER="$BIN/server/graphsieve-server"; CLI="$BIN/client/graphsieve"
+
+mkdir -p "$OUT"
+LOG="$OUT/impressions.csv"
+step "3/6 generate a KuaiRec-shaped log (scale $SCALE, seed $SEED) → $LOG"
+"$GEN" --preset kuairec --scale "$SCALE" --seed "$SEED" --pilot --output "$LOG"
+
+step "4/6 build and publish a snapshot → $OUT/snapshots"
+"$BUILD" --input "$LOG" --snapshot-root "$OUT/snapshots" --alpha 0.2 --keep 3 \
+  --export "$OUT/rates.csv"
+echo "CURRENT = $(cat "$OUT/snapshots/CURRENT")"
+
+step "5/6 start graphsieve-server on 127.0.0.1:$PORT (admin http://127.0.0.1:$ADMIN_PORT/)"
+"$SERVER" --snapshot-root "$OUT/snapshots" --port "$PORT" --admin-port "$ADMIN_PORT" \
+  --poll-interval-seconds 5 >"$OUT/server.log" 2>&1 &
+SERVER_PID=$!
+cleanup() {
+  if [[ "${KEEP_RUNNING:-0}" != "1" ]] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID"; wait "$SERVER_PID" || true
+  fi
+}
+trap cleanup EXIT
+for _ in $(seq 1 120); do
+  if curl -fs "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null 2>&1; then break; fi
+  kill -0 "$SERVER_PID" 2>/dev/null || { cat "$OUT/server.log"; exit 1; }
+  sleep 0.5
+done
+curl -fs "http://127.0.0.1:$ADMIN_PORT/readyz" >/dev/null || { echo "server not ready"; cat "$OUT/server.log"; exit 1; }
+
+step "6/6 query it"
+# Three pairs the builder saw, one unseen pair of known nodes, one unknown user.
+{
+  echo "user_id,item_id"
+  sed -n '2,4p' "$OUT/rates.csv" | cut -d, -f1,2
+  u=$(sed -n '2p' "$OUT/rates.csv" | cut -d, -f1)
+  seen=$(awk -F, -v u="$u" '$1==u {print $2}' "$OUT/rates.csv" | sort -n | uniq)
+  for i in $(seq 0 20000); do
+    if ! grep -qx "$i" <<<"$seen"; then echo "$u,$i"; break; fi
+  done
+  echo "999999999,1"
+} >"$OUT/query.csv"
+echo "--- graphsieve rates --input $OUT/query.csv"
+"$CLI" rates --server "127.0.0.1:$PORT" --input "$OUT/query.csv"
+echo "--- graphsieve status"
+"$CLI" status --server "127.0.0.1:$PORT"
+echo "--- /metrics (excerpt)"
+curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E '^graphsieve_' | head -12
+echo
+echo "Dashboard: http://127.0.0.1:$ADMIN_PORT/   (KEEP_RUNNING=1 to leave the server up)"

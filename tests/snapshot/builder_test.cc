@@ -1,0 +1,251 @@
+// graphsieve-build end to end: the real binary and the real pipeline on a
+// small generated log. Round trip (reader rate == in-memory pipeline rate for
+// every pair; export CSV == pipeline), validation gates, bad flags.
+#include "builder/build_job.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "builder/export_csv.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/snapshot/builder_test_util.h"
+#include "tests/snapshot/test_dir.h"
+
+namespace graphsieve {
+namespace {
+
+using testing_util::RunBuildBinary;
+using testing_util::TestDir;
+
+class BuilderBinaryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    log_ = dir_.path() + "/log.csv";
+    testing_util::WriteSmallLog(log_, /*users=*/120, /*items=*/200, /*per_user=*/25, /*seed=*/3);
+    root_ = dir_.path() + "/root";
+  }
+  std::vector<std::string> Base() {
+    return {"--input=" + log_, "--label-col=clicked", "--snapshot-root=" + root_, "--quiet",
+            "--sketch_dim=8"};
+  }
+  testing_util::RunResult Run(std::vector<std::string> extra) {
+    std::vector<std::string> args = Base();
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunBuildBinary(args, dir_.path());
+  }
+  TestDir dir_;
+  std::string log_, root_;
+};
+
+TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
+  const std::string csv = dir_.path() + "/export.csv";
+  auto r = Run({"--json", "--export=" + csv, "--alpha=0.25", "--floor=0.02", "--seed=9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json summary = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(summary["ok"].get<bool>());
+  const std::string version = summary["version"];
+
+  // The same computation in memory.
+  LogReaderOptions ro;
+  ro.label.column = "clicked";
+  ImpressionLog log;
+  ASSERT_TRUE(ReadImpressionLog(log_, ro, &log).ok());
+  auto pairs = BuildPairTable(log, 2);
+  ASSERT_TRUE(pairs.ok());
+  PipelineOptions po;
+  po.alpha = 0.25;
+  po.floor = 0.02;
+  po.seed = 9;
+  po.sketch_dim = 8;
+  auto result = RunPipeline(*pairs, po);
+  ASSERT_TRUE(result.ok()) << result.status();
+
+  auto store = SnapshotStore::Create({root_, false});
+  ASSERT_TRUE(store.ok());
+  EXPECT_EQ(*(*store)->ReadCurrent(), version);
+  auto reader = SnapshotReader::Open(root_, version, {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  const size_t n = pairs->num_pairs();
+  EXPECT_EQ((*reader)->manifest().pairs, n);
+  EXPECT_EQ((*reader)->manifest().instances, log.size());
+  EXPECT_NEAR((*reader)->manifest().achieved_negative_mean_rate, 0.25, 1e-6);
+  std::vector<uint64_t> users(n), items(n);
+  for (size_t i = 0; i < n; ++i) {
+    users[i] = pairs->user_ids[pairs->pair_user[i]];
+    items[i] = pairs->item_ids[pairs->pair_item[i]];
+  }
+  std::unique_ptr<bool[]> found(new bool[n]);
+  std::vector<float> rates(n);
+  ASSERT_TRUE((*reader)->LookupPairs(users, items, absl::MakeSpan(found.get(), n),
+                                     absl::MakeSpan(rates)).ok());
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(found[i]) << i;
+    ASSERT_EQ(rates[i], result->rate[i]) << "pair " << i;
+  }
+  // Node records and the unseen model match too.
+  std::vector<float> sketch((*reader)->model().sketch_dim);
+  NodeRecord rec;
+  ASSERT_TRUE((*reader)->LookupUser(users[0], &rec, absl::MakeSpan(sketch)));
+  EXPECT_EQ(rec.degree, result->nodes.records[pairs->pair_user[0]].degree);
+  EXPECT_DOUBLE_EQ((*reader)->model().rho, result->model.rho);
+
+  // Export: exact header, one row per pair, original id text, same rates.
+  auto text = snapshot::ReadFileToString(csv);
+  ASSERT_TRUE(text.ok());
+  std::vector<std::string> lines = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), n + 1);
+  EXPECT_EQ(lines[0], kExportHeader);
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<std::string> f = absl::StrSplit(lines[i + 1], ',');
+    ASSERT_EQ(f.size(), 8u) << lines[i + 1];
+    EXPECT_EQ(f[0], log.user_names.at(users[i]));
+    EXPECT_EQ(f[0][0], 'u');
+    float rate = 0;
+    ASSERT_TRUE(absl::SimpleAtof(f[7], &rate));
+    ASSERT_EQ(rate, result->rate[i]) << lines[i + 1];
+    EXPECT_EQ(f[2], pairs->label[i] ? "1" : "0");
+  }
+}
+
+TEST_F(BuilderBinaryTest, RetentionAcrossRuns) {
+  for (int k = 0; k < 3; ++k) {
+    auto r = Run({"--keep=2", absl::StrCat("--seed=", k)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  auto store = SnapshotStore::Create({root_, false});
+  auto versions = (*store)->ListVersions();
+  ASSERT_EQ(versions->size(), 2u);
+  EXPECT_EQ(*(*store)->ReadCurrent(), versions->back());
+  // Pin the older one; two more runs with --keep=1 keep CURRENT and the pin.
+  ASSERT_TRUE((*store)->Pin(versions->front(), "test").ok());
+  for (int k = 3; k < 5; ++k) ASSERT_EQ(Run({"--keep=1", absl::StrCat("--seed=", k)}).exit_code, 0);
+  auto after = (*store)->ListVersions();
+  ASSERT_EQ(after->size(), 2u);
+  EXPECT_EQ(after->front(), versions->front());
+  EXPECT_EQ(after->back(), *(*store)->ReadCurrent());
+}
+
+struct BadFlagCase {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string message;  // must appear in stderr
+};
+
+TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
+  const std::vector<BadFlagCase> cases = {
+      {{"--alpha=0"}, 2, "--alpha"},
+      {{"--alpha=-0.5"}, 2, "--alpha"},
+      {{"--alpha=0.1", "--floor=0.1"}, 2, "--floor"},
+      {{"--floor=0.5"}, 2, "--floor"},
+      {{"--gamma=1"}, 2, "--gamma"},
+      {{"--keep=0"}, 2, "--keep"},
+      {{"--method=best"}, 2, "--method"},
+      {{"--resistance=magic"}, 2, "--resistance"},
+      {{"--table-format=lsm"}, 2, "--table_format"},
+      {{"--id-mode=hex"}, 2, "--id_mode"},
+      {{"--label-rule=watch_ratio >>> 3"}, 2, "--label_rule"},
+      {{"--user-col=customer"}, 1, "customer"},
+      {{"--input=" + dir_.path() + "/missing.csv"}, 1, "missing.csv"},
+  };
+  for (const BadFlagCase& c : cases) {
+    auto r = Run(c.args);
+    EXPECT_EQ(r.exit_code, c.exit_code) << c.args[0] << "\n" << r.err;
+    EXPECT_TRUE(absl::StrContains(r.err, c.message)) << c.args[0] << ": " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT")) << c.args[0];
+  }
+  // No --snapshot_root and no --dry_run.
+  auto r = RunBuildBinary({"--input=" + log_, "--label_col=clicked"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root")) << r.err;
+  // --dry_run publishes nothing but succeeds.
+  r = Run({"--dry-run"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+TEST_F(BuilderBinaryTest, LogWithoutNegativesFailsAndPublishesNothing) {
+  std::ofstream(log_) << "user_id,item_id,clicked\n1,2,1\n1,3,1\n2,2,1\n";
+  auto r = Run({"--json"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_FALSE(r.err.empty());
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j["ok"].get<bool>());
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+// --- CheckGates on hand-made results. ---
+struct GateFixture {
+  PairTable pairs;
+  PipelineResult result;
+  GateFixture() {
+    pairs.user_ids = {1, 2};
+    pairs.item_ids = {10, 20};
+    pairs.pair_user = {0, 0, 1, 1};
+    pairs.pair_item = {0, 1, 0, 1};
+    pairs.label = {0, 0, 0, 1};
+    pairs.instances = {1, 3, 1, 1};
+    pairs.negatives = {1, 3, 1, 0};
+    pairs.total_instances = 6;
+    pairs.total_negatives = 5;
+    // (1*0.1 + 3*0.2 + 1*0.3) / 5 = 0.2
+    result.rate = {0.1f, 0.2f, 0.3f, 1.0f};
+    SolveSummary s;
+    s.converged = true;
+    result.solves = {s};
+  }
+};
+
+TEST(CheckGatesTest, PassesOnExactMean) {
+  GateFixture g;
+  EXPECT_TRUE(CheckGates(g.pairs, g.result, 0.2, 1e-6).ok());
+}
+
+TEST(CheckGatesTest, EachGateNamesItselfAndTheAmount) {
+  {
+    GateFixture g;
+    absl::Status s = CheckGates(g.pairs, g.result, 0.21, 1e-6);
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_TRUE(absl::StartsWith(s.message(), "gate negative-mean failed")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "off by 0.01")) << s;
+  }
+  {
+    GateFixture g;
+    g.result.rate[1] = std::numeric_limits<float>::quiet_NaN();
+    absl::Status s = CheckGates(g.pairs, g.result, 0.2, 1e-6);
+    EXPECT_TRUE(absl::StartsWith(s.message(), "gate rate-range failed")) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "item 20")) << s;
+  }
+  {
+    GateFixture g;
+    g.result.rate[0] = 0.0f;
+    EXPECT_TRUE(absl::StartsWith(CheckGates(g.pairs, g.result, 0.2, 1e-6).message(),
+                                 "gate rate-range failed"));
+    g.result.rate[0] = 1.5f;
+    EXPECT_TRUE(absl::StartsWith(CheckGates(g.pairs, g.result, 0.2, 1e-6).message(),
+                                 "gate rate-range failed"));
+  }
+  {
+    GateFixture g;
+    g.result.solves[0].converged = false;
+    g.result.solves[0].component = 3;
+    absl::Status s = CheckGates(g.pairs, g.result, 0.2, 1e-6);
+    EXPECT_TRUE(absl::StartsWith(s.message(), "gate solver-converged failed: component 3")) << s;
+  }
+  {
+    GateFixture g;
+    g.pairs = PairTable();
+    g.result.rate.clear();
+    EXPECT_TRUE(absl::StartsWith(CheckGates(g.pairs, g.result, 0.2, 1e-6).message(),
+                                 "gate non-empty failed"));
+  }
+}
+
+}  // namespace
+}  // namespace graphsieve

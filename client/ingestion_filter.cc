@@ -17,8 +17,9 @@ void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labe
   for (size_t i = 0; i < n; ++i) {
     if (labels[i] != 0) {
       (*keep)[i] = true;
-    } else if (KeepNegative(instance_keys[i], seed, rates[i])) {
-      (*keep)[i] = true;
+    } else {
+      // As the server: every negative carries log(rate); only kept ones are used.
+      (*keep)[i] = KeepNegative(instance_keys[i], seed, rates[i]);
       (*log_odds_offsets)[i] = std::log(rates[i]);
     }
   }

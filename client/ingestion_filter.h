@@ -4,7 +4,8 @@
 //
 //   positive            -> kept, offset 0
 //   negative, rate r    -> kept iff KeepNegative(instance_key, snapshot seed, r)
-//                          (core/io/ids.h), offset log(r) when kept, 0 when dropped
+//                          (core/io/ids.h); offset log(r) (the server sets it for
+//                          dropped negatives too; only kept rows reach training)
 //
 // Two ways to the same answer (tests check they agree bit for bit):
 //   kServer  labels and instance keys are sent; the server decides (default).

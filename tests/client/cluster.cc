@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -147,6 +149,11 @@ std::string FreshDir(const std::string& name) {
 absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, int64_t items,
                                         int64_t instances, uint64_t seed) {
   const std::string path = dir + "/log.csv";
+  // Debugging aid: run against an existing log instead of a generated one.
+  if (const char* given = std::getenv("GRAPHSIEVE_CLIENT_TEST_LOG"); given != nullptr && *given) {
+    std::filesystem::copy_file(given, path, std::filesystem::copy_options::overwrite_existing);
+    return path;
+  }
   RunResult r = RunProgram({GenBinary(), "--preset=tiny", absl::StrCat("--users=", users),
                             absl::StrCat("--items=", items),
                             absl::StrCat("--instances=", instances),

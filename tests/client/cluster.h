@@ -60,6 +60,7 @@ std::string CliBinary();
 std::string FreshDir(const std::string& name);
 
 // graphsieve-gen: a small deterministic log (preset, users, items, instances).
+// With GRAPHSIEVE_CLIENT_TEST_LOG set, that file is copied instead (debugging aid).
 absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, int64_t items,
                                         int64_t instances, uint64_t seed);
 

@@ -68,7 +68,7 @@ struct PipelineOptions {
   double solver_tolerance = 1e-6;      // relative residual of every CG solve
   int solver_max_iterations = 1000;
   int exact_max_nodes = 1000;          // kAuto: dense exact up to this component size
-  int64_t one_sided_max_solves = 100000; // kAuto: one-sided exact while a component's smaller side is at most this
+  int64_t one_sided_max_solves = 20000; // kAuto: one-sided exact while a component's smaller side is at most this (else sketch)
   int block_columns = 32;              // right-hand sides per PCG block (one-sided route)
   uint64_t seed = 42;
   int threads = 2;

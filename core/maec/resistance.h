@@ -32,7 +32,7 @@ struct ResistanceOptions {
   double solver_tolerance = 1e-6;       // relative residual of every PCG column
   int solver_max_iterations = 1000;
   int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
-  int64_t one_sided_max_solves = 100000;// kAuto: one-sided while the smaller side is at most this
+  int64_t one_sided_max_solves = 20000; // kAuto: one-sided while the smaller side is at most this
   int block_columns = 32;               // right-hand sides per PCG block (one-sided)
   bool compute_pairs = true;            // false: node sketch rows only
   uint64_t seed = 42;

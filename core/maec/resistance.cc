@@ -15,7 +15,7 @@ namespace graphsieve {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint32_t kMaxDenseNodes = 20000;  // 3.2 GB of doubles
+constexpr uint32_t kMaxDenseNodes = 8000;  // 0.5 GB of doubles and ~10^12 flops
 
 enum class Route { kSkip, kDense, kOneSided, kSketch };
 

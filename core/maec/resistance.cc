@@ -254,12 +254,15 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
 
   // Summaries; the first failure is the answer.
   std::vector<SolveSummary> per_component(g.num_components);
-  uint32_t largest_dense = 0;
+  uint32_t largest_dense = 0, largest_dense_id = 0;
   for (size_t ti = 0; ti < tasks.size(); ++ti) {
     if (!results[ti].status.ok()) return results[ti].status;
     const Task& task = tasks[ti];
     if (task.kind == Route::kDense) {
-      largest_dense = std::max(largest_dense, g.component_size(task.component));
+      if (g.component_size(task.component) > largest_dense) {
+        largest_dense = g.component_size(task.component);
+        largest_dense_id = task.component;
+      }
       continue;
     }
     SolveSummary& s = per_component[task.component];
@@ -275,6 +278,7 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   if (out.dense_components > 0) {
     SolveSummary s;
     s.method = "dense";
+    s.component = largest_dense_id;  // the largest of them
     s.nodes = largest_dense;
     s.converged = true;
     s.message = absl::StrCat(out.dense_components, " component(s) by dense Cholesky, largest ",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -86,8 +87,17 @@ absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) 
   const size_t n = log.size();
   PairTable table;
   std::vector<uint32_t> uidx, iidx;
-  if (absl::Status s = RankIds(log.user_ids, "user", &table.user_ids, &uidx); !s.ok()) return s;
-  if (absl::Status s = RankIds(log.item_ids, "item", &table.item_ids, &iidx); !s.ok()) return s;
+  absl::Status user_status, item_status;
+  {
+    // Users and items are ranked concurrently (independent columns).
+    auto rank_items = [&] { item_status = RankIds(log.item_ids, "item", &table.item_ids, &iidx); };
+    std::thread items;
+    if (threads >= 2) items = std::thread(rank_items);
+    user_status = RankIds(log.user_ids, "user", &table.user_ids, &uidx);
+    if (threads >= 2) items.join(); else rank_items();
+  }
+  if (!user_status.ok()) return user_status;
+  if (!item_status.ok()) return item_status;
   if (n > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("impression log: more than 2^32-1 instances in one build");
   }

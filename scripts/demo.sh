@@ -6,7 +6,8 @@
 #   drain it with SIGTERM.
 # Environment: SCALE (default 0.1 = 1.2M impressions; 1 = the full 12M preset),
 #   SEED (1), OUT (out/demo), PORT (50151), ADMIN_PORT (50152),
-#   KEEP_RUNNING=1 leaves the server up at the end.
+#   KEEP_RUNNING=1 leaves the server up at the end; SKIP_BUILD=1 uses the
+#   binaries already in BUILD_DIR (the CTest e2e test does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${SCALE:-0.1}
@@ -18,12 +19,15 @@ BUILD_DIR=${BUILD_DIR:-build}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-step "1/6 Debian packages"
-./scripts/install-deps.sh
-
-step "2/6 build ($BUILD_DIR, Release, -j2)"
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server graphsieve
+if [[ "${SKIP_BUILD:-0}" == "1" ]]; then
+  step "1-2/6 using the binaries already built in $BUILD_DIR (SKIP_BUILD=1)"
+else
+  step "1/6 Debian packages"
+  ./scripts/install-deps.sh
+  step "2/6 build ($BUILD_DIR, Release, -j2)"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server graphsieve
+fi
 BIN="$BUILD_DIR"
 GEN="$BIN/gen/graphsieve-gen"; BUILD="$BIN/builder/graphsieve-build"
 SERVER="$BIN/server/graphsieve-server"; CLI="$BIN/client/graphsieve"
@@ -68,10 +72,25 @@ step "6/6 query it"
   echo "999999999,1"
 } >"$OUT/query.csv"
 echo "--- graphsieve rates --input $OUT/query.csv"
-"$CLI" rates --server "127.0.0.1:$PORT" --input "$OUT/query.csv"
+"$CLI" rates --server "127.0.0.1:$PORT" --input "$OUT/query.csv" | tee "$OUT/answer.csv"
+for src in EXACT INFERRED DEFAULT; do
+  grep -q ",$src\$" "$OUT/answer.csv" || { echo "demo: expected a $src answer"; exit 1; }
+done
 echo "--- graphsieve status"
 "$CLI" status --server "127.0.0.1:$PORT"
 echo "--- /metrics (excerpt)"
 curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E '^graphsieve_' | head -12
+curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q '^graphsieve_snapshot_serving 1' \
+  || { echo "demo: /metrics does not report a serving snapshot"; exit 1; }
 echo
 echo "Dashboard: http://127.0.0.1:$ADMIN_PORT/   (KEEP_RUNNING=1 to leave the server up)"
+if [[ "${KEEP_RUNNING:-0}" != "1" ]]; then
+  kill -TERM "$SERVER_PID"
+  rc=0; wait "$SERVER_PID" || rc=$?
+  trap - EXIT
+  [[ $rc -eq 0 ]] || { echo "demo: server exited $rc after SIGTERM"; tail -5 "$OUT/server.log"; exit 1; }
+  echo "Server drained on SIGTERM and exited 0."
+else
+  trap - EXIT
+  echo "Server left running (pid $SERVER_PID)."
+fi

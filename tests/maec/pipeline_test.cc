@@ -98,6 +98,24 @@ TEST(Pipeline, EveryMethodMeetsAlphaOverNegativeInstances) {
   EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("pilot"));
 }
 
+TEST(Pipeline, ConductanceOnceThenMethods) {
+  ImpressionLog log = testing::PowerLawLog(40, 30, 12.0, 0.25, 6);
+  for (size_t i = 0; i < log.size(); ++i) log.pilot_scores.push_back(float((i * 13) % 100) / 100.0f);
+  PairTable t = *BuildPairTable(log, 2);
+  PipelineOptions o;
+  const ConductanceResult c = *ComputeConductance(t, o);
+  for (Method m : {Method::kMaec, Method::kMax}) {
+    o.method = m;
+    const PipelineResult whole = *RunPipeline(t, o);
+    const PipelineResult split = *RunPipelineWithConductance(t, c, o);
+    EXPECT_EQ(whole.rate, split.rate);
+    EXPECT_EQ(whole.nodes.sketch, split.nodes.sketch);
+  }
+  PairTable other = *BuildPairTable(testing::PowerLawLog(10, 10, 5.0, 0.25, 1), 1);
+  o.method = Method::kMaec;
+  EXPECT_EQ(RunPipelineWithConductance(other, c, o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(Pipeline, OptionsAreValidated) {
   PipelineOptions o;
   o.floor = 0.3;

@@ -181,6 +181,23 @@ TEST(Solver, NonConvergenceNamesTheComponent) {
   EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("did not converge"));
 }
 
+TEST(Routes, DenseRefusesHugeComponents) {
+  std::vector<Edge> star;
+  for (int i = 0; i < 8001; ++i) star.push_back({0, uint64_t(100 + i), 1});
+  PairTable t = *BuildPairTable(MakeLog(star), 1);
+  PositiveGraph g = *BuildPositiveGraph(t);
+  ResistanceOptions o;
+  o.method = ResistanceMethod::kExact;
+  absl::StatusOr<ResistanceResult> r = ComputeResistance(t, g, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(std::string(r.status().message()), ::testing::HasSubstr("one-sided"));
+  o.method = ResistanceMethod::kOneSided;  // the same star is fine one-sided: every edge a bridge
+  r = ComputeResistance(t, g, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  for (double x : r->resistance) ASSERT_NEAR(x, 1.0, 1e-6);
+}
+
 TEST(Routes, AutoPicksBySize) {
   ResistanceOptions o;
   o.exact_max_nodes = 100;

@@ -19,6 +19,7 @@ PACKAGES=(
   python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
+  chromium                                       # the dashboard test renders the page in a real browser
 )
 
 # --runtime: only the shared libraries the binaries need (docker/Dockerfile's runtime stage).

@@ -62,8 +62,8 @@ for name in re.findall(r"<!-- BEGIN GENERATED: ([\w.-]+) -->", text):
     if not part.exists():
         continue
     body = part.read_text().strip()
-    text = re.sub(rf"(<!-- BEGIN GENERATED: {re.escape(name)} -->\n).*?(\n<!-- END GENERATED: {re.escape(name)} -->)",
-                  lambda m: m.group(1) + body + m.group(2), text, flags=re.S)
+    text = re.sub(rf"(<!-- BEGIN GENERATED: {re.escape(name)} -->\n).*?(<!-- END GENERATED: {re.escape(name)} -->)",
+                  lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
 report.write_text(text)
 PY
 }

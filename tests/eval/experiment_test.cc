@@ -115,6 +115,26 @@ TEST(ExperimentTest, RejectsBadInputsWithClearMessages) {
   ASSERT_FALSE(r.ok());
 }
 
+// The sqrt variant refits its rates to alpha and gives a flatter rate curve:
+// fewer negatives at the floor than the pipeline's proportional rates.
+TEST(ExperimentTest, SqrtScoreVariantKeepsAlphaWithFewerNegativesAtTheFloor) {
+  const ImpressionLog log = testing::SyntheticLog(120, 80, 6);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"maec-prop", "maec-prop-sqrt"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  o.floors = {0.05};
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->runs.size(), 3u);
+  const RunResult& prop = r->runs[1];
+  const RunResult& sqrt = r->runs[2];
+  ASSERT_EQ(sqrt.method, "maec-prop-sqrt");
+  EXPECT_NEAR(sqrt.kept_negative_fraction, 0.2, 0.03);
+  EXPECT_LE(sqrt.negatives_at_floor, prop.negatives_at_floor);
+  EXPECT_NE(sqrt.kept_instances, prop.kept_instances);
+}
+
 TEST(ExperimentTest, TrainsAPilotWhenTheLogHasNone) {
   ImpressionLog log = testing::SyntheticLog(80, 60, 5);
   log.pilot_scores.clear();

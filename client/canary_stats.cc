@@ -11,8 +11,8 @@ namespace {
 
 std::string MixLine(const SourceMix& mix) {
   const double n = std::max<double>(1.0, static_cast<double>(mix.total()));
-  return absl::StrFormat("exact %.4f  inferred %.4f  default %.4f", mix.exact / n,
-                         mix.inferred / n, mix.by_default / n);
+  return absl::StrFormat("exact %.4f  inferred %.4f  default %.4f", mix.exact / n, mix.inferred / n,
+                         mix.by_default / n);
 }
 
 nlohmann::json MixJson(const SourceMix& mix) {

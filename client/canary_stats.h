@@ -49,23 +49,23 @@ struct CanaryInput {
 
 struct CanaryReport {
   // Filled by the caller (descriptive).
-  std::string baseline_name, candidate_name;        // "127.0.0.1:5000" or a snapshot dir
+  std::string baseline_name, candidate_name;  // "127.0.0.1:5000" or a snapshot dir
   std::string baseline_version, candidate_version;
-  std::string pairs_description;                    // where the compared pairs came from
+  std::string pairs_description;  // where the compared pairs came from
   // Computed by CompareRates.
   uint64_t pairs = 0;
-  uint64_t negatives = 0;                           // entries counted in the kept fractions
-  std::string kept_fraction_over;                   // "negative instances" or "pairs (labels unknown)"
+  uint64_t negatives = 0;          // entries counted in the kept fractions
+  std::string kept_fraction_over;  // "negative instances" or "pairs (labels unknown)"
   double mean_abs_delta = 0, p50_abs_delta = 0, p99_abs_delta = 0, max_abs_delta = 0;
-  double mean_signed_delta = 0;                     // mean of candidate - baseline
-  double fraction_over = 0;                         // |Δ| > thresholds.delta_threshold
-  double baseline_kept_fraction = 0;                // mean rate over the counted negatives
+  double mean_signed_delta = 0;       // mean of candidate - baseline
+  double fraction_over = 0;           // |Δ| > thresholds.delta_threshold
+  double baseline_kept_fraction = 0;  // mean rate over the counted negatives
   double candidate_kept_fraction = 0;
   double ks_distance = 0;
   SourceMix baseline_mix, candidate_mix;
-  uint64_t source_changed = 0;                      // pairs whose source differs
+  uint64_t source_changed = 0;  // pairs whose source differs
   CanaryThresholds thresholds;
-  std::vector<std::string> violations;              // one line per limit exceeded
+  std::vector<std::string> violations;  // one line per limit exceeded
   bool pass() const { return violations.empty(); }
 };
 

@@ -52,9 +52,9 @@ absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
     if (s->has_header_ && first.find_first_of(" ") == std::string_view::npos) {
       s->delimiter_ = ',';  // a one-column file
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          s->path_, ":1: cannot detect the delimiter from '", Av(Shown(first)),
-          "' (no tab, comma, '|' or ';'); set --delimiter"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(s->path_, ":1: cannot detect the delimiter from '", Av(Shown(first)),
+                       "' (no tab, comma, '|' or ';'); set --delimiter"));
     }
   }
   s->splitter_ = std::make_unique<LineSplitter>(s->delimiter_);
@@ -111,8 +111,8 @@ absl::StatusOr<bool> DelimitedStream::Next() {
   const size_t n = splitter_->Split(line, &fields_);
   if (n == 0) return absl::InvalidArgumentError(absl::StrCat(Where(), splitter_->error()));
   if (n < columns_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(Where(), "expected ", columns_.size(),
-                                                   " fields, found ", n));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(), "expected ", columns_.size(), " fields, found ", n));
   }
   fields_.resize(n);
   return true;
@@ -122,8 +122,8 @@ absl::StatusOr<bool> EvaluateLabel(const LabelRule& rule, std::string_view text)
   if (rule.op == LabelRule::Op::kBinary) {
     if (text == "1" || text == "true") return true;
     if (text == "0" || text == "false") return false;
-    return absl::InvalidArgumentError(absl::StrCat("label column '", rule.column, "' is '",
-                                                   Av(Shown(text)), "', expected 0/1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("label column '", rule.column, "' is '", Av(Shown(text)), "', expected 0/1"));
   }
   double v = 0;
   if (!absl::SimpleAtod(Av(text), &v)) {

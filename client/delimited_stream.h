@@ -27,7 +27,7 @@ class DelimitedStream {
   // headerless files) and detects the delimiter unless options.delimiter is
   // set. Errors name the path: NOT_FOUND, an empty file, an undetectable delimiter.
   static absl::StatusOr<std::unique_ptr<DelimitedStream>> Open(const std::string& path,
-                                                             const LogReaderOptions& options);
+                                                               const LogReaderOptions& options);
 
   // Index of the column called `name`, or INVALID_ARGUMENT naming `flag`, the
   // file and the columns it has.
@@ -61,7 +61,7 @@ class DelimitedStream {
   std::vector<std::string> columns_;
   std::vector<std::string_view> fields_;
   std::string_view line_;
-  std::string pending_;   // first data line of a headerless file, replayed by Next()
+  std::string pending_;  // first data line of a headerless file, replayed by Next()
   bool has_pending_ = false;
   bool has_header_ = true;
   char delimiter_ = ',';

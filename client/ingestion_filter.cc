@@ -9,8 +9,8 @@
 namespace graphsieve {
 
 void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labels,
-                   absl::Span<const uint64_t> instance_keys, uint64_t seed,
-                   std::vector<bool>* keep, std::vector<float>* log_odds_offsets) {
+                   absl::Span<const uint64_t> instance_keys, uint64_t seed, std::vector<bool>* keep,
+                   std::vector<float>* log_odds_offsets) {
   const size_t n = rates.size();
   keep->assign(n, false);
   log_odds_offsets->assign(n, 0.0f);

@@ -53,8 +53,8 @@ struct FilterDecisions {
 // The decision rule shared by kLocal and the tests: fills keep and offsets.
 // REQUIRES: all spans have the same size.
 void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labels,
-                   absl::Span<const uint64_t> instance_keys, uint64_t seed,
-                   std::vector<bool>* keep, std::vector<float>* log_odds_offsets);
+                   absl::Span<const uint64_t> instance_keys, uint64_t seed, std::vector<bool>* keep,
+                   std::vector<float>* log_odds_offsets);
 
 class IngestionFilter {
  public:

@@ -18,7 +18,8 @@ namespace {
 
 absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("cannot read TLS root cert '", path, "'"));
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat("cannot read TLS root cert '", path, "'"));
   std::ostringstream text;
   text << in.rdbuf();
   if (text.str().empty()) {
@@ -30,8 +31,7 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
 // Runs `attempt` (one RPC with a fresh context) until it succeeds, fails with a
 // code other than UNAVAILABLE, or max_attempts is reached.
 template <typename Attempt>
-grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attempt,
-                         int* retries) {
+grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attempt, int* retries) {
   BackoffPolicy backoff{options.initial_backoff_seconds, options.max_backoff_seconds,
                         options.backoff_multiplier, options.backoff_jitter};
   absl::BitGen gen;
@@ -42,9 +42,9 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attem
       ++*retries;
     }
     grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::microseconds(
-                             static_cast<int64_t>(options.deadline_seconds * 1e6)));
+    context.set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(options.deadline_seconds * 1e6)));
     status = attempt(&context);
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
   }
@@ -67,7 +67,8 @@ absl::Status SamplingRateClientOptions::Validate() const {
   }
   if (max_batch_pairs < 1) return absl::InvalidArgumentError("max_batch_pairs must be >= 1");
   if (max_attempts < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("max_attempts must be >= 1, got ", max_attempts));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_attempts must be >= 1, got ", max_attempts));
   }
   if (!(initial_backoff_seconds >= 0) || !(max_backoff_seconds >= initial_backoff_seconds)) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -103,7 +104,8 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> SamplingRateClient::Create(
     credentials = grpc::SslCredentials(ssl);
   }
   grpc::ChannelArguments args;
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              std::min(100, options.max_reconnect_backoff_ms));
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options.max_reconnect_backoff_ms);
   args.SetMaxReceiveMessageSize(-1);
@@ -141,8 +143,8 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
                                                    absl::Span<const uint8_t> labels,
                                                    absl::Span<const uint64_t> keys) const {
   if (users.size() != items.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("GetRates: ", users.size(), " user_ids but ",
-                                                   items.size(), " item_ids"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("GetRates: ", users.size(), " user_ids but ", items.size(), " item_ids"));
   }
   const bool decide = !labels.empty();
   const size_t n = users.size();
@@ -180,14 +182,15 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
         static_cast<size_t>(response.sources_size()) != m ||
         (decide && (static_cast<size_t>(response.keep_size()) != m ||
                     static_cast<size_t>(response.log_odds_offsets_size()) != m))) {
-      return absl::DataLossError(absl::StrCat(
-          context, ": the server answered ", response.rates_size(), " rates, ",
-          response.sources_size(), " sources, ", response.keep_size(), " keep decisions for ", m,
-          " pairs"));
+      return absl::DataLossError(
+          absl::StrCat(context, ": the server answered ", response.rates_size(), " rates, ",
+                       response.sources_size(), " sources, ", response.keep_size(),
+                       " keep decisions for ", m, " pairs"));
     }
     std::copy(response.rates().begin(), response.rates().end(), out.rates.begin() + chunk.begin);
     for (size_t i = 0; i < m; ++i) {
-      out.sources[chunk.begin + i] = static_cast<v1::RateSource>(response.sources(static_cast<int>(i)));
+      out.sources[chunk.begin + i] =
+          static_cast<v1::RateSource>(response.sources(static_cast<int>(i)));
     }
     if (decide) {
       for (size_t i = 0; i < m; ++i) out.keep[chunk.begin + i] = response.keep(static_cast<int>(i));
@@ -214,7 +217,8 @@ absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus() const {
       },
       &retries);
   total_retries_.fetch_add(retries, std::memory_order_relaxed);
-  if (!status.ok()) return FromGrpcStatus(status, absl::StrCat("server ", options_.target, ": GetStatus"));
+  if (!status.ok())
+    return FromGrpcStatus(status, absl::StrCat("server ", options_.target, ": GetStatus"));
   return response;
 }
 

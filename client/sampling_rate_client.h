@@ -64,15 +64,15 @@ struct SamplingRateClientOptions {
 
 // Answers for one (possibly split) batch, in request order.
 struct RateBatch {
-  std::vector<float> rates;                     // keep probability of a negative, in (0, 1]
-  std::vector<v1::RateSource> sources;          // EXACT / INFERRED / DEFAULT
+  std::vector<float> rates;             // keep probability of a negative, in (0, 1]
+  std::vector<v1::RateSource> sources;  // EXACT / INFERRED / DEFAULT
   // Only when labels and instance keys were sent (GetDecisions):
-  std::vector<bool> keep;                       // positives always true
-  std::vector<float> log_odds_offsets;          // log(rate) for negatives, 0 for positives
+  std::vector<bool> keep;               // positives always true
+  std::vector<float> log_odds_offsets;  // log(rate) for negatives, 0 for positives
   // Distinct snapshot versions that answered, in order of first use. One
   // entry unless the server swapped snapshots between two chunks.
   std::vector<std::string> snapshot_versions;
-  int retries = 0;                              // UNAVAILABLE retries this batch needed
+  int retries = 0;  // UNAVAILABLE retries this batch needed
 
   size_t size() const { return rates.size(); }
 };
@@ -110,8 +110,7 @@ class SamplingRateClient {
   SamplingRateClient(const SamplingRateClientOptions& options,
                      std::unique_ptr<v1::SamplingRateService::Stub> stub);
 
-  absl::StatusOr<RateBatch> Call(absl::Span<const uint64_t> users,
-                                 absl::Span<const uint64_t> items,
+  absl::StatusOr<RateBatch> Call(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                                  absl::Span<const uint8_t> labels,
                                  absl::Span<const uint64_t> instance_keys) const;
 

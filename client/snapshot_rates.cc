@@ -9,7 +9,7 @@
 namespace graphsieve {
 
 absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const std::string& path,
-                                                                       const char* flag) {
+                                                                        const char* flag) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path p(path);
@@ -22,15 +22,16 @@ absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const st
   }
   std::ifstream current(p / "CURRENT");
   if (!current) {
-    return absl::NotFoundError(absl::StrCat(
-        "--", flag, ": '", path,
-        "' is neither a snapshot version (no MANIFEST.json) nor a root (no CURRENT)"));
+    return absl::NotFoundError(
+        absl::StrCat("--", flag, ": '", path,
+                     "' is neither a snapshot version (no MANIFEST.json) nor a root (no CURRENT)"));
   }
   std::string version;
   std::getline(current, version);
   version = std::string(absl::StripAsciiWhitespace(version));
   if (version.empty()) {
-    return absl::DataLossError(absl::StrCat("--", flag, ": ", (p / "CURRENT").string(), " is empty"));
+    return absl::DataLossError(
+        absl::StrCat("--", flag, ": ", (p / "CURRENT").string(), " is empty"));
   }
   return std::make_pair(p.string(), version);
 }

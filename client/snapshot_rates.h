@@ -23,7 +23,7 @@ namespace graphsieve {
 // Splits "ROOT" (its CURRENT version) or "ROOT/VERSION" (a directory with a
 // MANIFEST.json) into root and version. Errors name `flag` and the path.
 absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const std::string& path,
-                                                                       const char* flag);
+                                                                        const char* flag);
 
 class SnapshotRates {
  public:

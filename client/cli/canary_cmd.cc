@@ -39,18 +39,24 @@ absl::StatusOr<ComparedPairs> PairsFromFile(const std::string& path, const LogRe
     if (!more.ok()) return more.status();
     if (!*more) break;
     absl::StatusOr<uint64_t> u = ParseId(s.fields()[*uc], o.id_mode);
-    if (!u.ok()) return absl::InvalidArgumentError(absl::StrCat(s.Where(), "column '", o.user_column, "': ", u.status().message()));
+    if (!u.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.Where(), "column '", o.user_column, "': ", u.status().message()));
     absl::StatusOr<uint64_t> i = ParseId(s.fields()[*ic], o.id_mode);
-    if (!i.ok()) return absl::InvalidArgumentError(absl::StrCat(s.Where(), "column '", o.item_column, "': ", i.status().message()));
+    if (!i.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.Where(), "column '", o.item_column, "': ", i.status().message()));
     out.users.push_back(*u);
     out.items.push_back(*i);
     if (lc >= 0) {
       absl::StatusOr<bool> label = EvaluateLabel(o.label, s.fields()[lc]);
-      if (!label.ok()) return absl::InvalidArgumentError(absl::StrCat(s.Where(), label.status().message()));
+      if (!label.ok())
+        return absl::InvalidArgumentError(absl::StrCat(s.Where(), label.status().message()));
       out.negative.push_back(*label ? 0 : 1);
     }
   }
-  if (out.users.empty()) return absl::InvalidArgumentError(absl::StrCat("--pairs ", path, ": no pairs"));
+  if (out.users.empty())
+    return absl::InvalidArgumentError(absl::StrCat("--pairs ", path, ": no pairs"));
   out.description = absl::StrCat("pairs from ", path, lc >= 0 ? " (labelled)" : "");
   return out;
 }
@@ -62,12 +68,14 @@ absl::StatusOr<ComparedPairs> SampleFromLog(const std::string& path, const LogRe
   if (absl::Status s = ReadImpressionLog(path, o, &log); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("--sample-from: ", s.message()));
   }
-  if (log.size() == 0) return absl::InvalidArgumentError(absl::StrCat("--sample-from ", path, ": no instances"));
+  if (log.size() == 0)
+    return absl::InvalidArgumentError(absl::StrCat("--sample-from ", path, ": no instances"));
   std::vector<size_t> index(log.size());
   for (size_t i = 0; i < index.size(); ++i) index[i] = i;
   const size_t k = std::min<size_t>(static_cast<size_t>(n), index.size());
   std::mt19937_64 rng(seed);  // a partial Fisher-Yates shuffle: uniform without replacement
-  for (size_t i = 0; i < k && k < index.size(); ++i) std::swap(index[i], index[i + rng() % (index.size() - i)]);
+  for (size_t i = 0; i < k && k < index.size(); ++i)
+    std::swap(index[i], index[i + rng() % (index.size() - i)]);
   index.resize(k);
   std::sort(index.begin(), index.end());
   ComparedPairs out;
@@ -76,23 +84,25 @@ absl::StatusOr<ComparedPairs> SampleFromLog(const std::string& path, const LogRe
     out.items.push_back(log.item_ids[i]);
     out.negative.push_back(log.labels[i] ? 0 : 1);
   }
-  out.description = k == log.size()
-                        ? absl::StrCat("all ", k, " instances of ", path)
-                        : absl::StrCat(k, " of ", log.size(), " instances of ", path,
-                                       " sampled uniformly, seed ", seed);
+  out.description = k == log.size() ? absl::StrCat("all ", k, " instances of ", path)
+                                    : absl::StrCat(k, " of ", log.size(), " instances of ", path,
+                                                   " sampled uniformly, seed ", seed);
   return out;
 }
 
 absl::Status FromServer(const std::string& target, const char* flag, const ComparedPairs& pairs,
-                        std::vector<float>* rates, std::vector<int>* sources, std::string* version) {
+                        std::vector<float>* rates, std::vector<int>* sources,
+                        std::string* version) {
   absl::StatusOr<std::unique_ptr<SamplingRateClient>> client = ClientFromFlags(target, flag);
   if (!client.ok()) return client.status();
   absl::StatusOr<RateBatch> batch = (*client)->GetRates(pairs.users, pairs.items);
-  if (!batch.ok()) return absl::Status(batch.status().code(), absl::StrCat("--", flag, ": ", batch.status().message()));
+  if (!batch.ok())
+    return absl::Status(batch.status().code(),
+                        absl::StrCat("--", flag, ": ", batch.status().message()));
   if (batch->snapshot_versions.size() != 1) {
-    return absl::UnavailableError(absl::StrCat(
-        "--", flag, " ", target, " swapped snapshots during the canary (",
-        absl::StrJoin(batch->snapshot_versions, ", "), "); rerun it"));
+    return absl::UnavailableError(
+        absl::StrCat("--", flag, " ", target, " swapped snapshots during the canary (",
+                     absl::StrJoin(batch->snapshot_versions, ", "), "); rerun it"));
   }
   *version = batch->snapshot_versions.front();
   *rates = std::move(batch->rates);
@@ -125,28 +135,35 @@ absl::StatusOr<ComparedPairs> StoredPairs(const SnapshotRates& a, const Snapshot
 }
 
 int Run() {
-  const std::string baseline = absl::GetFlag(FLAGS_baseline), candidate = absl::GetFlag(FLAGS_candidate);
+  const std::string baseline = absl::GetFlag(FLAGS_baseline),
+                    candidate = absl::GetFlag(FLAGS_candidate);
   const std::string base_snap = absl::GetFlag(FLAGS_baseline_snapshot),
                     cand_snap = absl::GetFlag(FLAGS_candidate_snapshot);
   const bool online = !baseline.empty() || !candidate.empty();
   const bool offline = !base_snap.empty() || !cand_snap.empty();
   if (online == offline) {
-    return Fail("canary", absl::InvalidArgumentError(
-        "give either --baseline and --candidate (servers) or --baseline-snapshot and "
-        "--candidate-snapshot (snapshot directories)"));
+    return Fail("canary",
+                absl::InvalidArgumentError(
+                    "give either --baseline and --candidate (servers) or --baseline-snapshot and "
+                    "--candidate-snapshot (snapshot directories)"));
   }
   if (online && (baseline.empty() || candidate.empty())) {
-    return Fail("canary", absl::InvalidArgumentError("both --baseline and --candidate HOST:PORT are required"));
+    return Fail("canary", absl::InvalidArgumentError(
+                              "both --baseline and --candidate HOST:PORT are required"));
   }
   if (offline && (base_snap.empty() || cand_snap.empty())) {
-    return Fail("canary", absl::InvalidArgumentError("both --baseline-snapshot and --candidate-snapshot are required"));
+    return Fail("canary", absl::InvalidArgumentError(
+                              "both --baseline-snapshot and --candidate-snapshot are required"));
   }
-  const std::string pairs_path = absl::GetFlag(FLAGS_pairs), sample_path = absl::GetFlag(FLAGS_sample_from);
+  const std::string pairs_path = absl::GetFlag(FLAGS_pairs),
+                    sample_path = absl::GetFlag(FLAGS_sample_from);
   if (!pairs_path.empty() && !sample_path.empty()) {
     return Fail("canary", absl::InvalidArgumentError("give --pairs or --sample-from, not both"));
   }
   if (online && pairs_path.empty() && sample_path.empty()) {
-    return Fail("canary", absl::InvalidArgumentError("servers need the pairs to compare: --pairs FILE or --sample-from LOG"));
+    return Fail("canary",
+                absl::InvalidArgumentError(
+                    "servers need the pairs to compare: --pairs FILE or --sample-from LOG"));
   }
   CanaryThresholds thresholds;
   thresholds.delta_threshold = absl::GetFlag(FLAGS_delta_threshold);
@@ -154,24 +171,31 @@ int Run() {
   thresholds.max_p99_delta = absl::GetFlag(FLAGS_max_p99_delta);
   thresholds.max_ks = absl::GetFlag(FLAGS_max_ks);
   thresholds.max_fraction_over = absl::GetFlag(FLAGS_max_fraction_over);
-  if (std::string e = thresholds.Validate(); !e.empty()) return Fail("canary", absl::InvalidArgumentError(e));
+  if (std::string e = thresholds.Validate(); !e.empty())
+    return Fail("canary", absl::InvalidArgumentError(e));
   absl::StatusOr<LogReaderOptions> log_options = LogOptionsFromFlags();
   if (!log_options.ok()) return Fail("canary", log_options.status());
 
   std::unique_ptr<SnapshotRates> base_rates, cand_rates;
   if (offline) {
-    absl::StatusOr<DefaultPolicy> policy = DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
-    if (!policy.ok()) return Fail("canary", absl::InvalidArgumentError(absl::StrCat("--default-policy: ", policy.status().message())));
-    absl::StatusOr<std::unique_ptr<SnapshotRates>> b = SnapshotRates::Open(base_snap, "baseline-snapshot", *policy);
+    absl::StatusOr<DefaultPolicy> policy =
+        DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
+    if (!policy.ok())
+      return Fail("canary", absl::InvalidArgumentError(
+                                absl::StrCat("--default-policy: ", policy.status().message())));
+    absl::StatusOr<std::unique_ptr<SnapshotRates>> b =
+        SnapshotRates::Open(base_snap, "baseline-snapshot", *policy);
     if (!b.ok()) return Fail("canary", b.status());
-    absl::StatusOr<std::unique_ptr<SnapshotRates>> c = SnapshotRates::Open(cand_snap, "candidate-snapshot", *policy);
+    absl::StatusOr<std::unique_ptr<SnapshotRates>> c =
+        SnapshotRates::Open(cand_snap, "candidate-snapshot", *policy);
     if (!c.ok()) return Fail("canary", c.status());
     base_rates = *std::move(b);
     cand_rates = *std::move(c);
   }
   absl::StatusOr<ComparedPairs> pairs =
-      !pairs_path.empty()  ? PairsFromFile(pairs_path, *log_options)
-      : !sample_path.empty() ? SampleFromLog(sample_path, *log_options, absl::GetFlag(FLAGS_sample), absl::GetFlag(FLAGS_seed))
+      !pairs_path.empty()    ? PairsFromFile(pairs_path, *log_options)
+      : !sample_path.empty() ? SampleFromLog(sample_path, *log_options, absl::GetFlag(FLAGS_sample),
+                                             absl::GetFlag(FLAGS_seed))
                              : StoredPairs(*base_rates, *cand_rates);
   if (!pairs.ok()) return Fail("canary", pairs.status());
 
@@ -181,15 +205,27 @@ int Run() {
   if (online) {
     report.baseline_name = baseline;
     report.candidate_name = candidate;
-    if (absl::Status s = FromServer(baseline, "baseline", *pairs, &input.baseline_rates, &input.baseline_sources, &report.baseline_version); !s.ok()) return Fail("canary", s);
-    if (absl::Status s = FromServer(candidate, "candidate", *pairs, &input.candidate_rates, &input.candidate_sources, &report.candidate_version); !s.ok()) return Fail("canary", s);
+    if (absl::Status s = FromServer(baseline, "baseline", *pairs, &input.baseline_rates,
+                                    &input.baseline_sources, &report.baseline_version);
+        !s.ok())
+      return Fail("canary", s);
+    if (absl::Status s = FromServer(candidate, "candidate", *pairs, &input.candidate_rates,
+                                    &input.candidate_sources, &report.candidate_version);
+        !s.ok())
+      return Fail("canary", s);
   } else {
     report.baseline_name = base_snap;
     report.candidate_name = cand_snap;
     report.baseline_version = base_rates->version();
     report.candidate_version = cand_rates->version();
-    if (absl::Status s = FromSnapshot(*base_rates, *pairs, &input.baseline_rates, &input.baseline_sources); !s.ok()) return Fail("canary", s);
-    if (absl::Status s = FromSnapshot(*cand_rates, *pairs, &input.candidate_rates, &input.candidate_sources); !s.ok()) return Fail("canary", s);
+    if (absl::Status s =
+            FromSnapshot(*base_rates, *pairs, &input.baseline_rates, &input.baseline_sources);
+        !s.ok())
+      return Fail("canary", s);
+    if (absl::Status s =
+            FromSnapshot(*cand_rates, *pairs, &input.candidate_rates, &input.candidate_sources);
+        !s.ok())
+      return Fail("canary", s);
   }
   input.negative = std::move(pairs->negative);
   CompareRates(input, thresholds, &report);

@@ -49,7 +49,8 @@ absl::StatusOr<LogReaderOptions> LogOptionsFromFlags() {
   }
   if (dataset.empty() || overridden(absl::GetFlag(FLAGS_label), "label")) {
     absl::StatusOr<LabelRule> rule = LabelRule::Parse(absl::GetFlag(FLAGS_label));
-    if (!rule.ok()) return absl::InvalidArgumentError(absl::StrCat("--label: ", rule.status().message()));
+    if (!rule.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--label: ", rule.status().message()));
     options.label = *rule;
   }
   const std::string delimiter = absl::GetFlag(FLAGS_delimiter);
@@ -62,7 +63,8 @@ absl::StatusOr<LogReaderOptions> LogOptionsFromFlags() {
         absl::StrCat("--delimiter must be one character or 'tab', got '", delimiter, "'"));
   }
   absl::StatusOr<IdMode> mode = ParseIdMode(absl::GetFlag(FLAGS_id_mode));
-  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--id-mode: ", mode.status().message()));
+  if (!mode.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--id-mode: ", mode.status().message()));
   options.id_mode = *mode;
   options.keep_id_names = false;
   if (absl::Status s = options.Validate(); !s.ok()) {
@@ -81,7 +83,8 @@ absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,
                                          std::unique_ptr<std::ostream>* holder) {
   if (path.empty() || path == "-") return &std::cout;
   auto file = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*file) return absl::InvalidArgumentError(absl::StrCat("--output: cannot write '", path, "'"));
+  if (!*file)
+    return absl::InvalidArgumentError(absl::StrCat("--output: cannot write '", path, "'"));
   *holder = std::move(file);
   return holder->get();
 }

@@ -85,18 +85,19 @@ void PrintSummary(const FilterTotals& t, const std::string& input, bool json) {
   const double kept = t.kept_negatives / n, expected = t.sum_rate / n;
   const double bound = 4.0 * std::sqrt(t.sum_var) / n;
   if (json) {
-    nlohmann::json j = {{"input", input},
-                        {"rows", t.rows},
-                        {"positives", t.positives},
-                        {"negatives", t.negatives},
-                        {"kept_negatives", t.kept_negatives},
-                        {"rows_written", t.written},
-                        {"kept_fraction_of_negatives", kept},
-                        {"served_mean_rate_of_negatives", expected},
-                        {"four_sigma_bound", bound},
-                        {"within_bound", std::fabs(kept - expected) <= bound},
-                        {"sources", {{"exact", t.exact}, {"inferred", t.inferred}, {"default", t.by_default}}},
-                        {"snapshot_versions", t.versions}};
+    nlohmann::json j = {
+        {"input", input},
+        {"rows", t.rows},
+        {"positives", t.positives},
+        {"negatives", t.negatives},
+        {"kept_negatives", t.kept_negatives},
+        {"rows_written", t.written},
+        {"kept_fraction_of_negatives", kept},
+        {"served_mean_rate_of_negatives", expected},
+        {"four_sigma_bound", bound},
+        {"within_bound", std::fabs(kept - expected) <= bound},
+        {"sources", {{"exact", t.exact}, {"inferred", t.inferred}, {"default", t.by_default}}},
+        {"snapshot_versions", t.versions}};
     std::cerr << j.dump(2) << '\n';
     return;
   }
@@ -158,7 +159,8 @@ int RunFilter() {
   absl::StatusOr<std::ostream*> out = OpenOutput(absl::GetFlag(FLAGS_output), &holder);
   if (!out.ok()) return Fail("filter", out.status());
   const char delim = log.delimiter();
-  if (log.has_header()) **out << absl::StrJoin(log.columns(), std::string(1, delim)) << delim << "rate\n";
+  if (log.has_header())
+    **out << absl::StrJoin(log.columns(), std::string(1, delim)) << delim << "rate\n";
 
   Batch batch;
   FilterTotals totals;
@@ -176,8 +178,9 @@ int RunFilter() {
     absl::StatusOr<uint64_t> item = ParseId(f[*item_col], log_options->id_mode);
     if (!item.ok()) return column_error(log_options->item_column, item.status());
     absl::StatusOr<bool> label = EvaluateLabel(log_options->label, f[*label_col]);
-    if (!label.ok()) return Fail("filter", absl::InvalidArgumentError(
-                                               absl::StrCat(log.Where(), label.status().message())));
+    if (!label.ok())
+      return Fail("filter",
+                  absl::InvalidArgumentError(absl::StrCat(log.Where(), label.status().message())));
     uint64_t key = 0;
     if (key_col >= 0) {
       absl::StatusOr<uint64_t> k = ParseId(f[key_col], IdMode::kAuto);
@@ -185,7 +188,8 @@ int RunFilter() {
       key = *k;
     } else {
       const std::string_view line = log.line();
-      key = HashStringId(absl::StrCat(log.line_number(), "\t", absl::string_view(line.data(), line.size())));
+      key = HashStringId(
+          absl::StrCat(log.line_number(), "\t", absl::string_view(line.data(), line.size())));
     }
     batch.lines.emplace_back(log.line());
     batch.users.push_back(*user);

@@ -106,9 +106,9 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
       continue;
     }
     if (arg.size() < 2 || arg[0] != '-') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unexpected argument '", arg, "' for 'graphsieve ", command.name,
-          "' (all inputs are flags; see graphsieve ", command.name, " --help)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument '", arg, "' for 'graphsieve ", command.name,
+                       "' (all inputs are flags; see graphsieve ", command.name, " --help)"));
     }
     arg = arg.substr(arg[1] == '-' ? 2 : 1);
     std::string name = arg, value;
@@ -130,17 +130,18 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
       }
     }
     if (!Accepts(command, name)) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", Dashed(name), " for 'graphsieve ",
-                                                     command.name, "' (see graphsieve ",
-                                                     command.name, " --help)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", Dashed(name), " for 'graphsieve ", command.name,
+                       "' (see graphsieve ", command.name, " --help)"));
     }
     absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    if (flag == nullptr) return absl::InternalError(absl::StrCat("flag --", name, " is not defined"));
+    if (flag == nullptr)
+      return absl::InternalError(absl::StrCat("flag --", name, " is not defined"));
     const bool is_bool = flag->IsOfType<bool>();
     if (negated) {
       if (!is_bool) {
-        return absl::InvalidArgumentError(absl::StrCat("--no", Dashed(name), ": --", Dashed(name),
-                                                       " is not a boolean flag"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("--no", Dashed(name), ": --", Dashed(name), " is not a boolean flag"));
       }
       value = "false";
     } else if (!has_value) {
@@ -167,8 +168,9 @@ std::string SubcommandHelp(const Subcommand& command) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
     if (flag == nullptr) continue;
     std::string def = flag->DefaultValue();
-    absl::StrAppend(&out, "  --", Dashed(name), def.empty() ? "" : absl::StrCat("  (default: ", def, ")"),
-                    "\n      ", flag->Help(), "\n");
+    absl::StrAppend(&out, "  --", Dashed(name),
+                    def.empty() ? "" : absl::StrCat("  (default: ", def, ")"), "\n      ",
+                    flag->Help(), "\n");
   }
   absl::StrAppend(&out, "\nExit status: 0 success",
                   std::string_view(command.name) == "canary" ? ", 1 beyond a threshold" : "",

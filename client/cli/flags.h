@@ -55,10 +55,10 @@ namespace graphsieve {
 
 struct Subcommand {
   const char* name;
-  const char* summary;                 // one line for `graphsieve help`
-  const char* usage;                   // synopsis + description for `graphsieve <cmd> --help`
-  std::vector<const char*> flags;      // accepted flags (underscore names)
-  int (*run)();                        // 0 ok, 1 canary beyond thresholds, 2 error
+  const char* summary;             // one line for `graphsieve help`
+  const char* usage;               // synopsis + description for `graphsieve <cmd> --help`
+  std::vector<const char*> flags;  // accepted flags (underscore names)
+  int (*run)();                    // 0 ok, 1 canary beyond thresholds, 2 error
 };
 
 // Parses argv[first..argc) as flags of `command`. Sets *help when --help/-h

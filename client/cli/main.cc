@@ -21,12 +21,14 @@
 namespace graphsieve {
 namespace {
 
-#define GS_CONNECTION "deadline_seconds", "max_batch_pairs", "max_attempts", "tls_root_cert", "tls_server_name"
+#define GS_CONNECTION \
+  "deadline_seconds", "max_batch_pairs", "max_attempts", "tls_root_cert", "tls_server_name"
 #define GS_LOG_COLUMNS "dataset", "user_column", "item_column", "label", "delimiter", "id_mode"
 
 const std::vector<Subcommand>& Commands() {
   static const auto* commands = new std::vector<Subcommand>{
-      {"rates", "rates of (user, item) pairs -> CSV user_id,item_id,rate,source",
+      {"rates",
+       "rates of (user, item) pairs -> CSV user_id,item_id,rate,source",
        "graphsieve rates --server HOST:PORT [--input FILE|-] [--output FILE|-] [--with-version]\n\n"
        "Reads pairs (CSV/TSV with a header naming the user and item columns; other columns are\n"
        "ignored) and writes CSV user_id,item_id,rate,source in input order. The ids are echoed as\n"
@@ -35,24 +37,28 @@ const std::vector<Subcommand>& Commands() {
        {"server", GS_CONNECTION, "input", "output", "with_version", "user_column", "item_column",
         "delimiter", "id_mode"},
        &RunRates},
-      {"status", "what a server serves: active snapshot, manifest summary, refresh history",
+      {"status",
+       "what a server serves: active snapshot, manifest summary, refresh history",
        "graphsieve status --server HOST:PORT [--json]\n\n"
        "Prints the server's GetStatus answer as a table, or as JSON (proto field names).",
        {"server", GS_CONNECTION, "json"},
        &RunStatus},
-      {"filter", "stream an impression log through the server; write the kept rows + rate",
+      {"filter",
+       "stream an impression log through the server; write the kept rows + rate",
        "graphsieve filter --server HOST:PORT --input LOG [--output FILE|-] [column flags]\n\n"
        "Sends the log in batches with labels and instance keys; writes every kept row (all\n"
        "positives, the negatives the keep rule keeps) with an added last column `rate`, the\n"
        "sampling rate pi (train with log-odds offset log(pi) on kept negatives). Prints to stderr\n"
        "the kept fraction of negatives, the served mean rate over the negatives (its expectation)\n"
        "and a 4-sigma binomial bound on their difference (--json: the same as JSON).",
-       {"server", GS_CONNECTION, "input", "output", GS_LOG_COLUMNS, "instance_key_column",
-        "decide", "batch_rows", "json"},
+       {"server", GS_CONNECTION, "input", "output", GS_LOG_COLUMNS, "instance_key_column", "decide",
+        "batch_rows", "json"},
        &RunFilter},
-      {"canary", "compare a candidate's rates with a baseline's (servers or snapshot dirs)",
+      {"canary",
+       "compare a candidate's rates with a baseline's (servers or snapshot dirs)",
        "graphsieve canary --baseline HOST:PORT --candidate HOST:PORT\n"
-       "                  (--pairs FILE | --sample-from LOG [--sample N] [--seed S]) [limits] [--json]\n"
+       "                  (--pairs FILE | --sample-from LOG [--sample N] [--seed S]) [limits] "
+       "[--json]\n"
        "graphsieve canary --baseline-snapshot ROOT[/VERSION] --candidate-snapshot ROOT[/VERSION]\n"
        "                  [--pairs FILE | --sample-from LOG] [limits] [--json]\n\n"
        "Both sides rate the same pairs. Reports both versions, mean/p50/p99/max |delta rate|, the\n"
@@ -72,7 +78,8 @@ const std::vector<Subcommand>& Commands() {
 void PrintOverview(std::ostream& out) {
   out << "graphsieve: client of graphsieve-server (per-(user,item) sampling rates, MA-EC).\n\n"
          "Usage: graphsieve <command> [flags]\n       graphsieve <command> --help\n\nCommands:\n";
-  for (const Subcommand& c : Commands()) out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
+  for (const Subcommand& c : Commands())
+    out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
   out << "  help    this text, or `graphsieve help <command>`\n\n"
          "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
 }

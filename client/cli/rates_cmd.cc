@@ -105,15 +105,15 @@ int RunRates() {
     const auto& f = (*in)->fields();
     absl::StatusOr<uint64_t> user = ParseId(f[*user_col], log_options->id_mode);
     if (!user.ok()) {
-      return Fail("rates", absl::InvalidArgumentError(absl::StrCat(
-                               (*in)->Where(), "column '", log_options->user_column, "': ",
-                               user.status().message())));
+      return Fail("rates", absl::InvalidArgumentError(
+                               absl::StrCat((*in)->Where(), "column '", log_options->user_column,
+                                            "': ", user.status().message())));
     }
     absl::StatusOr<uint64_t> item = ParseId(f[*item_col], log_options->id_mode);
     if (!item.ok()) {
-      return Fail("rates", absl::InvalidArgumentError(absl::StrCat(
-                               (*in)->Where(), "column '", log_options->item_column, "': ",
-                               item.status().message())));
+      return Fail("rates", absl::InvalidArgumentError(
+                               absl::StrCat((*in)->Where(), "column '", log_options->item_column,
+                                            "': ", item.status().message())));
     }
     pending.users.push_back(*user);
     pending.items.push_back(*item);

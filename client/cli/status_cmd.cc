@@ -24,21 +24,23 @@ void Row(std::string* out, const char* key, const std::string& value) {
 std::string FormatStatusTable(const std::string& target, const v1::GetStatusResponse& s) {
   std::string out;
   const v1::SnapshotSummary& a = s.active();
-  Row(&out, "server", absl::StrCat(target, s.server_version().empty() ? "" : "  (",
-                                   s.server_version(), s.server_version().empty() ? "" : ")"));
+  Row(&out, "server",
+      absl::StrCat(target, s.server_version().empty() ? "" : "  (", s.server_version(),
+                   s.server_version().empty() ? "" : ")"));
   Row(&out, "serving", s.serving() ? "yes" : "NO (no validated snapshot loaded)");
   Row(&out, "active version", OrNone(a.version()));
   Row(&out, "created at", OrNone(a.created_at()));
   Row(&out, "snapshot age", absl::StrFormat("%.1f s", s.snapshot_age_seconds()));
-  Row(&out, "method", absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
-                                   ", sketch k=", a.sketch_dim(), ")"));
+  Row(&out, "method",
+      absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
+                   ", sketch k=", a.sketch_dim(), ")"));
   Row(&out, "alpha / floor / gamma",
       absl::StrFormat("%.6g / %.6g / %.6g", a.alpha(), a.floor(), a.gamma()));
   Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));
   Row(&out, "instances / pairs",
       absl::StrCat(a.instances(), " / ", a.pairs(), " (", a.positive_pairs(), " positive)"));
-  Row(&out, "users / items", absl::StrCat(a.users(), " / ", a.items(), " (", a.components(),
-                                          " components)"));
+  Row(&out, "users / items",
+      absl::StrCat(a.users(), " / ", a.items(), " (", a.components(), " components)"));
   Row(&out, "keep seed", absl::StrCat(a.seed()));
   Row(&out, "input digest", OrNone(a.input_digest()));
   Row(&out, "CURRENT on disk", OrNone(s.current_on_disk()));

@@ -52,9 +52,18 @@ class ClientWorld : public ::testing::Environment {
     world->root_a = world->dir + "/root-a";
     world->root_a2 = world->dir + "/root-a2";
     world->root_b = world->dir + "/root-b";
-    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_a, kAlphaA); ASSERT_TRUE(s.ok()) << s; }
-    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_a2, kAlphaA); ASSERT_TRUE(s.ok()) << s; }
-    { const absl::Status s = testing::BuildSnapshot(world->log, world->root_b, kAlphaB); ASSERT_TRUE(s.ok()) << s; }
+    {
+      const absl::Status s = testing::BuildSnapshot(world->log, world->root_a, kAlphaA);
+      ASSERT_TRUE(s.ok()) << s;
+    }
+    {
+      const absl::Status s = testing::BuildSnapshot(world->log, world->root_a2, kAlphaA);
+      ASSERT_TRUE(s.ok()) << s;
+    }
+    {
+      const absl::Status s = testing::BuildSnapshot(world->log, world->root_b, kAlphaB);
+      ASSERT_TRUE(s.ok()) << s;
+    }
     LogReaderOptions options;
     const absl::Status read = ReadImpressionLog(world->log, options, &world->impressions);
     ASSERT_TRUE(read.ok()) << read;
@@ -132,8 +141,10 @@ TEST(RatesCli, WritesCsvInInputOrderMatchingTheLibraryAndTheSnapshot) {
   std::vector<uint8_t> found_bytes(users.size());
   std::unique_ptr<bool[]> found(new bool[users.size()]);
   std::vector<float> stored(users.size());
-  ASSERT_TRUE((*reader)->LookupPairs(users, items, absl::MakeSpan(found.get(), users.size()),
-                                     absl::MakeSpan(stored)).ok());
+  ASSERT_TRUE((*reader)
+                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), users.size()),
+                                absl::MakeSpan(stored))
+                  .ok());
   int exact = 0, by_default = 0;
   for (size_t i = 0; i < users.size(); ++i) {
     const auto& row = rows[i + 1];
@@ -248,8 +259,10 @@ TEST(IngestionFilter, ServerAndLocalDecisionsAgreeWithKeepNegative) {
   const uint64_t seed = status->active().seed();
   IngestionFilterOptions server_mode, local_mode;
   local_mode.mode = IngestionFilterOptions::Mode::kLocal;
-  auto by_server = (*IngestionFilter::Create(client.get(), server_mode))->Decide(users, items, labels, keys);
-  auto by_client = (*IngestionFilter::Create(client.get(), local_mode))->Decide(users, items, labels, keys);
+  auto by_server =
+      (*IngestionFilter::Create(client.get(), server_mode))->Decide(users, items, labels, keys);
+  auto by_client =
+      (*IngestionFilter::Create(client.get(), local_mode))->Decide(users, items, labels, keys);
   ASSERT_TRUE(by_server.ok()) << by_server.status();
   ASSERT_TRUE(by_client.ok()) << by_client.status();
   int kept_neg = 0, neg = 0;
@@ -272,10 +285,10 @@ TEST(IngestionFilter, ServerAndLocalDecisionsAgreeWithKeepNegative) {
 
 TEST(FilterCli, KeptFractionOfNegativesIsWithinFourSigmaOfAlpha) {
   const std::string out = world->dir + "/kept.csv";
-  const RunResult r = RunProgram({CliBinary(), "filter", "--server", world->server_a.target(),
-                                  "--input", world->log, "--output", out, "--json",
-                                  "--batch-rows=3000"},
-                                 120);
+  const RunResult r =
+      RunProgram({CliBinary(), "filter", "--server", world->server_a.target(), "--input",
+                  world->log, "--output", out, "--json", "--batch-rows=3000"},
+                 120);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.err);
   const ImpressionLog& log = world->impressions;

@@ -154,12 +154,11 @@ absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, i
     std::filesystem::copy_file(given, path, std::filesystem::copy_options::overwrite_existing);
     return path;
   }
-  RunResult r = RunProgram({GenBinary(), "--preset=tiny", absl::StrCat("--users=", users),
-                            absl::StrCat("--items=", items),
-                            absl::StrCat("--instances=", instances),
-                            absl::StrCat("--seed=", seed), "--positive_rate=0.1",
-                            "--output=" + path, "--quiet"},
-                           120);
+  RunResult r = RunProgram(
+      {GenBinary(), "--preset=tiny", absl::StrCat("--users=", users),
+       absl::StrCat("--items=", items), absl::StrCat("--instances=", instances),
+       absl::StrCat("--seed=", seed), "--positive_rate=0.1", "--output=" + path, "--quiet"},
+      120);
   if (r.exit_code != 0) {
     return absl::InternalError(absl::StrCat("graphsieve-gen failed (", r.exit_code, "): ", r.err));
   }
@@ -168,13 +167,14 @@ absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, i
 
 absl::Status BuildSnapshot(const std::string& log, const std::string& root, double alpha,
                            const std::vector<std::string>& extra_flags) {
-  std::vector<std::string> argv = {BuildBinary(), "--input=" + log, "--snapshot_root=" + root,
-                                   absl::StrCat("--alpha=", alpha), "--threads=2", "--quiet"};
+  std::vector<std::string> argv = {
+      BuildBinary(), "--input=" + log, "--snapshot_root=" + root, absl::StrCat("--alpha=", alpha),
+      "--threads=2", "--quiet"};
   argv.insert(argv.end(), extra_flags.begin(), extra_flags.end());
   RunResult r = RunProgram(argv, 300);
   if (r.exit_code != 0) {
-    return absl::InternalError(absl::StrCat("graphsieve-build failed (", r.exit_code, "): ",
-                                            absl::StrJoin(argv, " "), "\n", r.err, r.out));
+    return absl::InternalError(absl::StrCat("graphsieve-build failed (", r.exit_code,
+                                            "): ", absl::StrJoin(argv, " "), "\n", r.err, r.out));
   }
   return absl::OkStatus();
 }

@@ -37,7 +37,8 @@ TEST(DelimitedStream, ReadsHeaderRowsAndRawLines) {
 }
 
 TEST(DelimitedStream, DetectsTabs) {
-  auto s = DelimitedStream::Open(WriteTemp("t.tsv", "user_id\titem_id\n5\t6\n"), LogReaderOptions());
+  auto s =
+      DelimitedStream::Open(WriteTemp("t.tsv", "user_id\titem_id\n5\t6\n"), LogReaderOptions());
   ASSERT_TRUE(s.ok());
   EXPECT_EQ((*s)->delimiter(), '\t');
   ASSERT_TRUE(*(*s)->Next());
@@ -59,7 +60,8 @@ TEST(DelimitedStream, ErrorsNameTheFileLineAndColumn) {
   EXPECT_NE(short_row.status().message().find("bad.csv:3:"), std::string::npos)
       << short_row.status();
 
-  auto none = DelimitedStream::Open(::testing::TempDir() + "/does-not-exist.csv", LogReaderOptions());
+  auto none =
+      DelimitedStream::Open(::testing::TempDir() + "/does-not-exist.csv", LogReaderOptions());
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("does-not-exist.csv"), std::string::npos);
   auto empty = DelimitedStream::Open(WriteTemp("empty.csv", ""), LogReaderOptions());
@@ -88,7 +90,8 @@ Subcommand TestCommand() {
 int Parse(std::vector<std::string> args, bool* help, std::string* error) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  absl::Status s = ParseSubcommandFlags(TestCommand(), static_cast<int>(argv.size()), argv.data(), 0, help);
+  absl::Status s =
+      ParseSubcommandFlags(TestCommand(), static_cast<int>(argv.size()), argv.data(), 0, help);
   *error = std::string(s.message());
   return s.ok() ? 0 : 1;
 }
@@ -96,7 +99,10 @@ int Parse(std::vector<std::string> args, bool* help, std::string* error) {
 TEST(SubcommandFlags, DashesUnderscoresBooleansAndErrors) {
   bool help = false;
   std::string error;
-  ASSERT_EQ(Parse({"--sample-from=log.csv", "--sample", "25", "--json", "--max_ks=0.2"}, &help, &error), 0) << error;
+  ASSERT_EQ(
+      Parse({"--sample-from=log.csv", "--sample", "25", "--json", "--max_ks=0.2"}, &help, &error),
+      0)
+      << error;
   EXPECT_EQ(absl::GetFlag(FLAGS_sample_from), "log.csv");
   EXPECT_EQ(absl::GetFlag(FLAGS_sample), 25);
   EXPECT_TRUE(absl::GetFlag(FLAGS_json));

@@ -13,6 +13,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -50,9 +52,9 @@ ABSL_FLAG(int, seeds, 3, "Repetitions; seed s drives the split, the pilot, the s
           "model initialisation.");
 ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+seeds-1).");
 ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm model.");
-ABSL_FLAG(double, learning_rate, 0.05, "Adagrad step size of the target models.");
-ABSL_FLAG(double, l2, 1e-5, "L2 weight applied at each parameter update.");
-ABSL_FLAG(int, max_epochs, 30, "Maximum training epochs (early stopping on validation log-loss).");
+ABSL_FLAG(double, learning_rate, 0.1, "Adagrad step size of the target models.");
+ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
+ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
 ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stopping.");
 ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");
 ABSL_FLAG(bool, zero_positive_offset, false, "Ablation: give kept positives offset 0 instead of the "
@@ -200,7 +202,15 @@ int main(int argc, char** argv) {
       "         [--output_md=FILE] [--output_json=FILE]\n"
       "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
       "samples negatives, trains target models with the log-odds correction and reports test\n"
-      "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.");
+      "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
+      "Docs: docs/EVALUATION.md");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "eval/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] { return std::string("graphsieve-eval 0.1.0\n"); };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n", rest[1]);

@@ -11,7 +11,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 
 #include "absl/flags/flag.h"
@@ -28,6 +30,17 @@ ABSL_FLAG(std::string, root, "", "Snapshot root (default: a fresh directory unde
 
 namespace graphsieve {
 namespace {
+
+double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+}
+
+double LoadAverage() {
+  double l[1] = {0};
+  return ::getloadavg(l, 1) == 1 ? l[0] : -1;
+}
 
 double ReadFloorSeconds(const std::vector<std::string>& files) {
   auto t0 = std::chrono::steady_clock::now();
@@ -71,7 +84,17 @@ int Main(int argc, char** argv) {
   o.snapshot_root = root;
   const double floor_s = ReadFloorSeconds(o.inputs);
   auto t0 = std::chrono::steady_clock::now();
-  auto report = RunBuild(o, BuildObserver());
+  // CPU seconds per stage (user + system, all threads): on a shared, loaded
+  // machine these are closer to the idle-machine wall time than wall time is.
+  std::map<std::string, double> cpu_start, cpu_seconds;
+  BuildObserver obs;
+  obs.stage_started = [&](const std::string& stage) { cpu_start[stage] = CpuSeconds(); };
+  obs.stage_done = [&](const std::string& stage, double) {
+    cpu_seconds[stage] = CpuSeconds() - cpu_start[stage];
+  };
+  const double cpu0 = CpuSeconds();
+  auto report = RunBuild(o, obs);
+  const double cpu_total = CpuSeconds() - cpu0;
   const double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!report.ok()) {
     std::fprintf(stderr, "build failed: %s\n", report.status().ToString().c_str());
@@ -86,10 +109,13 @@ int Main(int argc, char** argv) {
               (unsigned long long)report->items);
   std::printf("resistance route: %s, pairs table: %s\n", report->resistance_route.c_str(),
               snapshot::TableFormatName(o.pairs_format));
-  for (const StageTiming& t : report->timings) std::printf("  stage %-12s %7.2f s\n", t.stage.c_str(), t.seconds);
+  for (const StageTiming& t : report->timings) {
+    std::printf("  stage %-12s %7.2f s wall %7.2f s cpu\n", t.stage.c_str(), t.seconds, cpu_seconds[t.stage]);
+  }
   std::printf("baseline: raw read of the input bytes %.2f s (read stage / raw read = %.1fx)\n", floor_s,
               report->timings.empty() ? 0.0 : report->timings[0].seconds / floor_s);
-  std::printf("total      %7.2f s   (target 25 s: %.2f of target)\n", total, total / 25.0);
+  std::printf("total      %7.2f s   (target 25 s: %.2f of target); cpu %.2f s, load average at end %.1f\n",
+              total, total / 25.0, cpu_total, LoadAverage());
   std::printf("peak RSS   %7.2f GiB (target 4 GiB: %.2f of target)\n", rss_gib, rss_gib / 4.0);
   std::printf("snapshot   %7.1f MB, %.2f bytes/pair (target 32: %.2f of target)\n", report->db_bytes / 1e6,
               report->db_bytes_per_pair, report->db_bytes_per_pair / 32.0);

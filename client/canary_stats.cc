@@ -137,16 +137,16 @@ std::string FormatCanaryTable(const CanaryReport& r) {
   std::string out;
   absl::StrAppendFormat(&out, "%-28s %s\n", "pairs compared",
                         absl::StrCat(r.pairs, " (", r.pairs_description, ")"));
-  absl::StrAppendFormat(&out, "%-28s %-40s %s\n", "", "baseline", "candidate");
-  absl::StrAppendFormat(&out, "%-28s %-40s %s\n", "source", r.baseline_name, r.candidate_name);
-  absl::StrAppendFormat(&out, "%-28s %-40s %s\n", "snapshot version", r.baseline_version,
+  absl::StrAppendFormat(&out, "%-28s %-48s %s\n", "", "baseline", "candidate");
+  absl::StrAppendFormat(&out, "%-28s %-48s %s\n", "source", r.baseline_name, r.candidate_name);
+  absl::StrAppendFormat(&out, "%-28s %-48s %s\n", "snapshot version", r.baseline_version,
                         r.candidate_version);
-  absl::StrAppendFormat(&out, "%-28s %-40.6f %.6f\n",
+  absl::StrAppendFormat(&out, "%-28s %-48.6f %.6f\n",
                         absl::StrCat("expected kept fraction").c_str(), r.baseline_kept_fraction,
                         r.candidate_kept_fraction);
   absl::StrAppendFormat(&out, "%-28s %s\n", "  (mean rate over)",
                         absl::StrCat(r.negatives, " ", r.kept_fraction_over));
-  absl::StrAppendFormat(&out, "%-28s %-40s %s\n", "source mix", MixLine(r.baseline_mix),
+  absl::StrAppendFormat(&out, "%-28s %-48s %s\n", "source mix", MixLine(r.baseline_mix),
                         MixLine(r.candidate_mix));
   absl::StrAppendFormat(&out, "%-28s %d of %d pairs\n", "source changed", r.source_changed,
                         r.pairs);

@@ -107,8 +107,8 @@ long RssKb(pid_t pid, const char* field) {
   while (std::getline(in, line)) {
     if (line.rfind(field, 0) == 0) {
       long kb = 0;
-      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(std::strlen(field) + 1,
-                                                              line.size() - 3 - std::strlen(field))),
+      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(
+                           std::strlen(field) + 1, line.size() - 3 - std::strlen(field))),
                        &kb);
       return kb;
     }
@@ -160,11 +160,12 @@ int Main() {
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
     const auto& m = (*reader)->manifest();
-    std::printf("snapshot %s: %llu pairs, %llu users, %llu items, pairs table '%s', %.0f MiB; "
-                "in-process open+verify+warm %.2f s\n",
-                version->c_str(), static_cast<unsigned long long>(m.pairs),
-                static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.items),
-                m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20), open_s);
+    std::printf(
+        "snapshot %s: %llu pairs, %llu users, %llu items, pairs table '%s', %.0f MiB; "
+        "in-process open+verify+warm %.2f s\n",
+        version->c_str(), static_cast<unsigned long long>(m.pairs),
+        static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.items),
+        m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20), open_s);
     const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
     const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));
     uint64_t k = 0;
@@ -196,9 +197,10 @@ int Main() {
         const SnapshotReader& r = **reader;
         Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
           const size_t off = (n * b) % (pool.users.size() - b);
-          return r.LookupPairs(absl::MakeConstSpan(pool.users.data() + off, b),
-                               absl::MakeConstSpan(pool.items.data() + off, b),
-                               absl::MakeSpan(found[w].get(), b), absl::MakeSpan(rates[w]))
+          return r
+              .LookupPairs(absl::MakeConstSpan(pool.users.data() + off, b),
+                           absl::MakeConstSpan(pool.items.data() + off, b),
+                           absl::MakeSpan(found[w].get(), b), absl::MakeSpan(rates[w]))
               .ok();
         });
         std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
@@ -216,9 +218,13 @@ int Main() {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   const std::string binary = absl::GetFlag(FLAGS_server_binary);
-  std::vector<std::string> args = {binary, "--snapshot-root", root, "--host", "127.0.0.1",
-                                   "--port", "0", "--admin-port", "-1",
-                                   "--poll-interval-seconds", "-1", "--pin-version", *version};
+  std::vector<std::string> args = {binary,      "--snapshot-root",
+                                   root,        "--host",
+                                   "127.0.0.1", "--port",
+                                   "0",         "--admin-port",
+                                   "-1",        "--poll-interval-seconds",
+                                   "-1",        "--pin-version",
+                                   *version};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -330,10 +336,11 @@ int Main() {
     if (!st.ok()) {
       std::printf("swap to %s failed: %s\n", swap_to.c_str(), st.error_message().c_str());
     } else {
-      std::printf("swap to %s under load (batch 1024): %.2f s; RSS peak during swap %.1f MiB = "
-                  "%.2fx steady (target <= 2x); after swap %.1f MiB\n",
-                  swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
-                  after / 1024.0);
+      std::printf(
+          "swap to %s under load (batch 1024): %.2f s; RSS peak during swap %.1f MiB = "
+          "%.2fx steady (target <= 2x); after swap %.1f MiB\n",
+          swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
+          after / 1024.0);
     }
   } else {
     std::printf("swap: skipped (only one version on disk; --swap_version)\n");

@@ -37,10 +37,9 @@ int AdminHttpServer::Handle(mg_connection* conn, void* self_ptr) {
                                  : Reply(conn, 503, "Service Unavailable", "text/plain", "down\n");
   }
   if (uri == "/readyz") {
-    return self->options_.ready()
-               ? Reply(conn, 200, "OK", "text/plain", "ready\n")
-               : Reply(conn, 503, "Service Unavailable", "text/plain",
-                       "not ready: no snapshot loaded yet, or draining\n");
+    return self->options_.ready() ? Reply(conn, 200, "OK", "text/plain", "ready\n")
+                                  : Reply(conn, 503, "Service Unavailable", "text/plain",
+                                          "not ready: no snapshot loaded yet, or draining\n");
   }
   if (uri == "/status.json") {
     return Reply(conn, 200, "OK", "application/json", self->options_.status_json());
@@ -48,18 +47,17 @@ int AdminHttpServer::Handle(mg_connection* conn, void* self_ptr) {
   if (uri == "/" || uri == "/index.html") {
     return Reply(conn, 200, "OK", "text/html; charset=utf-8", DashboardHtml());
   }
-  return Reply(conn, 404, "Not Found", "text/plain",
-               absl::StrCat("no such page: ", uri,
-                            " (try /, /metrics, /healthz, /readyz, /status.json)\n"));
+  return Reply(
+      conn, 404, "Not Found", "text/plain",
+      absl::StrCat("no such page: ", uri, " (try /, /metrics, /healthz, /readyz, /status.json)\n"));
 }
 
-absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(
-    AdminHttpOptions options) {
+absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHttpOptions options) {
   std::unique_ptr<AdminHttpServer> server(new AdminHttpServer(std::move(options)));
   const std::string ports = absl::StrCat(server->options_.host, ":", server->options_.port);
   const std::string threads = absl::StrCat(server->options_.threads);
-  const char* config[] = {"listening_ports", ports.c_str(), "num_threads", threads.c_str(),
-                          "enable_keep_alive", "no", nullptr};
+  const char* config[] = {"listening_ports",   ports.c_str(), "num_threads", threads.c_str(),
+                          "enable_keep_alive", "no",          nullptr};
   mg_init_library(0);
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));

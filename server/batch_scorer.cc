@@ -28,8 +28,8 @@ class NodeCache {
     const size_t offset = sketch_.size();
     sketch_.resize(offset + static_cast<size_t>(dim_));
     absl::Span<float> row(sketch_.data() + offset, static_cast<size_t>(dim_));
-    const bool known = is_item_ ? snapshot_.LookupItem(id, &record, row)
-                                : snapshot_.LookupUser(id, &record, row);
+    const bool known =
+        is_item_ ? snapshot_.LookupItem(id, &record, row) : snapshot_.LookupUser(id, &record, row);
     if (!known) {
       sketch_.resize(offset);
       return -1;
@@ -116,9 +116,9 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
         sources[i] = v1::RATE_SOURCE_INFERRED;
         ++local.inferred;
       } else {
-        rates[i] = static_cast<float>(
-            DefaultRate(snapshot, u >= 0 ? &user_cache->record(u) : nullptr,
-                        v >= 0 ? &item_cache->record(v) : nullptr));
+        rates[i] =
+            static_cast<float>(DefaultRate(snapshot, u >= 0 ? &user_cache->record(u) : nullptr,
+                                           v >= 0 ? &item_cache->record(v) : nullptr));
         sources[i] = v1::RATE_SOURCE_DEFAULT;
         ++local.by_default;
       }

@@ -44,8 +44,8 @@ class BatchScorer {
   // negative is kept when KeepNegative(key, seed, rate) and carries log(rate).
   // REQUIRES: all spans have the same size.
   static void Decide(absl::Span<const float> rates, absl::Span<const bool> labels,
-                     absl::Span<const uint64_t> instance_keys, uint64_t seed,
-                     absl::Span<bool> keep, absl::Span<float> log_odds_offsets);
+                     absl::Span<const uint64_t> instance_keys, uint64_t seed, absl::Span<bool> keep,
+                     absl::Span<float> log_odds_offsets);
 
   // The DEFAULT rate given what is known about the two nodes (nullptr = unknown).
   double DefaultRate(const SnapshotReader& snapshot, const NodeRecord* user,

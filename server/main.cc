@@ -52,7 +52,8 @@ ABSL_FLAG(double, drain_notice_seconds, 0.0,
 ABSL_FLAG(int64_t, block_cache_mb, 256, "RocksDB block cache per loaded snapshot version, MiB.");
 ABSL_FLAG(bool, verify_checksums, true, "Verify manifest and RocksDB checksums on load.");
 ABSL_FLAG(bool, warm, true, "Read every table of a new version once before it serves.");
-ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve gRPC over TLS (with --tls-key).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain: serve gRPC over TLS (with --tls-key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: require and verify client certificates (mTLS). Needs --tls-cert.");
@@ -103,8 +104,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs;
   for (std::string& a : args) arg_ptrs.push_back(a.data());
-  std::vector<char*> rest = absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()),
-                                                   arg_ptrs.data());
+  std::vector<char*> rest =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   if (rest.size() > 1) {
     return Fail(absl::StrCat("unexpected argument '", rest[1], "' (all options are --flags)"), 2);
   }

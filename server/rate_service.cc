@@ -52,9 +52,9 @@ absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
                                                    "; they must have the same length"));
   }
   if (n > max_batch_pairs) {
-    return absl::InvalidArgumentError(absl::StrCat("user_ids has ", n,
-                                                   " pairs, more than --max-batch-pairs=",
-                                                   max_batch_pairs, "; split the batch"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("user_ids has ", n, " pairs, more than --max-batch-pairs=", max_batch_pairs,
+                     "; split the batch"));
   }
   if (request.labels_size() != 0 && request.labels_size() != n) {
     return absl::InvalidArgumentError(absl::StrCat("labels has ", request.labels_size(),
@@ -129,11 +129,11 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     }
     return absl::OkStatus();
   };
-  absl::Status st = scorer_.Score(
-      *snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
-      absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
-      absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
-      absl::MakeSpan(response->mutable_sources()->mutable_data(), n), counts);
+  absl::Status st =
+      scorer_.Score(*snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
+                    absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
+                    absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
+                    absl::MakeSpan(response->mutable_sources()->mutable_data(), n), counts);
   if (!st.ok()) return st;
   if (request.labels_size() > 0) {
     response->mutable_keep()->Resize(static_cast<int>(n), false);
@@ -177,9 +177,9 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetStatus(grpc::CallbackServe
   return reactor;
 }
 
-grpc::ServerUnaryReactor* SamplingRateServiceImpl::PinVersion(
-    grpc::CallbackServerContext* context, const v1::PinVersionRequest* request,
-    v1::PinVersionResponse* response) {
+grpc::ServerUnaryReactor* SamplingRateServiceImpl::PinVersion(grpc::CallbackServerContext* context,
+                                                              const v1::PinVersionRequest* request,
+                                                              v1::PinVersionResponse* response) {
   absl::Status st = manager_->Pin(request->version(), request->reject_active());
   if (st.ok()) {
     const ManagerState state = manager_->State();

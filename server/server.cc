@@ -94,9 +94,9 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   builder.RegisterService(service_.get());
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "--port: cannot listen on ", address,
-        " (in use, not permitted, or the TLS key/certificate were rejected)"));
+    return absl::UnavailableError(
+        absl::StrCat("--port: cannot listen on ", address,
+                     " (in use, not permitted, or the TLS key/certificate were rejected)"));
   }
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus("", true);

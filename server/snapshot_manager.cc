@@ -12,7 +12,8 @@ namespace graphsieve {
 absl::Status SnapshotManagerOptions::Validate() const {
   if (root.empty()) return absl::InvalidArgumentError("snapshot root is empty");
   if (history_size < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("history_size must be >= 1, got ", history_size));
+    return absl::InvalidArgumentError(
+        absl::StrCat("history_size must be >= 1, got ", history_size));
   }
   if (!pin_version.empty() && !SnapshotSource::IsValidVersionName(pin_version)) {
     return absl::InvalidArgumentError(
@@ -210,9 +211,9 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
   event.version = now ? now->version : "";
   event.at = absl::Now();
   event.ok = true;
-  event.message = absl::StrCat(version.empty() ? "unpinned" : "pinned " + version,
-                               reject_active && before ? ", rolled back from " + before->version
-                                                       : "");
+  event.message =
+      absl::StrCat(version.empty() ? "unpinned" : "pinned " + version,
+                   reject_active && before ? ", rolled back from " + before->version : "");
   ServerLog(event.message);
   Record(std::move(event), now);
   return absl::OkStatus();
@@ -227,8 +228,8 @@ void SnapshotManager::SyncStorePin(const std::string& previous, const std::strin
   if (!next.empty()) {
     absl::Status st = source_.Pin(next);
     if (!st.ok()) {
-      ServerLog(absl::StrCat("store pin of ", next, " failed (retention may delete it): ",
-                             st.ToString()));
+      ServerLog(absl::StrCat("store pin of ", next,
+                             " failed (retention may delete it): ", st.ToString()));
     }
   }
 }

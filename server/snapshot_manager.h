@@ -78,7 +78,7 @@ struct ManagerState {
   std::string current_on_disk;  // empty when CURRENT is missing or unreadable
   std::vector<std::string> versions_on_disk;
   std::string pinned;
-  std::vector<std::string> rejected;  // failed to load or rolled back, sorted
+  std::vector<std::string> rejected;        // failed to load or rolled back, sorted
   std::vector<RefreshEventRecord> history;  // oldest first
   uint64_t refresh_successes = 0, refresh_failures = 0;
 };

@@ -139,7 +139,8 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
         } else {
           other++;
           std::lock_guard<std::mutex> l(mu);
-          other_message = absl::StrCat(st.error_code(), ": ", st.error_message(), " (started ", before ? "after" : "before", " SIGTERM)");
+          other_message = absl::StrCat(st.error_code(), ": ", st.error_message(), " (started ",
+                                       before ? "after" : "before", " SIGTERM)");
           return;
         }
       }
@@ -159,8 +160,8 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
 
 TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
   const std::string out = testing::MakeTempDir("flags") + "/err.txt";
-  const std::string cmd = absl::StrCat(GRAPHSIEVE_SERVER_BINARY,
-                                       " --snapshot-root /tmp --default-policy 7 2> ", out);
+  const std::string cmd =
+      absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root /tmp --default-policy 7 2> ", out);
   const int status = std::system(cmd.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 2);
   std::ifstream in(out);

@@ -25,11 +25,11 @@ TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
                                      " --output ", log)
                             .c_str()),
             0);
-  ASSERT_EQ(std::system(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, " --input ", log,
-                                     " --snapshot_root ", root, " --export ", exported,
-                                     " --threads 1 > ", dir, "/build.out 2>&1")
-                            .c_str()),
-            0)
+  ASSERT_EQ(
+      std::system(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, " --input ", log, " --snapshot_root ", root,
+                               " --export ", exported, " --threads 1 > ", dir, "/build.out 2>&1")
+                      .c_str()),
+      0)
       << "see " << dir << "/build.out";
   std::ifstream in(exported);
   if (!in) in.open(exported + ".csv");

@@ -189,7 +189,8 @@ TEST(RefresherTest, CorruptVersionIsRejectedOnceAndTheOldOneKeepsServing) {
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->second, HasSubstr("graphsieve_refresh_total{result=\"failure\"} 1"));
   EXPECT_THAT(metrics->second, HasSubstr("graphsieve_refresh_total{result=\"success\"} 1"));
-  EXPECT_THAT(metrics->second, HasSubstr(absl::StrCat("graphsieve_snapshot_info{version=\"", *good)));
+  EXPECT_THAT(metrics->second,
+              HasSubstr(absl::StrCat("graphsieve_snapshot_info{version=\"", *good)));
   // A good version published after it is adopted.
   auto next = testing::PublishSnapshot(root, SyntheticSnapshot::Make(3));
   ASSERT_TRUE(next.ok());

@@ -1,6 +1,8 @@
 // GetSamplingRate against a real GraphsieveServer on a loopback port, serving
 // real snapshots written by the snapshot writer: exact / inferred / default
 // rates, keep decisions, every bad-request path, health, admin HTTP.
+#include "server/server.h"
+
 #include <cmath>
 #include <memory>
 #include <string>
@@ -12,7 +14,6 @@
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/server.h"
 #include "tests/server/test_snapshots.h"
 
 namespace graphsieve {
@@ -261,7 +262,8 @@ TEST_F(ServerTest, EveryBadRequestIsRejectedWithTheFieldNamed) {
   ASSERT_TRUE(metrics.ok());
   EXPECT_THAT(metrics->second,
               HasSubstr("graphsieve_request_errors_total{code=\"INVALID_ARGUMENT\"} 7"));
-  EXPECT_THAT(metrics->second, HasSubstr("graphsieve_request_errors_total{code=\"UNAVAILABLE\"} 1"));
+  EXPECT_THAT(metrics->second,
+              HasSubstr("graphsieve_request_errors_total{code=\"UNAVAILABLE\"} 1"));
 }
 
 TEST_F(ServerTest, DeadlineIsHonoured) {

@@ -116,8 +116,8 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
   info.version = version;
   info.created_at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
   info.input_digest = absl::StrCat("synthetic-", s.generation);
-  info.parameters = {{"method", "maec"},     {"resistance", "sketch"}, {"alpha", 0.2},
-                     {"floor", 0.01},        {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
+  info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2},
+                     {"floor", 0.01},    {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
                      {"seed", s.seed}};
   SnapshotWriterOptions wo;
   wo.pairs_format = snapshot::TableFormat::kBlockBased;
@@ -163,8 +163,8 @@ absl::Status SetCurrent(const std::string& root, const std::string& version) {
 
 std::string MakeTempDir(const std::string& name) {
   const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir = absl::StrCat(base ? base : "/tmp", "/graphsieve-server-test-", getpid(), "-",
-                                 name);
+  std::string dir =
+      absl::StrCat(base ? base : "/tmp", "/graphsieve-server-test-", getpid(), "-", name);
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -204,8 +204,7 @@ absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string&
   return std::make_pair(code, all.substr(body + 4));
 }
 
-std::string HealthCheck(const std::shared_ptr<grpc::Channel>& channel,
-                        const std::string& service) {
+std::string HealthCheck(const std::shared_ptr<grpc::Channel>& channel, const std::string& service) {
   grpc::GenericStub stub(channel);
   std::string request;
   request.push_back(0x0a);  // field 1 (service), length-delimited
@@ -228,11 +227,13 @@ std::string HealthCheck(const std::shared_ptr<grpc::Channel>& channel,
                  });
   std::unique_lock<std::mutex> l(mu);
   cv.wait(l, [&] { return done; });
-  if (!status.ok()) return absl::StrCat("error ", status.error_code(), ": ", status.error_message());
+  if (!status.ok())
+    return absl::StrCat("error ", status.error_code(), ": ", status.error_message());
   std::vector<grpc::Slice> slices;
   if (!resp.Dump(&slices).ok()) return "unparsable";
   std::string bytes;
-  for (const grpc::Slice& s : slices) bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  for (const grpc::Slice& s : slices)
+    bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
   // HealthCheckResponse{status = 1 (varint)}; an absent field means UNKNOWN (0).
   const int code = bytes.size() >= 2 && bytes[0] == 0x08 ? bytes[1] : 0;
   switch (code) {

@@ -232,6 +232,13 @@ int Main(int argc, char** argv) {
       "  graphsieve-build --input=log.csv --snapshot_root=/var/lib/graphsieve [flags]\n"
       "Flags may be spelled with '-' or '_' (--user-col == --user_col). Exit codes: 0 ok, "
       "1 error, 2 bad flags, 3 a validation gate failed (nothing published).");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "builder/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] { return std::string("graphsieve-build 0.1.0\n"); };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = NormaliseDashes(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());

@@ -385,6 +385,26 @@ TEST(CanaryCli, DifferentAlphaFailsAndKeptFractionsMatchTheAlphas) {
   ASSERT_FALSE(offline.is_null());
   EXPECT_EQ(offline["abs_delta"], online["abs_delta"]) << "offline scoring must equal the servers'";
   EXPECT_EQ(offline["ks_distance"], online["ks_distance"]);
+  // Unseen and unknown pairs too: offline scoring (the server's BatchScorer)
+  // gives the servers' INFERRED and DEFAULT answers.
+  std::vector<uint64_t> users, items;
+  const std::string pairs = Write("canary-pairs.csv", PairsCsv(&users, &items));
+  const nlohmann::json mixed_online = Canary({"--baseline", world->server_a.target(), "--candidate",
+                                              world->server_b.target(), "--pairs", pairs},
+                                             1);
+  const nlohmann::json mixed_offline =
+      Canary({"--baseline-snapshot", world->root_a, "--candidate-snapshot", world->root_b,
+              "--pairs", pairs},
+             1);
+  ASSERT_FALSE(mixed_online.is_null());
+  ASSERT_FALSE(mixed_offline.is_null());
+  EXPECT_EQ(mixed_online["kept_fraction_over"], "pairs (labels unknown)");
+  EXPECT_GE(mixed_online["baseline"]["source_mix"]["default"].get<uint64_t>(), 2u);
+  EXPECT_EQ(mixed_offline["baseline"]["source_mix"], mixed_online["baseline"]["source_mix"]);
+  EXPECT_EQ(mixed_offline["candidate"]["source_mix"], mixed_online["candidate"]["source_mix"]);
+  EXPECT_EQ(mixed_offline["abs_delta"], mixed_online["abs_delta"]);
+  EXPECT_EQ(mixed_offline["baseline"]["expected_kept_fraction"],
+            mixed_online["baseline"]["expected_kept_fraction"]);
   // A generous limit set turns the same comparison into a pass.
   Canary({"--baseline-snapshot", world->root_a, "--candidate-snapshot", world->root_b,
           "--max-mean-delta=1", "--max-p99-delta=1", "--max-ks=1", "--max-fraction-over=1"},

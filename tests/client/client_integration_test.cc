@@ -400,6 +400,7 @@ TEST(CanaryCli, DifferentAlphaFailsAndKeptFractionsMatchTheAlphas) {
   ASSERT_FALSE(mixed_offline.is_null());
   EXPECT_EQ(mixed_online["kept_fraction_over"], "pairs (labels unknown)");
   EXPECT_GE(mixed_online["baseline"]["source_mix"]["default"].get<uint64_t>(), 2u);
+  EXPECT_GE(mixed_online["baseline"]["source_mix"]["inferred"].get<uint64_t>(), 1u);
   EXPECT_EQ(mixed_offline["baseline"]["source_mix"], mixed_online["baseline"]["source_mix"]);
   EXPECT_EQ(mixed_offline["candidate"]["source_mix"], mixed_online["candidate"]["source_mix"]);
   EXPECT_EQ(mixed_offline["abs_delta"], mixed_online["abs_delta"]);

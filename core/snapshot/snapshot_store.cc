@@ -193,10 +193,16 @@ absl::StatusOr<std::vector<std::string>> SnapshotStore::RemoveStaleTemporaries(
 
 std::string SnapshotStore::NewVersionId(const PublishLock&, absl::Time created,
                                         uint64_t hash) const {
-  const std::string base = MakeVersionId(created, hash);
-  std::string id = base;
-  for (int n = 2; Exists(VersionDir(id)) || Exists(TempDir(id)); ++n) {
-    id = absl::StrCat(base, "-", n);
+  // Strictly after every version already under the root, so that byte order
+  // stays creation order even for several builds within one second.
+  std::string latest;
+  absl::StatusOr<std::vector<std::string>> versions = ListVersions();
+  if (versions.ok() && !versions->empty()) latest = versions->back();
+  absl::Time t = absl::FromUnixSeconds(absl::ToUnixSeconds(created));
+  std::string id = MakeVersionId(t, hash);
+  while (id <= latest || Exists(VersionDir(id)) || Exists(TempDir(id))) {
+    t += absl::Seconds(1);
+    id = MakeVersionId(t, hash);
   }
   return id;
 }

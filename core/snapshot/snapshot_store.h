@@ -9,8 +9,10 @@
 //   <root>/LOCK                  flock(2) held by the one publisher at a time
 //
 // Version ids are "YYYYMMDDTHHMMSSZ-<8 hex>" (UTC creation time, then 8 hex
-// digits of a hash of input digest + parameters), optionally "-<n>" when that
-// id is taken; their byte order is their creation order (to the second).
+// digits of a hash of input digest + parameters). NewVersionId advances the
+// time by whole seconds when needed so that a new id sorts after every
+// existing one: byte order of ids is publication order. (A "-<n>" suffix is
+// accepted by IsValidVersionId for ids made by hand.)
 //
 // Publishing: the builder takes the writer lock, removes stale *.tmp dirs,
 // writes <version>.tmp/ (snapshot_writer.h) with everything fsync'ed, then
@@ -87,7 +89,8 @@ class SnapshotStore {
   // Removes <root>/*.tmp, *.deleting, CURRENT.tmp and pins/*.tmp left by
   // crashed runs. Returns what it removed. REQUIRES: the publish lock is held.
   absl::StatusOr<std::vector<std::string>> RemoveStaleTemporaries(const PublishLock& lock) const;
-  // A version id not yet used: MakeVersionId(created, hash) plus "-n" if taken.
+  // A new id that sorts after every version under the root:
+  // MakeVersionId(created, hash), its time advanced by whole seconds if needed.
   // REQUIRES: the publish lock is held.
   std::string NewVersionId(const PublishLock& lock, absl::Time created, uint64_t hash) const;
   // TempDir(version) → VersionDir(version), then CURRENT := version.

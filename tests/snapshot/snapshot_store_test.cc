@@ -62,11 +62,15 @@ TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {
   const std::string a = FakePublish(*store, **lock, 0);
   EXPECT_EQ(*store->ReadCurrent(), a);
   EXPECT_FALSE(fs::exists(store->TempDir(a)));
-  // Same second, same hash: a distinct, later-sorting id.
+  // Same second, same hash: a distinct, later-sorting id (time advanced 1 s).
   const std::string b = FakePublish(*store, **lock, 0);
-  EXPECT_EQ(b, a + "-2");
+  EXPECT_EQ(b, SnapshotStore::MakeVersionId(absl::FromUnixSeconds(1700000001), 0xabc));
+  // Same second, a smaller hash than the latest: still sorts after it.
+  const std::string c = store->NewVersionId(**lock, absl::FromUnixSeconds(1700000000), 0x1);
+  EXPECT_GT(c, b);
   EXPECT_EQ(*store->ReadCurrent(), b);
   EXPECT_EQ(*store->ListVersions(), (std::vector<std::string>{a, b}));
+  EXPECT_LT(a, b);
   ASSERT_TRUE(store->SetCurrent(**lock, a).ok());
   EXPECT_EQ(*store->ReadCurrent(), a);
   EXPECT_EQ(store->SetCurrent(**lock, "20200101T000000Z-00000000").code(),

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -295,6 +296,33 @@ int Main() {
                   p.p50_ms, p.p99_ms,
                   p.errors ? absl::StrCat("  (", p.errors, " errors)").c_str() : "");
     }
+  }
+  // Random (user, item) combinations of known ids: mostly unseen pairs
+  // (INFERRED), the rest stored (EXACT) — the ingestion-time mix.
+  {
+    std::vector<uint64_t> user_ids(pool.users), item_ids(pool.items);
+    std::mt19937_64 rng(7);
+    std::shuffle(item_ids.begin(), item_ids.end(), rng);
+    const size_t b = 1024;
+    v1::GetSamplingRateRequest req;
+    std::array<uint64_t, 4> sources{};
+    Point p = Run(1, seconds, b, [&](int, uint64_t n) {
+      const size_t off = (n * b) % (user_ids.size() - b);
+      req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
+      req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
+      std::copy_n(user_ids.data() + off, b, req.mutable_user_ids()->mutable_data());
+      std::copy_n(item_ids.data() + off, b, req.mutable_item_ids()->mutable_data());
+      v1::GetSamplingRateResponse resp;
+      grpc::ClientContext ctx;
+      const bool ok = stubs[0]->GetSamplingRate(&ctx, req, &resp).ok();
+      for (int s : resp.sources()) sources[static_cast<size_t>(s) & 3]++;
+      return ok;
+    });
+    const double total = static_cast<double>(sources[1] + sources[2] + sources[3]);
+    std::printf("%-28s %7zu %14.0f %9.3f %9.3f  (exact %.0f%%, inferred %.0f%%)\n",
+                "gRPC server, mixed, 1 in fl", b, p.pairs_per_second, p.p50_ms, p.p99_ms,
+                100.0 * static_cast<double>(sources[1]) / total,
+                100.0 * static_cast<double>(sources[2]) / total);
   }
   const long steady = RssKb(pid, "VmRSS:");
   std::printf("\nserver RSS steady state: %.1f MiB\n", steady / 1024.0);

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/types/span.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "server/node_cache.h"
 #include "server/options.h"
 
 namespace graphsieve {
@@ -35,8 +36,10 @@ class BatchScorer {
   // pair. Between chunks of chunk_pairs pairs it calls `should_stop` (may be
   // empty); a non-OK status from it aborts the batch and is returned as is.
   // REQUIRES: users.size() == items.size() == rates.size() == sources.size().
-  absl::Status Score(const SnapshotReader& snapshot, absl::Span<const uint64_t> users,
-                     absl::Span<const uint64_t> items,
+  // `nodes` caches the snapshot's nodes across batches (node_cache.h); null =
+  // a cache for this batch only.
+  absl::Status Score(const SnapshotReader& snapshot, const NodeCache* nodes,
+                     absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                      const std::function<absl::Status()>& should_stop, absl::Span<float> rates,
                      absl::Span<int> sources, SourceCounts* counts) const;
 

@@ -129,11 +129,11 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     }
     return absl::OkStatus();
   };
-  absl::Status st =
-      scorer_.Score(*snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
-                    absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
-                    absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
-                    absl::MakeSpan(response->mutable_sources()->mutable_data(), n), counts);
+  absl::Status st = scorer_.Score(
+      *snap->reader, snap->nodes.get(), absl::MakeConstSpan(request.user_ids().data(), n),
+      absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
+      absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
+      absl::MakeSpan(response->mutable_sources()->mutable_data(), n), counts);
   if (!st.ok()) return st;
   if (request.labels_size() > 0) {
     response->mutable_keep()->Resize(static_cast<int>(n), false);

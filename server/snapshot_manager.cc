@@ -128,6 +128,7 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   auto snapshot = std::make_shared<ServingSnapshot>();
   snapshot->version = version;
   snapshot->reader = *std::move(reader);
+  snapshot->nodes = std::make_unique<const NodeCache>(*snapshot->reader);
   snapshot->loaded_at = absl::Now();
   snapshot->load_seconds = seconds;
   absl::Time created;

@@ -31,6 +31,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "server/node_cache.h"
 #include "server/snapshot_source.h"
 
 namespace graphsieve {
@@ -39,6 +40,7 @@ namespace graphsieve {
 struct ServingSnapshot {
   std::string version;
   std::shared_ptr<const SnapshotReader> reader;
+  std::unique_ptr<const NodeCache> nodes;  // over *reader; declared after it, destroyed first
   absl::Time loaded_at;
   absl::Time created_at = absl::InfinitePast();  // from the manifest; InfinitePast if unparsable
   double load_seconds = 0.0;

@@ -11,7 +11,7 @@
 # MovieLens is read from $ML100K_DIR (default: ../shared/data/ml-100k next to the
 # repository, or /work/shared/data/ml-100k); it is never copied into the repository.
 # STITCH_ONLY=1 only copies the tables already in WORK_DIR into the report.
-# Environment: SEEDS (default 3), BUILD_DIR (default build), WORK_DIR (scratch; default a
+# Environment: REPORT (default docs/EVALUATION.md), SEEDS (default 3), BUILD_DIR (default build), WORK_DIR (scratch; default a
 # temporary directory), THREADS (pipeline threads per dataset, default 1).
 set -euo pipefail
 
@@ -20,15 +20,14 @@ BUILD="${BUILD_DIR:-$ROOT/build}"
 SEEDS="${SEEDS:-3}"
 THREADS="${THREADS:-1}"
 WORK="${WORK_DIR:-$(mktemp -d /tmp/graphsieve-eval-report.XXXXXX)}"
-REPORT="$ROOT/docs/EVALUATION.md"
+REPORT="${REPORT:-$ROOT/docs/EVALUATION.md}"
 mkdir -p "$WORK"
 
-ML_DIR="${ML100K_DIR:-}"
-if [[ -z "$ML_DIR" ]]; then
-  for d in "$ROOT/../shared/data/ml-100k" /work/shared/data/ml-100k; do
-    if [[ -f "$d/u.data" ]]; then ML_DIR="$d"; break; fi
-  done
-fi
+ML_DIR=""
+for d in ${ML100K_DIR:+"$ML100K_DIR"} "$ROOT/../shared/data/ml-100k" /work/shared/data/ml-100k; do
+  if [[ -f "$d/u.data" ]]; then ML_DIR="$d"; break; fi
+  if [[ -n "${ML100K_DIR:-}" ]]; then break; fi  # an explicit directory is the only one tried
+done
 
 start=$(date +%s)
 if [[ "${STITCH_ONLY:-0}" != "1" && ! -f "$BUILD/build.ninja" && ! -f "$BUILD/Makefile" ]]; then
@@ -100,7 +99,7 @@ movielens() {
     run ml-defaults "MovieLens 100K, the recommended default (maec, no propagation, ϱ = 0.05) and max-raw, fresh seeds 4–6" \
       "${ML[@]}" "${DEFAULTS[@]}"
   else
-    local msg="MovieLens 100K was not found (looked for ../shared/data/ml-100k and /work/shared/data/ml-100k; set ML100K_DIR). This section was not regenerated."
+    local msg="MovieLens 100K was not found (looked for ${ML100K_DIR:-../shared/data/ml-100k and /work/shared/data/ml-100k}/u.data; set ML100K_DIR). This section was not regenerated."
     absent ml-compare "$msg"
     absent ml-sweep "$msg"
     absent ml-ablation "$msg"

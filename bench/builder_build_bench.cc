@@ -26,7 +26,8 @@ ABSL_FLAG(std::string, input, "", "Impression log(s), comma-separated (required)
 ABSL_FLAG(std::string, table_format, "cuckoo", "Pairs table format: cuckoo | block.");
 ABSL_FLAG(std::string, resistance, "auto", "Resistance route passed to the pipeline.");
 ABSL_FLAG(int32_t, threads, 2, "Threads.");
-ABSL_FLAG(std::string, root, "", "Snapshot root (default: a fresh directory under /tmp, removed at the end).");
+ABSL_FLAG(std::string, root, "",
+          "Snapshot root (default: a fresh directory under /tmp, removed at the end).");
 
 namespace graphsieve {
 namespace {
@@ -34,7 +35,8 @@ namespace {
 double CpuSeconds() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+  return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + ru.ru_stime.tv_sec +
+         ru.ru_stime.tv_usec * 1e-6;
 }
 
 double LoadAverage() {
@@ -63,7 +65,8 @@ int Main(int argc, char** argv) {
     o.inputs.emplace_back(f);
   }
   if (o.inputs.empty()) {
-    std::fprintf(stderr, "--input is required (generate one with graphsieve-gen --preset kuairec)\n");
+    std::fprintf(stderr,
+                 "--input is required (generate one with graphsieve-gen --preset kuairec)\n");
     return 2;
   }
   auto format = snapshot::ParseTableFormat(absl::GetFlag(FLAGS_table_format));
@@ -110,15 +113,17 @@ int Main(int argc, char** argv) {
   std::printf("resistance route: %s, pairs table: %s\n", report->resistance_route.c_str(),
               snapshot::TableFormatName(o.pairs_format));
   for (const StageTiming& t : report->timings) {
-    std::printf("  stage %-12s %7.2f s wall %7.2f s cpu\n", t.stage.c_str(), t.seconds, cpu_seconds[t.stage]);
+    std::printf("  stage %-12s %7.2f s wall %7.2f s cpu\n", t.stage.c_str(), t.seconds,
+                cpu_seconds[t.stage]);
   }
-  std::printf("baseline: raw read of the input bytes %.2f s (read stage / raw read = %.1fx)\n", floor_s,
-              report->timings.empty() ? 0.0 : report->timings[0].seconds / floor_s);
-  std::printf("total      %7.2f s   (target 25 s: %.2f of target); cpu %.2f s, load average at end %.1f\n",
-              total, total / 25.0, cpu_total, LoadAverage());
+  std::printf("baseline: raw read of the input bytes %.2f s (read stage / raw read = %.1fx)\n",
+              floor_s, report->timings.empty() ? 0.0 : report->timings[0].seconds / floor_s);
+  std::printf(
+      "total      %7.2f s   (target 25 s: %.2f of target); cpu %.2f s, load average at end %.1f\n",
+      total, total / 25.0, cpu_total, LoadAverage());
   std::printf("peak RSS   %7.2f GiB (target 4 GiB: %.2f of target)\n", rss_gib, rss_gib / 4.0);
-  std::printf("snapshot   %7.1f MB, %.2f bytes/pair (target 32: %.2f of target)\n", report->db_bytes / 1e6,
-              report->db_bytes_per_pair, report->db_bytes_per_pair / 32.0);
+  std::printf("snapshot   %7.1f MB, %.2f bytes/pair (target 32: %.2f of target)\n",
+              report->db_bytes / 1e6, report->db_bytes_per_pair, report->db_bytes_per_pair / 32.0);
   if (remove_root) std::filesystem::remove_all(root);
   return 0;
 }

@@ -30,17 +30,22 @@
 ABSL_FLAG(int64_t, pairs, 11700000, "Approximate number of pairs.");
 ABSL_FLAG(int32_t, users, 7176, "Users.");
 ABSL_FLAG(int32_t, items, 10728, "Items.");
-ABSL_FLAG(int64_t, lookups, 4000000, "Lookups per batched measurement (batch-1 runs use a quarter).");
-ABSL_FLAG(double, hit_fraction, 0.9, "Fraction of queried pairs that are stored (the rest are unseen pairs).");
+ABSL_FLAG(int64_t, lookups, 4000000,
+          "Lookups per batched measurement (batch-1 runs use a quarter).");
+ABSL_FLAG(double, hit_fraction, 0.9,
+          "Fraction of queried pairs that are stored (the rest are unseen pairs).");
 ABSL_FLAG(std::string, formats, "block,cuckoo", "Table formats to measure.");
-ABSL_FLAG(std::string, dir, "", "Scratch directory (default: a fresh one under /tmp, removed at the end).");
+ABSL_FLAG(std::string, dir, "",
+          "Scratch directory (default: a fresh one under /tmp, removed at the end).");
 ABSL_FLAG(uint64_t, seed, 1, "Seed.");
 
 namespace graphsieve {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 struct Data {
   PairTable pairs;
@@ -124,15 +129,17 @@ int Main(int argc, char** argv) {
   auto t0 = Clock::now();
   Data d = MakeData();
   const size_t n = d.pairs.num_pairs(), total = d.qu.size();
-  std::printf("data: %zu pairs, %zu users, %zu items; %zu queries (hit fraction %.2f); built in %.1fs\n",
-              n, d.pairs.num_users(), d.pairs.num_items(), total, absl::GetFlag(FLAGS_hit_fraction),
-              Since(t0));
+  std::printf(
+      "data: %zu pairs, %zu users, %zu items; %zu queries (hit fraction %.2f); built in %.1fs\n", n,
+      d.pairs.num_users(), d.pairs.num_items(), total, absl::GetFlag(FLAGS_hit_fraction),
+      Since(t0));
 
   // Baseline: in-memory hash map.
   absl::flat_hash_map<std::pair<uint64_t, uint64_t>, float> map;
   map.reserve(n);
   for (size_t j = 0; j < n; ++j) {
-    map[{d.pairs.user_ids[d.pairs.pair_user[j]], d.pairs.item_ids[d.pairs.pair_item[j]]}] = d.result.rate[j];
+    map[{d.pairs.user_ids[d.pairs.pair_user[j]], d.pairs.item_ids[d.pairs.pair_item[j]]}] =
+        d.result.rate[j];
   }
   double base[3];
   for (int threads : {1, 2}) {
@@ -143,7 +150,8 @@ int Main(int argc, char** argv) {
         r[x] = f[x] ? it->second : 0;
       }
     });
-    std::printf("baseline in-memory flat_hash_map, %d thread(s): %.2fM lookups/s\n", threads, base[threads] / 1e6);
+    std::printf("baseline in-memory flat_hash_map, %d thread(s): %.2fM lookups/s\n", threads,
+                base[threads] / 1e6);
   }
   std::printf("\n%-7s %9s %9s %9s %12s %12s %12s %12s\n", "format", "write_s", "B/pair", "open_s",
               "get_1t", "get_2t", "mget1024_1t", "mget1024_2t");
@@ -160,14 +168,16 @@ int Main(int argc, char** argv) {
     snapshot::ManifestInfo info;
     info.version = (*store)->NewVersionId(**lock, absl::Now(), 1);
     info.created_at = "bench";
-    info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2}, {"floor", 0.01},
-                       {"gamma", 0.5}, {"sketch_dim", 8}, {"seed", 1}};
+    info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2},
+                       {"floor", 0.01},    {"gamma", 0.5},           {"sketch_dim", 8},
+                       {"seed", 1}};
     SnapshotWriterOptions wo;
     wo.pairs_format = *format;
     t0 = Clock::now();
     auto stats = WriteSnapshotDir((*store)->TempDir(info.version), d.pairs, d.result, info, wo);
     if (!stats.ok()) {
-      std::fprintf(stderr, "write %s: %s\n", std::string(name).c_str(), stats.status().ToString().c_str());
+      std::fprintf(stderr, "write %s: %s\n", std::string(name).c_str(),
+                   stats.status().ToString().c_str());
       return 1;
     }
     absl::Status s = (*store)->Publish(**lock, info.version);
@@ -177,21 +187,24 @@ int Main(int argc, char** argv) {
     ro.block_cache_bytes = size_t{1} << 30;
     auto reader = SnapshotReader::Open(root, info.version, ro);
     if (!s.ok() || !reader.ok()) {
-      std::fprintf(stderr, "open %s: %s\n", std::string(name).c_str(), reader.status().ToString().c_str());
+      std::fprintf(stderr, "open %s: %s\n", std::string(name).c_str(),
+                   reader.status().ToString().c_str());
       return 1;
     }
     const double open_s = Since(t0);
     const SnapshotReader& r = **reader;
     double get[3], mget[3];
     for (int threads : {1, 2}) {
-      get[threads] = Throughput(d, threads, 1, total / 4, [&](size_t k, size_t b, bool* f, float* rt) {
-        (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
-                            absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
-      });
-      mget[threads] = Throughput(d, threads, 1024, total, [&](size_t k, size_t b, bool* f, float* rt) {
-        (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
-                            absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
-      });
+      get[threads] =
+          Throughput(d, threads, 1, total / 4, [&](size_t k, size_t b, bool* f, float* rt) {
+            (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
+                                absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
+          });
+      mget[threads] =
+          Throughput(d, threads, 1024, total, [&](size_t k, size_t b, bool* f, float* rt) {
+            (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
+                                absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
+          });
     }
     // Correctness spot check of the batched path against the map.
     size_t wrong = 0;
@@ -206,13 +219,14 @@ int Main(int argc, char** argv) {
         if (f[x] != (it != map.end()) || (f[x] && rt[x] != it->second)) ++wrong;
       }
     }
-    std::printf("%-7s %9.2f %9.2f %9.2f %11.2fM %11.2fM %11.2fM %11.2fM%s\n", std::string(name).c_str(),
-                write_s, double(stats->db_bytes) / n, open_s, get[1] / 1e6, get[2] / 1e6, mget[1] / 1e6,
-                mget[2] / 1e6, wrong ? "  WRONG RESULTS" : "");
-    std::printf("        write: sst %.2fs, ingest/compact %.2fs, checksum+sync %.2fs\n", stats->seconds_sst,
-                stats->seconds_ingest, stats->seconds_checksum);
-    std::printf("        ratio to in-memory baseline (mget1024): 1t %.3f, 2t %.3f\n", mget[1] / base[1],
-                mget[2] / base[2]);
+    std::printf("%-7s %9.2f %9.2f %9.2f %11.2fM %11.2fM %11.2fM %11.2fM%s\n",
+                std::string(name).c_str(), write_s, double(stats->db_bytes) / n, open_s,
+                get[1] / 1e6, get[2] / 1e6, mget[1] / 1e6, mget[2] / 1e6,
+                wrong ? "  WRONG RESULTS" : "");
+    std::printf("        write: sst %.2fs, ingest/compact %.2fs, checksum+sync %.2fs\n",
+                stats->seconds_sst, stats->seconds_ingest, stats->seconds_checksum);
+    std::printf("        ratio to in-memory baseline (mget1024): 1t %.3f, 2t %.3f\n",
+                mget[1] / base[1], mget[2] / base[2]);
     if (name == "block") block_mget2 = mget[2];
     if (name != "block" && block_mget2 > 0) {
       std::printf("        ratio to block-based (mget1024, 2t): %.2fx\n", mget[2] / block_mget2);

@@ -1,6 +1,7 @@
 #include "builder/build_job.h"
 
 #include <sys/stat.h>
+#include <xxhash.h>
 
 #include <chrono>
 #include <cmath>
@@ -14,7 +15,6 @@
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
-#include <xxhash.h>
 
 namespace graphsieve {
 namespace {
@@ -72,8 +72,9 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"label_rule", r.label.ToString()},
       {"pilot_col", r.pilot_column},
       {"delimiter", r.delimiter == '\0' ? std::string("auto") : std::string(1, r.delimiter)},
-      {"id_mode", r.id_mode == IdMode::kAuto ? "auto" : r.id_mode == IdMode::kInteger ? "int"
-                                                                                   : "string"},
+      {"id_mode", r.id_mode == IdMode::kAuto      ? "auto"
+                  : r.id_mode == IdMode::kInteger ? "int"
+                                                  : "string"},
       {"max_bad_rows", r.max_bad_rows},
       {"pairs_table_format", snapshot::TableFormatName(o.pairs_format)},
   };
@@ -96,8 +97,7 @@ absl::Status BuildOptions::Validate() const {
     return bad(absl::StrCat("--alpha must be in (0, 1], got ", p.alpha));
   }
   if (!(p.floor > 0.0 && p.floor < p.alpha)) {
-    return bad(absl::StrCat("--floor must be in (0, --alpha) = (0, ", p.alpha, "), got ",
-                            p.floor));
+    return bad(absl::StrCat("--floor must be in (0, --alpha) = (0, ", p.alpha, "), got ", p.floor));
   }
   if (!(p.gamma >= 0.0 && p.gamma < 1.0)) {
     return bad(absl::StrCat("--gamma must be in [0, 1), got ", p.gamma));
@@ -130,8 +130,8 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
     return absl::FailedPreconditionError("gate non-empty failed: the log has no pairs");
   }
   if (result.rate.size() != n) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gate non-empty failed: ", result.rate.size(), " rates for ", n, " pairs"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: ", result.rate.size(), " rates for ", n, " pairs"));
   }
   size_t bad = 0, first = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -141,10 +141,11 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
     }
   }
   if (bad > 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gate rate-range failed: ", bad, " of ", n, " rates are NaN/inf or outside (0, 1]; first: pair ",
-        first, " (user ", pairs.user_ids[pairs.pair_user[first]], ", item ",
-        pairs.item_ids[pairs.pair_item[first]], ") rate ", result.rate[first]));
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate rate-range failed: ", bad, " of ", n,
+                     " rates are NaN/inf or outside (0, 1]; first: pair ", first, " (user ",
+                     pairs.user_ids[pairs.pair_user[first]], ", item ",
+                     pairs.item_ids[pairs.pair_item[first]], ") rate ", result.rate[first]));
   }
   for (const SolveSummary& s : result.solves) {
     if (!s.converged) {
@@ -206,7 +207,9 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   std::unique_ptr<SnapshotStore> store;
   if (!options.dry_run) {
     auto st = SnapshotStore::Create({options.snapshot_root, /*create_if_missing=*/true});
-    if (!st.ok()) return absl::Status(st.status().code(), absl::StrCat("--snapshot_root: ", st.status().message()));
+    if (!st.ok())
+      return absl::Status(st.status().code(),
+                          absl::StrCat("--snapshot_root: ", st.status().message()));
     store = std::move(*st);
   }
 
@@ -261,9 +264,9 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   report.rows_read = log.rows_read;
   report.bad_rows_skipped = log.bad_rows_skipped;
   if (log.size() == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "gate non-empty failed: the input has no usable rows (", log.rows_read, " rows read, ",
-        log.bad_rows_skipped, " skipped)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: the input has no usable rows (", log.rows_read,
+                     " rows read, ", log.bad_rows_skipped, " skipped)"));
   }
 
   // 2. Pair table; the per-instance columns are no longer needed after it.

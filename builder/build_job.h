@@ -23,16 +23,16 @@
 namespace graphsieve {
 
 struct BuildOptions {
-  std::vector<std::string> inputs;     // log files, read in order and concatenated
-  LogReaderOptions reader;             // columns, label rule, delimiter, id mode, bad rows
-  PipelineOptions pipeline;            // method, alpha, floor, gamma, resistance, seed, threads
-  std::string snapshot_root;           // where versions are published; empty only with dry_run
-  int keep_versions = 5;               // retention: newest N (plus CURRENT and pinned ones)
+  std::vector<std::string> inputs;  // log files, read in order and concatenated
+  LogReaderOptions reader;          // columns, label rule, delimiter, id mode, bad rows
+  PipelineOptions pipeline;         // method, alpha, floor, gamma, resistance, seed, threads
+  std::string snapshot_root;        // where versions are published; empty only with dry_run
+  int keep_versions = 5;            // retention: newest N (plus CURRENT and pinned ones)
   snapshot::TableFormat pairs_format = snapshot::TableFormat::kCuckoo;
-  std::string export_csv;              // empty = no export
-  bool dry_run = false;                // compute + gates (+ export) but publish nothing
-  double lock_timeout_seconds = 0;     // wait this long for another publisher to finish
-  double gate_tolerance = 1e-6;        // |mean rate over negatives − alpha| allowed
+  std::string export_csv;           // empty = no export
+  bool dry_run = false;             // compute + gates (+ export) but publish nothing
+  double lock_timeout_seconds = 0;  // wait this long for another publisher to finish
+  double gate_tolerance = 1e-6;     // |mean rate over negatives − alpha| allowed
   // Validates with messages that name the command-line flag.
   absl::Status Validate() const;
 };
@@ -45,7 +45,7 @@ struct BuildObserver {
 };
 
 struct BuildReport {
-  std::string version;                 // empty when nothing was published
+  std::string version;  // empty when nothing was published
   std::string snapshot_dir;
   bool published = false;
   uint64_t instances = 0, negative_instances = 0, pairs = 0, positive_pairs = 0;
@@ -55,7 +55,7 @@ struct BuildReport {
   std::string resistance_route;
   uint64_t db_bytes = 0;
   double db_bytes_per_pair = 0;
-  std::vector<StageTiming> timings;    // read, pair table, pipeline, gates, export, write, publish
+  std::vector<StageTiming> timings;  // read, pair table, pipeline, gates, export, write, publish
   std::vector<std::string> deleted_versions;
   std::vector<std::string> removed_temporaries;
   std::vector<std::string> warnings;

@@ -1,7 +1,7 @@
 #include "builder/export_csv.h"
 
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <memory>

@@ -31,43 +31,68 @@ ABSL_FLAG(std::string, dataset, "",
           "delimiter and label rule; explicit column flags still override).");
 ABSL_FLAG(std::string, user_col, "user_id", "Name of the user id column.");
 ABSL_FLAG(std::string, item_col, "item_id", "Name of the item id column.");
-ABSL_FLAG(std::string, label_col, "label", "Name of the 0/1 label column (ignored with --label_rule).");
+ABSL_FLAG(std::string, label_col, "label",
+          "Name of the 0/1 label column (ignored with --label_rule).");
 ABSL_FLAG(std::string, label_rule, "",
           "Label as a threshold rule on a numeric column, e.g. \"watch_ratio > 3\" "
           "(ops > >= < <= == !=). Empty: the 0/1 column --label_col.");
 ABSL_FLAG(std::string, pilot_col, "",
           "Column with a pilot model's score (needed by --method opt|max|mean|product).");
-ABSL_FLAG(std::string, delimiter, "auto", "Field delimiter: auto | comma | tab | pipe | semicolon | one character.");
+ABSL_FLAG(std::string, delimiter, "auto",
+          "Field delimiter: auto | comma | tab | pipe | semicolon | one character.");
 ABSL_FLAG(std::string, id_mode, "auto",
-          "auto (decimal integers as is, other text hashed with XXH3-64) | int | string (always hashed).");
-ABSL_FLAG(int64_t, max_bad_rows, 0, "Malformed rows that may be skipped (and counted) before the build fails.");
+          "auto (decimal integers as is, other text hashed with XXH3-64) | int | string (always "
+          "hashed).");
+ABSL_FLAG(int64_t, max_bad_rows, 0,
+          "Malformed rows that may be skipped (and counted) before the build fails.");
 // Method.
-ABSL_FLAG(std::string, method, "maec", "Rates from: maec (graph, default) | uniform | opt (pilot) | max | mean | product (ensembles).");
+ABSL_FLAG(std::string, method, "maec",
+          "Rates from: maec (graph, default) | uniform | opt (pilot) | max | mean | product "
+          "(ensembles).");
 ABSL_FLAG(double, alpha, 0.2, "Target mean sampling rate over negative instances, in (0, 1].");
 ABSL_FLAG(double, floor, 0.01, "Rate floor, in (0, --alpha).");
 ABSL_FLAG(double, product_floor, 0.01, "Floor of the product ensemble.");
 ABSL_FLAG(double, gamma, 0.5, "Propagation weight, in [0, 1).");
-ABSL_FLAG(bool, uncertainty_propagation, true, "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
+ABSL_FLAG(bool, uncertainty_propagation, true,
+          "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
 ABSL_FLAG(bool, score_propagation, true, "Propagate the corrected score (paper §4.2).");
-ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 operator instead of the edge rule.");
-ABSL_FLAG(bool, correct_pilot, false, "Apply uncertainty/score propagation to the pilot score before combining.");
+ABSL_FLAG(bool, symmetric, false,
+          "Use the symmetric D^-1/2 A D^-1/2 operator instead of the edge rule.");
+ABSL_FLAG(bool, correct_pilot, false,
+          "Apply uncertainty/score propagation to the pilot score before combining.");
 ABSL_FLAG(double, propagation_tolerance, 1e-6, "Stop propagation when max |change| is below this.");
 ABSL_FLAG(int32_t, propagation_max_iterations, 100, "Propagation iteration cap.");
-ABSL_FLAG(std::string, resistance, "auto", "Effective resistance: auto | exact (dense) | sketch (random projection) | one-sided (exact, solves on the smaller side).");
-ABSL_FLAG(int32_t, sketch_dim, 64, "Sketch dimension k (random projections; also the per-node rows kept for unseen pairs).");
+ABSL_FLAG(std::string, resistance, "auto",
+          "Effective resistance: auto | exact (dense) | sketch (random projection) | one-sided "
+          "(exact, solves on the smaller side).");
+ABSL_FLAG(int32_t, sketch_dim, 64,
+          "Sketch dimension k (random projections; also the per-node rows kept for unseen pairs).");
 ABSL_FLAG(double, solver_tolerance, 1e-6, "Relative residual every CG solve must reach.");
-ABSL_FLAG(int32_t, solver_max_iterations, 1000, "CG iteration cap; a solve that hits it fails the build.");
-ABSL_FLAG(uint64_t, seed, 42, "Seed of all randomness (same input + seed → same rates); also the keep-decision seed recorded in the manifest.");
+ABSL_FLAG(int32_t, solver_max_iterations, 1000,
+          "CG iteration cap; a solve that hits it fails the build.");
+ABSL_FLAG(uint64_t, seed, 42,
+          "Seed of all randomness (same input + seed → same rates); also the keep-decision seed "
+          "recorded in the manifest.");
 ABSL_FLAG(int32_t, threads, 2, "Worker threads.");
 // Output.
-ABSL_FLAG(std::string, snapshot_root, "", "Directory of published snapshots (CURRENT, <version>/, pins/). Created if missing.");
-ABSL_FLAG(int32_t, keep, 5, "Retention: keep the newest N versions (the CURRENT one and pinned ones are never deleted).");
-ABSL_FLAG(std::string, table_format, "cuckoo", "Pairs table layout: cuckoo (fastest lookups) | block (block-based, bloom + hash index).");
-ABSL_FLAG(std::string, export, "", "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row per pair, ids as in the input).");
-ABSL_FLAG(bool, dry_run, false, "Read, compute, check the gates (and --export) but publish nothing.");
-ABSL_FLAG(double, lock_timeout_seconds, 0, "Wait this long for another publisher on the same root (default: fail at once).");
+ABSL_FLAG(std::string, snapshot_root, "",
+          "Directory of published snapshots (CURRENT, <version>/, pins/). Created if missing.");
+ABSL_FLAG(
+    int32_t, keep, 5,
+    "Retention: keep the newest N versions (the CURRENT one and pinned ones are never deleted).");
+ABSL_FLAG(
+    std::string, table_format, "cuckoo",
+    "Pairs table layout: cuckoo (fastest lookups) | block (block-based, bloom + hash index).");
+ABSL_FLAG(std::string, export, "",
+          "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row "
+          "per pair, ids as in the input).");
+ABSL_FLAG(bool, dry_run, false,
+          "Read, compute, check the gates (and --export) but publish nothing.");
+ABSL_FLAG(double, lock_timeout_seconds, 0,
+          "Wait this long for another publisher on the same root (default: fail at once).");
 ABSL_FLAG(bool, quiet, false, "No progress and no human summary (errors still go to stderr).");
-ABSL_FLAG(bool, json, false, "Print one JSON summary object on stdout (for schedulers), also on failure.");
+ABSL_FLAG(bool, json, false,
+          "Print one JSON summary object on stdout (for schedulers), also on failure.");
 
 namespace graphsieve {
 namespace {
@@ -99,7 +124,8 @@ absl::StatusOr<char> ParseDelimiter(const std::string& d) {
   if (d == "pipe" || d == "|") return '|';
   if (d == "semicolon" || d == ";") return ';';
   if (d.size() == 1) return d[0];
-  return absl::InvalidArgumentError(absl::StrCat("--delimiter: '", d, "' is not auto|comma|tab|pipe|semicolon or one character"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("--delimiter: '", d, "' is not auto|comma|tab|pipe|semicolon or one character"));
 }
 
 absl::Status Prefixed(absl::string_view flag, const absl::Status& s) {
@@ -116,9 +142,13 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
     absl::Status s = ApplyDatasetPreset(absl::GetFlag(FLAGS_dataset), &r);
     if (!s.ok()) return Prefixed("dataset", s);
   }
-  auto explicitly = [](const auto& flag, const std::string& def) { return absl::GetFlag(flag) != def; };
-  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_user_col, "user_id")) r.user_column = absl::GetFlag(FLAGS_user_col);
-  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_item_col, "item_id")) r.item_column = absl::GetFlag(FLAGS_item_col);
+  auto explicitly = [](const auto& flag, const std::string& def) {
+    return absl::GetFlag(flag) != def;
+  };
+  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_user_col, "user_id"))
+    r.user_column = absl::GetFlag(FLAGS_user_col);
+  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_item_col, "item_id"))
+    r.item_column = absl::GetFlag(FLAGS_item_col);
   if (!absl::GetFlag(FLAGS_label_rule).empty()) {
     auto rule = LabelRule::Parse(absl::GetFlag(FLAGS_label_rule));
     if (!rule.ok()) return Prefixed("label_rule", rule.status());
@@ -195,7 +225,8 @@ void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seco
                (unsigned long long)r.pairs, (unsigned long long)r.positive_pairs,
                (unsigned long long)r.users, (unsigned long long)r.items,
                (unsigned long long)r.components);
-  std::fprintf(stderr, "  method %s, mean rate over negatives %.9f (alpha %g), resistance route %s\n",
+  std::fprintf(stderr,
+               "  method %s, mean rate over negatives %.9f (alpha %g), resistance route %s\n",
                MethodName(o.pipeline.method), r.achieved_negative_mean_rate, o.pipeline.alpha,
                r.resistance_route.empty() ? "-" : r.resistance_route.c_str());
   if (r.published) {
@@ -203,12 +234,14 @@ void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seco
                  r.db_bytes / 1e6, r.db_bytes_per_pair, snapshot::TableFormatName(o.pairs_format));
   }
   std::vector<std::string> stages;
-  for (const StageTiming& t : r.timings) stages.push_back(absl::StrFormat("%s %.2fs", t.stage, t.seconds));
+  for (const StageTiming& t : r.timings)
+    stages.push_back(absl::StrFormat("%s %.2fs", t.stage, t.seconds));
   std::fprintf(stderr, "  stages: %s; total %.2fs; peak RSS %.2f GiB\n",
                absl::StrJoin(stages, ", ").c_str(), total_seconds,
                PeakRssBytes() / double(1ull << 30));
   if (!r.deleted_versions.empty()) {
-    std::fprintf(stderr, "  retention deleted: %s\n", absl::StrJoin(r.deleted_versions, ", ").c_str());
+    std::fprintf(stderr, "  retention deleted: %s\n",
+                 absl::StrJoin(r.deleted_versions, ", ").c_str());
   }
   for (const std::string& w : r.warnings) std::fprintf(stderr, "  warning: %s\n", w.c_str());
 }
@@ -241,9 +274,12 @@ int Main(int argc, char** argv) {
   absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = NormaliseDashes(argc, argv, &storage);
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   const auto t0 = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   const bool json = absl::GetFlag(FLAGS_json), quiet = absl::GetFlag(FLAGS_quiet);
   if (positional.size() > 1) {
     absl::Status s = absl::InvalidArgumentError(absl::StrCat(

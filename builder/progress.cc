@@ -39,8 +39,8 @@ void StderrProgress::Progress(const std::string& stage, double fraction, uint64_
   const double elapsed = std::chrono::duration<double>(now - stage_start_).count();
   std::string rate;
   if (items > 0 && elapsed > 0) rate = absl::StrFormat("  %.2fM rows/s", items / elapsed / 1e6);
-  std::fprintf(stderr, "\r\033[K%-28s %5.1f%%  %6.1fs%s", stage.c_str(), 100.0 * fraction,
-               elapsed, rate.c_str());
+  std::fprintf(stderr, "\r\033[K%-28s %5.1f%%  %6.1fs%s", stage.c_str(), 100.0 * fraction, elapsed,
+               rate.c_str());
   std::fflush(stderr);
 }
 

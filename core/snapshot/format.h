@@ -9,10 +9,10 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
-#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/maec/unseen.h"
 #include "rocksdb/options.h"
@@ -79,8 +79,7 @@ inline void EncodeNodeKey(bool is_item, uint64_t id, char* out /* 9 bytes */) {
 // mean_rate; little-endian, 20 bytes) followed by sketch_dim float32.
 std::string EncodeNodeValue(const NodeRecord& record, absl::Span<const float> sketch);
 // Errors: DATA_LOSS when the value is not 20 + 4 * sketch.size() bytes.
-absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* record,
-                             absl::Span<float> sketch);
+absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* record, absl::Span<float> sketch);
 
 // UnseenModel as a small JSON object (meta column family).
 std::string EncodeUnseenModel(const UnseenModel& model);

@@ -62,7 +62,8 @@ json RateHistogram(const std::vector<float>& rates) {
     ++counts[bin];
   }
   std::vector<double> upper;
-  for (int b = 1; b <= kHistogramBins; ++b) upper.push_back(static_cast<double>(b) / kHistogramBins);
+  for (int b = 1; b <= kHistogramBins; ++b)
+    upper.push_back(static_cast<double>(b) / kHistogramBins);
   return {{"bin_upper_edges", upper}, {"pair_counts", counts}};
 }
 
@@ -133,8 +134,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
         {"node_value_bytes", kNodeRecordBytes + 4 * result.nodes.sketch_dim},
         {"db_bytes", total_bytes},
         {"db_bytes_per_pair",
-         pairs.num_pairs() == 0 ? 0.0
-                                : static_cast<double>(total_bytes) / pairs.num_pairs()}}},
+         pairs.num_pairs() == 0 ? 0.0 : static_cast<double>(total_bytes) / pairs.num_pairs()}}},
       {"files", file_list},
   };
   return m;
@@ -152,9 +152,8 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
   try {
     int format_version = j.at("format_version").get<int>();
     if (format_version != kFormatVersion) {
-      return absl::FailedPreconditionError(absl::StrCat(source, ": format_version ",
-                                                        format_version, ", this reader reads ",
-                                                        kFormatVersion));
+      return absl::FailedPreconditionError(absl::StrCat(source, ": format_version ", format_version,
+                                                        ", this reader reads ", kFormatVersion));
     }
     s.version = j.at("version").get<std::string>();
     s.created_at = j.at("created_at").get<std::string>();

@@ -7,10 +7,10 @@
 
 #include <cstdint>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "core/maec/pipeline.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/snapshot_reader.h"
@@ -36,14 +36,14 @@ struct ManifestFileEntry {
 // What the builder knows that the pipeline structs do not.
 struct ManifestInfo {
   std::string version;
-  std::string created_at;             // RFC 3339 UTC, e.g. 2026-11-25T22:45:01Z
+  std::string created_at;  // RFC 3339 UTC, e.g. 2026-11-25T22:45:01Z
   std::string generator = "graphsieve-build";
   std::vector<InputFileInfo> inputs;
-  std::string input_digest;           // InputDigest(inputs)
-  nlohmann::json parameters = nlohmann::json::object();  // every flag; must hold "method",
-                                                         // "resistance", "seed"
-  nlohmann::json input_stats = nlohmann::json::object(); // rows read, bad rows skipped, bytes
-  std::vector<StageTiming> timings;   // builder stages (read, pair table, pipeline, write)
+  std::string input_digest;                               // InputDigest(inputs)
+  nlohmann::json parameters = nlohmann::json::object();   // every flag; must hold "method",
+                                                          // "resistance", "seed"
+  nlohmann::json input_stats = nlohmann::json::object();  // rows read, bad rows skipped, bytes
+  std::vector<StageTiming> timings;  // builder stages (read, pair table, pipeline, write)
 };
 
 // XXH3-64 over (path-independent) sizes and digests of all inputs, in order.

@@ -52,9 +52,9 @@ class SnapshotReaderImpl final : public SnapshotReader {
                            absl::Span<bool> found, absl::Span<float> rates) const override {
     const size_t n = users.size();
     if (items.size() != n || found.size() != n || rates.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "LookupPairs: users has ", n, " entries, items ", items.size(), ", found ",
-          found.size(), ", rates ", rates.size(), "; all must match"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("LookupPairs: users has ", n, " entries, items ", items.size(), ", found ",
+                       found.size(), ", rates ", rates.size(), "; all must match"));
     }
     thread_local Scratch scratch;
     Scratch& sc = scratch;
@@ -151,10 +151,10 @@ class SnapshotReaderImpl final : public SnapshotReader {
     snapshot::EncodeNodeKey(is_item, id, key);
     rocksdb::PinnableSlice value;
     rocksdb::ReadOptions ro;
-    rocksdb::Status st =
-        db_->Get(ro, handles_[2], rocksdb::Slice(key, sizeof(key)), &value);
+    rocksdb::Status st = db_->Get(ro, handles_[2], rocksdb::Slice(key, sizeof(key)), &value);
     if (!st.ok()) return false;
-    return snapshot::DecodeNodeValue(absl::string_view(value.data(), value.size()), record, sketch).ok();
+    return snapshot::DecodeNodeValue(absl::string_view(value.data(), value.size()), record, sketch)
+        .ok();
   }
 
   // Constant after construction.
@@ -170,12 +170,12 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
     const std::string path = absl::StrCat(dir, "/", f.path);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
-      return absl::DataLossError(absl::StrCat(path, ": missing (listed in ",
-                                              snapshot::kManifestFile, ")"));
+      return absl::DataLossError(
+          absl::StrCat(path, ": missing (listed in ", snapshot::kManifestFile, ")"));
     }
     if (static_cast<uint64_t>(st.st_size) != f.size_bytes) {
-      return absl::DataLossError(absl::StrCat(path, ": ", st.st_size, " bytes, manifest says ",
-                                              f.size_bytes));
+      return absl::DataLossError(
+          absl::StrCat(path, ": ", st.st_size, " bytes, manifest says ", f.size_bytes));
     }
     if (!digest) continue;
     absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(path);
@@ -199,8 +199,8 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   const std::string dir = absl::StrCat(root, "/", version);
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::NotFoundError(absl::StrCat("snapshot version ", version, " not found: ", dir,
-                                            " is not a directory"));
+    return absl::NotFoundError(
+        absl::StrCat("snapshot version ", version, " not found: ", dir, " is not a directory"));
   }
   const std::string manifest_path = absl::StrCat(dir, "/", snapshot::kManifestFile);
   absl::StatusOr<std::string> text = snapshot::ReadFileToString(manifest_path);
@@ -251,12 +251,12 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   std::string model_text;
   rs = db->Get(rocksdb::ReadOptions(), handles[3], snapshot::kMetaUnseenModelKey, &model_text);
   if (!rs.ok()) {
-    return fail(absl::DataLossError(absl::StrCat(db_dir, ": meta/",
-                                                 snapshot::kMetaUnseenModelKey, ": ",
-                                                 rs.ToString())));
+    return fail(absl::DataLossError(
+        absl::StrCat(db_dir, ": meta/", snapshot::kMetaUnseenModelKey, ": ", rs.ToString())));
   }
   absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(model_text);
-  if (!model.ok()) return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message())));
+  if (!model.ok())
+    return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message())));
   const snapshot::TableFormat parsed_format = parsed->pairs_format;
   auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(db),
                                                      std::move(handles), std::move(cache));

@@ -38,13 +38,13 @@ struct ManifestSummary {
   std::string resistance;
   double alpha = 0, floor = 0, gamma = 0;
   int sketch_dim = 0;
-  uint64_t seed = 0;                     // keep-decision seed
+  uint64_t seed = 0;  // keep-decision seed
   uint64_t instances = 0, pairs = 0, positive_pairs = 0, users = 0, items = 0, components = 0;
   double achieved_negative_mean_rate = 0;
   std::string input_digest;
-  std::string pairs_table_format;        // "block" | "cuckoo" (format.h)
-  uint64_t db_bytes = 0;                 // bytes of all files under db/
-  std::string json;                      // MANIFEST.json as written
+  std::string pairs_table_format;  // "block" | "cuckoo" (format.h)
+  uint64_t db_bytes = 0;           // bytes of all files under db/
+  std::string json;                // MANIFEST.json as written
 };
 
 class SnapshotReader {

@@ -237,7 +237,8 @@ absl::Status SnapshotStore::SetCurrent(const PublishLock&, const std::string& ve
 absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const PublishLock&,
                                                                        int keep) const {
   if (keep < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("retention must keep >= 1 versions, got ", keep));
+    return absl::InvalidArgumentError(
+        absl::StrCat("retention must keep >= 1 versions, got ", keep));
   }
   absl::StatusOr<std::vector<std::string>> versions = ListVersions();
   if (!versions.ok()) return versions.status();
@@ -270,8 +271,8 @@ absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const Pub
 
 absl::Status SnapshotStore::Pin(const std::string& version, absl::string_view note) const {
   if (!IsValidVersionId(version) || !IsDir(VersionDir(version))) {
-    return absl::NotFoundError(absl::StrCat("cannot pin '", version,
-                                            "': no such published version under ", root_));
+    return absl::NotFoundError(
+        absl::StrCat("cannot pin '", version, "': no such published version under ", root_));
   }
   const std::string pins = absl::StrCat(root_, "/", kPins);
   absl::Status s = MkdirIfMissing(pins);

@@ -33,11 +33,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace graphsieve {
@@ -100,8 +100,7 @@ class SnapshotStore {
   absl::Status SetCurrent(const PublishLock& lock, const std::string& version) const;
   // Deletes published versions beyond the newest `keep`, never CURRENT's and
   // never a pinned one. Returns the deleted versions. REQUIRES: lock held, keep >= 1.
-  absl::StatusOr<std::vector<std::string>> ApplyRetention(const PublishLock& lock,
-                                                          int keep) const;
+  absl::StatusOr<std::vector<std::string>> ApplyRetention(const PublishLock& lock, int keep) const;
 
   // --- Pins (server PinVersion RPC, operators). ---
   // NOT_FOUND when the version is not published. Pinning twice replaces the note.

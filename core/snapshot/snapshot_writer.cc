@@ -45,13 +45,13 @@ absl::Status CheckInputs(const PairTable& pairs, const PipelineResult& result) {
   }
   if (result.model.sketch_dim != t.sketch_dim) {
     return absl::InvalidArgumentError(absl::StrCat("snapshot writer: model.sketch_dim ",
-                                                   result.model.sketch_dim,
-                                                   " != nodes.sketch_dim ", t.sketch_dim));
+                                                   result.model.sketch_dim, " != nodes.sketch_dim ",
+                                                   t.sketch_dim));
   }
   for (size_t i = 0; i < n; ++i) {
     if (pairs.pair_user[i] >= pairs.num_users() || pairs.pair_item[i] >= pairs.num_items()) {
-      return absl::InvalidArgumentError(absl::StrCat("snapshot writer: pair ", i,
-                                                     " has a node index out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("snapshot writer: pair ", i, " has a node index out of range"));
     }
     if (i > 0) {
       uint64_t pu = pairs.user_ids[pairs.pair_user[i - 1]], cu = pairs.user_ids[pairs.pair_user[i]];
@@ -80,8 +80,8 @@ absl::Status WritePairsSst(const std::string& path, const PairTable& pairs,
     snapshot::EncodePairKey(pairs.user_ids[pairs.pair_user[i]], pairs.item_ids[pairs.pair_item[i]],
                             key);
     snapshot::EncodeRate(rates[i], value);
-    s = FromRocks(writer.Put(rocksdb::Slice(key, sizeof(key)), rocksdb::Slice(value, sizeof(value))),
-                  path);
+    s = FromRocks(
+        writer.Put(rocksdb::Slice(key, sizeof(key)), rocksdb::Slice(value, sizeof(value))), path);
     if (!s.ok()) return s;
     if (tick && ((i - begin) & 0xfffff) == 0xfffff) tick(1 << 20);
   }
@@ -106,9 +106,9 @@ absl::Status WriteNodesSst(const std::string& path, const NodeTable& nodes) {
     size_t i = order[k];
     if (k > 0 && nodes.is_item[order[k - 1]] == nodes.is_item[i] &&
         nodes.ids[order[k - 1]] == nodes.ids[i]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("snapshot writer: node id ", nodes.ids[i], " appears twice on the ",
-                       nodes.is_item[i] ? "item" : "user", " side"));
+      return absl::InvalidArgumentError(absl::StrCat("snapshot writer: node id ", nodes.ids[i],
+                                                     " appears twice on the ",
+                                                     nodes.is_item[i] ? "item" : "user", " side"));
     }
     snapshot::EncodeNodeKey(nodes.is_item[i] != 0, nodes.ids[i], key);
     std::string value = snapshot::EncodeNodeValue(
@@ -154,8 +154,7 @@ absl::Status SnapshotWriterOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
-                                                    const PairTable& pairs,
+absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, const PairTable& pairs,
                                                     const PipelineResult& result,
                                                     const snapshot::ManifestInfo& info,
                                                     const SnapshotWriterOptions& options) {
@@ -253,8 +252,10 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
     ingest.allow_global_seqno = true;
     ingest.write_global_seqno = false;
     s = FromRocks(db->IngestExternalFile(handles[1], pair_files, ingest), "ingest pairs");
-    if (s.ok()) s = FromRocks(db->IngestExternalFile(handles[2], {nodes_file}, ingest), "ingest nodes");
-    if (s.ok()) s = FromRocks(db->IngestExternalFile(handles[3], {meta_file}, ingest), "ingest meta");
+    if (s.ok())
+      s = FromRocks(db->IngestExternalFile(handles[2], {nodes_file}, ingest), "ingest nodes");
+    if (s.ok())
+      s = FromRocks(db->IngestExternalFile(handles[3], {meta_file}, ingest), "ingest meta");
     if (s.ok() && options.pairs_format == TableFormat::kCuckoo) {
       progress("compact pairs", 0.0);
       rocksdb::CompactRangeOptions cro;

@@ -40,13 +40,13 @@ struct SnapshotWriterOptions {
 };
 
 struct SnapshotWriteStats {
-  uint64_t db_bytes = 0;          // all files under db/
-  uint64_t pairs_sst_bytes = 0;   // the pairs column family's table files
+  uint64_t db_bytes = 0;         // all files under db/
+  uint64_t pairs_sst_bytes = 0;  // the pairs column family's table files
   uint64_t manifest_bytes = 0;
   size_t files = 0;
-  double seconds_sst = 0;         // writing the SST files
-  double seconds_ingest = 0;      // open + ingest (+ compaction for cuckoo)
-  double seconds_checksum = 0;    // digests, manifest, fsync
+  double seconds_sst = 0;       // writing the SST files
+  double seconds_ingest = 0;    // open + ingest (+ compaction for cuckoo)
+  double seconds_checksum = 0;  // digests, manifest, fsync
 };
 
 // Writes the version directory `dir` (must not exist; its parent must).
@@ -55,8 +55,7 @@ struct SnapshotWriteStats {
 // (checked), info.parameters holds "method", "resistance", "alpha", "floor",
 // "gamma", "sketch_dim", "seed".
 // On error the partially written `dir` is left for the caller to remove.
-absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir,
-                                                    const PairTable& pairs,
+absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, const PairTable& pairs,
                                                     const PipelineResult& result,
                                                     const snapshot::ManifestInfo& info,
                                                     const SnapshotWriterOptions& options);

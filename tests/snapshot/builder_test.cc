@@ -1,8 +1,6 @@
 // graphsieve-build end to end: the real binary and the real pipeline on a
 // small generated log. Round trip (reader rate == in-memory pipeline rate for
 // every pair; export CSV == pipeline), validation gates, bad flags.
-#include "builder/build_job.h"
-
 #include <filesystem>
 #include <sstream>
 
@@ -10,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "builder/build_job.h"
 #include "builder/export_csv.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
@@ -83,8 +82,9 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   }
   std::unique_ptr<bool[]> found(new bool[n]);
   std::vector<float> rates(n);
-  ASSERT_TRUE((*reader)->LookupPairs(users, items, absl::MakeSpan(found.get(), n),
-                                     absl::MakeSpan(rates)).ok());
+  ASSERT_TRUE((*reader)
+                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates))
+                  .ok());
   for (size_t i = 0; i < n; ++i) {
     ASSERT_TRUE(found[i]) << i;
     ASSERT_EQ(rates[i], result->rate[i]) << "pair " << i;

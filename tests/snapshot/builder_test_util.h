@@ -43,7 +43,7 @@ inline void WriteSmallLog(const std::string& path, int users, int items, int per
 }
 
 struct RunResult {
-  int exit_code = -1;     // -1: killed by a signal
+  int exit_code = -1;  // -1: killed by a signal
   int signal = 0;
   std::string out, err;
 };

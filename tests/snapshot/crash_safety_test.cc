@@ -29,9 +29,14 @@ TEST(CrashSafetyTest, KilledBuildsNeverExposeAHalfSnapshot) {
   const std::string log = dir.path() + "/log.csv", root = dir.path() + "/root";
   testing_util::WriteSmallLog(log, /*users=*/400, /*items=*/700, /*per_user=*/50, /*seed=*/5);
   auto args = [&](int seed) {
-    return std::vector<std::string>{"--input=" + log, "--label_col=clicked",
-                                    "--snapshot_root=" + root, "--keep=3", "--quiet", "--json",
-                                    "--sketch_dim=8", absl::StrCat("--seed=", seed)};
+    return std::vector<std::string>{"--input=" + log,
+                                    "--label_col=clicked",
+                                    "--snapshot_root=" + root,
+                                    "--keep=3",
+                                    "--quiet",
+                                    "--json",
+                                    "--sketch_dim=8",
+                                    absl::StrCat("--seed=", seed)};
   };
   // A clean first build; its stage timings tell where the write phase starts.
   auto t0 = std::chrono::steady_clock::now();

@@ -87,8 +87,8 @@ TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
   }
   std::unique_ptr<bool[]> found(new bool[n]);
   std::vector<float> rates(n, -1.0f);
-  ASSERT_TRUE(r.LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates))
-                  .ok());
+  ASSERT_TRUE(
+      r.LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates)).ok());
   for (size_t k = 0; k < n; ++k) {
     ASSERT_TRUE(found[k]) << "pair " << order[k];
     ASSERT_EQ(rates[k], s.result.rate[order[k]]) << "pair " << order[k];
@@ -133,8 +133,8 @@ TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   // Mixed batch: present pairs interleaved with absent ones — below the
   // smallest key, above the largest, between keys, same user other item,
   // and duplicates of a present key.
-  std::vector<uint64_t> users = {0,  u0, UINT64_MAX, u0, u_last, u0, u0 + 1, u0};
-  std::vector<uint64_t> items = {0,  i0, UINT64_MAX, i0 + 1, UINT64_MAX, i0, 0, 1};
+  std::vector<uint64_t> users = {0, u0, UINT64_MAX, u0, u_last, u0, u0 + 1, u0};
+  std::vector<uint64_t> items = {0, i0, UINT64_MAX, i0 + 1, UINT64_MAX, i0, 0, 1};
   std::vector<int> expect = {0, 1, 0, 0, 0, 1, 0, 0};
   // A present key the table does hold, at the end of the batch.
   users.push_back(s.pairs.user_ids[s.pairs.pair_user.back()]);
@@ -143,7 +143,8 @@ TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   // Guard the "absent" choices against accidental hits in the random data.
   std::set<std::pair<uint64_t, uint64_t>> present;
   for (size_t p = 0; p < s.pairs.num_pairs(); ++p) {
-    present.insert({s.pairs.user_ids[s.pairs.pair_user[p]], s.pairs.item_ids[s.pairs.pair_item[p]]});
+    present.insert(
+        {s.pairs.user_ids[s.pairs.pair_user[p]], s.pairs.item_ids[s.pairs.pair_item[p]]});
   }
   for (size_t k = 0; k < users.size(); ++k) {
     ASSERT_EQ(present.count({users[k], items[k]}), static_cast<size_t>(expect[k])) << k;
@@ -160,9 +161,9 @@ TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   EXPECT_EQ(rates[1], s.result.rate[0]);
   EXPECT_EQ(rates.back(), s.result.rate.back());
   // Size mismatch is an error naming the spans.
-  absl::Status bad = (*reader)->LookupPairs(users, absl::MakeConstSpan(items).subspan(1),
-                                            absl::MakeSpan(found.get(), users.size()),
-                                            absl::MakeSpan(rates));
+  absl::Status bad =
+      (*reader)->LookupPairs(users, absl::MakeConstSpan(items).subspan(1),
+                             absl::MakeSpan(found.get(), users.size()), absl::MakeSpan(rates));
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(absl::StrContains(bad.message(), "items")) << bad;
 }
@@ -278,8 +279,7 @@ TEST_F(CorruptionTest, UnknownFormatVersion) {
 }
 
 TEST_F(CorruptionTest, UnknownVersionIsNotFound) {
-  absl::Status s =
-      SnapshotReader::Open(dir_.path(), "20200101T000000Z-00000000", {}).status();
+  absl::Status s = SnapshotReader::Open(dir_.path(), "20200101T000000Z-00000000", {}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
 }
 

@@ -49,8 +49,7 @@ TEST(SnapshotStoreTest, MissingRootIsNotFoundUnlessCreated) {
   auto s = SnapshotStore::Create({dir.path() + "/nope", false});
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(s.status().message(), "nope"));
-  EXPECT_EQ(SnapshotStore::Create({"", true}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(SnapshotStore::Create({"", true}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {

@@ -118,8 +118,9 @@ kuairec() {
     "${KR[@]}" "${DEFAULTS[@]}"
   if [[ "${KUAIREC_SCALE1:-0}" == "1" ]]; then
     "$GEN" --preset=kuairec --scale=1 --seed=7 --pilot --quiet --output="$WORK/kuairec-1.csv"
-    run kr1-compare "Generated kuairec, scale 1, α = 0.2" --log="$WORK/kuairec-1.csv" \
-      --pilot_column=pilot_score --pilot=column "${COMPARE[@]}"
+    run kr1-compare "Generated kuairec, scale 1 (12M instances), α = 0.2, ϱ = 0.05" \
+      --log="$WORK/kuairec-1.csv" --pilot_column=pilot_score --pilot=column --threads=2 \
+      --methods=uniform,opt,maec,maec-prop,max-raw --alphas=0.2 --floors=0.05 --include_full=false
   else
     absent kr1-compare "Not run by default (set KUAIREC_SCALE1=1); see the runtime note."
   fi

@@ -43,6 +43,7 @@ class NodeCache {
   const CachedNode* Find(bool is_item, uint64_t id) const;
 
   size_t known_size() const { return known_.load(std::memory_order_relaxed); }
+  size_t unknown_size() const { return unknown_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr int kShards = 16;

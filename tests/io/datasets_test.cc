@@ -18,8 +18,13 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// $GRAPHSIEVE_ML100K_DIR, else ../shared/data/ml-100k beside the repository
+// (CTest runs tests from the source directory; CI lays shared/ beside the
+// clone), else the workplace's /work/shared.
 std::string MovieLensPath() {
   if (const char* env = std::getenv("GRAPHSIEVE_ML100K_DIR")) return std::string(env) + "/u.data";
+  const std::string beside = "../shared/data/ml-100k/u.data";
+  if (std::filesystem::exists(beside)) return beside;
   return "/work/shared/data/ml-100k/u.data";
 }
 

@@ -15,13 +15,10 @@ void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labe
   keep->assign(n, false);
   log_odds_offsets->assign(n, 0.0f);
   for (size_t i = 0; i < n; ++i) {
-    if (labels[i] != 0) {
-      (*keep)[i] = true;
-    } else {
-      // As the server: every negative carries log(rate); only kept ones are used.
-      (*keep)[i] = KeepNegative(instance_keys[i], seed, rates[i]);
-      (*log_odds_offsets)[i] = std::log(rates[i]);
-    }
+    // As the server: positives are always kept; every impression carries
+    // log(rate), the pair's log-odds correction, whatever its label.
+    (*keep)[i] = labels[i] != 0 || KeepNegative(instance_keys[i], seed, rates[i]);
+    (*log_odds_offsets)[i] = std::log(rates[i]);
   }
 }
 

@@ -68,7 +68,7 @@ struct RateBatch {
   std::vector<v1::RateSource> sources;  // EXACT / INFERRED / DEFAULT
   // Only when labels and instance keys were sent (GetDecisions):
   std::vector<bool> keep;               // positives always true
-  std::vector<float> log_odds_offsets;  // log(rate) for negatives, 0 for positives
+  std::vector<float> log_odds_offsets;  // log(rate) of each pair, positives included
   // Distinct snapshot versions that answered, in order of first use. One
   // entry unless the server swapped snapshots between two chunks.
   std::vector<std::string> snapshot_versions;

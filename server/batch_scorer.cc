@@ -85,13 +85,10 @@ void BatchScorer::Decide(absl::Span<const float> rates, absl::Span<const bool> l
                          absl::Span<const uint64_t> instance_keys, uint64_t seed,
                          absl::Span<bool> keep, absl::Span<float> log_odds_offsets) {
   for (size_t i = 0; i < rates.size(); ++i) {
-    if (labels[i]) {
-      keep[i] = true;
-      log_odds_offsets[i] = 0.0f;
-    } else {
-      keep[i] = KeepNegative(instance_keys[i], seed, rates[i]);
-      log_odds_offsets[i] = std::log(rates[i]);
-    }
+    // The log-odds correction depends on the pair's rate, not the label:
+    // positives carry log(pi) too (DESIGN §2 item 9).
+    keep[i] = labels[i] || KeepNegative(instance_keys[i], seed, rates[i]);
+    log_odds_offsets[i] = std::log(rates[i]);
   }
 }
 

@@ -43,8 +43,9 @@ class BatchScorer {
                      const std::function<absl::Status()>& should_stop, absl::Span<float> rates,
                      absl::Span<int> sources, SourceCounts* counts) const;
 
-  // Keep decisions and log-odds offsets: positives are kept with offset 0; a
-  // negative is kept when KeepNegative(key, seed, rate) and carries log(rate).
+  // Keep decisions and log-odds offsets: positives are always kept, a negative
+  // when KeepNegative(key, seed, rate); every impression carries log(rate), the
+  // log-odds correction of its pair (it depends on the pair, not the label).
   // REQUIRES: all spans have the same size.
   static void Decide(absl::Span<const float> rates, absl::Span<const bool> labels,
                      absl::Span<const uint64_t> instance_keys, uint64_t seed, absl::Span<bool> keep,

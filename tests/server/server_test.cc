@@ -166,7 +166,7 @@ TEST_F(ServerTest, KeepDecisionsAndLogOdds) {
     EXPECT_EQ(first.keep(k), second.keep(k)) << "same input, same answer";
     if (req.labels(k)) {
       EXPECT_TRUE(first.keep(k));
-      EXPECT_EQ(first.log_odds_offsets(k), 0.0f);
+      EXPECT_FLOAT_EQ(first.log_odds_offsets(k), std::log(first.rates(k)));
     } else {
       EXPECT_EQ(first.keep(k), KeepNegative(req.instance_keys(k), snap.seed, first.rates(k)));
       EXPECT_FLOAT_EQ(first.log_odds_offsets(k), std::log(first.rates(k)));

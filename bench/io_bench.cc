@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -213,17 +214,12 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  graphsieve::ConfigureFlagUsage(
       "measures the log reader (MB/s per core, plain and gzip, against read()+memchr and zlib "
       "baselines) and the "
       "generator's seconds for the kuairec preset.\nExample: graphsieve-bench-io --scale 1 "
-      "--repeats 3");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "io_bench.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
+      "--repeats 3",
+      "io_bench.cc", "graphsieve-bench-io 0.1.0");
   absl::ParseCommandLine(argc, argv);
   return Run();
 }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -102,24 +103,6 @@ namespace graphsieve {
 namespace {
 
 constexpr int kExitError = 1, kExitUsage = 2, kExitGate = 3;
-
-// Abseil flag names use '_'; accept the '-' spellings (--user-col) too.
-std::vector<char*> NormaliseDashes(int argc, char** argv, std::vector<std::string>* storage) {
-  storage->reserve(argc);
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (i > 0 && absl::StartsWith(a, "--") && a.size() > 2) {
-      size_t end = a.find('=');
-      if (end == std::string::npos) end = a.size();
-      for (size_t k = 2; k < end; ++k)
-        if (a[k] == '-') a[k] = '_';
-    }
-    storage->push_back(a);
-  }
-  std::vector<char*> out;
-  for (std::string& s : *storage) out.push_back(s.data());
-  return out;
-}
 
 absl::StatusOr<char> ParseDelimiter(const std::string& d) {
   if (d == "auto") return '\0';
@@ -264,20 +247,14 @@ void PrintJson(const absl::Status& status, const BuildReport* report, double tot
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  ConfigureFlagUsage(
       "Builds MA-EC sampling rates from impression logs and publishes a snapshot.\n"
       "  graphsieve-build --input=log.csv --snapshot_root=/var/lib/graphsieve [flags]\n"
       "Flags may be spelled with '-' or '_' (--user-col == --user_col). Exit codes: 0 ok, "
-      "1 error, 2 bad flags, 3 a validation gate failed (nothing published).");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "builder/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.version_string = [] { return std::string("graphsieve-build 0.1.0\n"); };
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<std::string> storage;
-  std::vector<char*> args = NormaliseDashes(argc, argv, &storage);
+      "1 error, 2 bad flags, 3 a validation gate failed (nothing published).",
+      "builder/main.cc", "graphsieve-build 0.1.0");
+  std::vector<std::string> storage = NormaliseFlagNames(argc, argv);
+  std::vector<char*> args = ArgvPointers(storage);
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   const auto t0 = std::chrono::steady_clock::now();

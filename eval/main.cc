@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -195,7 +196,7 @@ absl::Status Run(const std::string& command) {
 }  // namespace graphsieve::eval
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  graphsieve::ConfigureFlagUsage(
       "Measures whether training on a subsample keeps model quality.\n"
       "Usage: graphsieve-eval (--log=FILE [--pilot_column=pilot_score] | --movielens=DIR)\n"
       "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
@@ -203,14 +204,8 @@ int main(int argc, char** argv) {
       "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
       "samples negatives, trains target models with the log-odds correction and reports test\n"
       "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
-      "Docs: docs/EVALUATION.md");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "eval/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.version_string = [] { return std::string("graphsieve-eval 0.1.0\n"); };
-  absl::SetFlagsUsageConfig(usage);
+      "Docs: docs/EVALUATION.md",
+      "eval/main.cc", "graphsieve-eval 0.1.0");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n", rest[1]);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -111,20 +112,14 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  graphsieve::ConfigureFlagUsage(
       "writes a deterministic, realistic impression log (CSV: "
       "user_id,item_id,label[,pilot_score][,true_prob]).\n"
       "Power-law user activity and item popularity, labels from a latent-factor click model, "
       "repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"
-      "Docs: docs/DATA.md");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "gen/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.version_string = [] { return std::string("graphsieve-gen 0.1.0\n"); };
-  absl::SetFlagsUsageConfig(usage);
+      "Docs: docs/DATA.md",
+      "gen/main.cc", "graphsieve-gen 0.1.0");
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr,

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -62,25 +63,6 @@ ABSL_FLAG(int, admin_threads, 2, "Worker threads of the admin HTTP server.");
 
 namespace {
 
-// Abseil spells flags with underscores; accept the documented hyphens too
-// (--snapshot-root == --snapshot_root) by rewriting the name part.
-std::vector<std::string> NormaliseFlagNames(int argc, char** argv) {
-  std::vector<std::string> out;
-  bool after_dashdash = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") after_dashdash = true;
-    if (i > 0 && !after_dashdash && arg.size() > 2 && arg[0] == '-') {
-      const size_t end = std::min(arg.find('='), arg.size());
-      for (size_t j = (arg[1] == '-' ? 2 : 1); j < end; ++j) {
-        if (arg[j] == '-') arg[j] = '_';
-      }
-    }
-    out.push_back(std::move(arg));
-  }
-  return out;
-}
-
 int Fail(const std::string& message, int code) {
   std::fprintf(stderr, "graphsieve-server: %s\n", message.c_str());
   return code;
@@ -89,21 +71,15 @@ int Fail(const std::string& message, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "server/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage(
+  graphsieve::ConfigureFlagUsage(
       "Serves MA-EC sampling rates over gRPC (graphsieve.v1.SamplingRateService).\n"
       "  graphsieve-server --snapshot-root DIR [--port 50051] [--admin-port 8080]\n"
       "                    [--poll-interval-seconds 10] [--default-policy node-mean] ...\n"
       "Flag names may use '-' or '_'. On start it prints 'graphsieve-server listening "
-      "port=P admin_port=Q' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.");
-  std::vector<std::string> args = NormaliseFlagNames(argc, argv);
-  std::vector<char*> arg_ptrs;
-  for (std::string& a : args) arg_ptrs.push_back(a.data());
+      "port=P admin_port=Q' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.",
+      "server/main.cc", "graphsieve-server 0.1.0");
+  std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
   std::vector<char*> rest =
       absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   if (rest.size() > 1) {

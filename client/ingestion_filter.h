@@ -2,10 +2,11 @@
 // decides which to keep before they are written, and the log-odds offset each
 // kept impression carries into training (DESIGN §2 item 9).
 //
-//   positive            -> kept, offset 0
+//   positive, rate r    -> kept; offset log(r)
 //   negative, rate r    -> kept iff KeepNegative(instance_key, snapshot seed, r)
-//                          (core/io/ids.h); offset log(r) (the server sets it for
-//                          dropped negatives too; only kept rows reach training)
+//                          (core/io/ids.h); offset log(r)
+//   The offset is the pair's log-odds correction, whatever the label (the
+//   server sets it for dropped negatives too; only kept rows reach training).
 //
 // Two ways to the same answer (tests check they agree bit for bit):
 //   kServer  labels and instance keys are sent; the server decides (default).

@@ -30,7 +30,7 @@ ABSL_FLAG(int, admin_port, 8080,
 ABSL_FLAG(std::string, admin_host, "0.0.0.0", "Address the admin HTTP server binds to.");
 ABSL_FLAG(double, poll_interval_seconds, 10.0,
           "How often the refresher reads <root>/CURRENT and swaps in a new version. 0 = once at "
-          "start, negative = never (serve nothing until pinned).");
+          "start, negative = never (serve only --pin-version, or a version pinned via RPC).");
 ABSL_FLAG(int, max_batch_pairs, 100000,
           "Largest GetSamplingRate batch; larger ones get INVALID_ARGUMENT. The gRPC receive "
           "limit is sized to fit (32 bytes per pair + 1 MiB).");

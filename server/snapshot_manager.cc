@@ -50,7 +50,11 @@ std::shared_ptr<const ServingSnapshot> SnapshotManager::Current() const {
 }
 
 void SnapshotManager::Start() {
-  if (options_.poll_interval_seconds < 0) return;
+  if (options_.poll_interval_seconds < 0) {
+    // No refresher thread, but a version pinned by flag is still served.
+    if (!options_.pin_version.empty()) PollOnce().IgnoreError();  // recorded and logged inside
+    return;
+  }
   thread_ = std::thread([this] { Run(); });
 }
 

@@ -94,7 +94,8 @@ class SnapshotManager {
   std::shared_ptr<const ServingSnapshot> Current() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts the poll thread (first poll at once). No thread when the interval
-  // is negative. REQUIRES: called at most once.
+  // is negative; then only a --pin-version is loaded, once, before returning.
+  // REQUIRES: called at most once.
   void Start();
   // Stops the poll thread; idempotent.
   void Stop();

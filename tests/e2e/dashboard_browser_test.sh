@@ -14,7 +14,7 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 VERSION=$(cat "$WORK/snap/CURRENT")
 
 "$BIN/server/graphsieve-server" --snapshot-root "$WORK/snap" --host 127.0.0.1 --port 0 \
-  --admin-host 127.0.0.1 --admin-port 0 --poll-interval-seconds 0 \
+  --admin-host 127.0.0.1 --admin-port 0 --poll-interval-seconds -1 --pin-version "$VERSION" \
   >"$WORK/server.out" 2>"$WORK/server.err" &
 PID=$!
 trap 'kill -TERM $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
@@ -46,7 +46,7 @@ wait $LOAD || true
 fail=0
 check() { if grep -q -- "$2" "$WORK/dom.html"; then echo "ok: $1"; else echo "FAIL: $1 (no '$2' in the rendered page)"; fail=1; fi; }
 check "state rendered as serving" 'id="state"[^>]*>serving<'
-check "the snapshot version shown" "id=\"ver\"[^>]*>$VERSION<"
+check "the pinned snapshot version shown" "id=\"ver\"[^>]*>$VERSION<"
 check "refresh history lists the version" "<td>$VERSION</td>"
 # Numbers the page's script computed or copied from /status.json (not the
 # '–' placeholders of the static HTML). Rates per second depend on how the

@@ -47,6 +47,9 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
 // "EXACT", "INFERRED", "DEFAULT", "UNSPECIFIED".
 const char* SourceName(int source);
 
+// Shortest text that reads back as the same float (rates in CSV outputs).
+std::string FloatText(float v);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_

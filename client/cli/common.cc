@@ -1,4 +1,5 @@
 // Helpers shared by the subcommands (commands.h).
+#include <charconv>
 #include <fstream>
 #include <iostream>
 
@@ -100,6 +101,12 @@ const char* SourceName(int source) {
     default:
       return "UNSPECIFIED";
   }
+}
+
+std::string FloatText(float v) {
+  char buf[32];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
 }
 
 }  // namespace graphsieve

@@ -20,12 +20,6 @@
 namespace graphsieve {
 namespace {
 
-std::string FloatText(float v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
-}
-
 struct Batch {
   std::vector<std::string> lines;
   std::vector<uint64_t> users, items, keys;

@@ -14,13 +14,6 @@
 namespace graphsieve {
 namespace {
 
-// Shortest text that reads back as the same float.
-std::string FloatText(float v) {
-  char buf[32];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  return ec == std::errc() ? std::string(buf, end) : absl::StrCat(v);
-}
-
 struct Pending {
   std::vector<std::string> user_text, item_text;
   std::vector<uint64_t> users, items;

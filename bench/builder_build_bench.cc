@@ -23,7 +23,7 @@
 #include "builder/build_job.h"
 
 ABSL_FLAG(std::string, input, "", "Impression log(s), comma-separated (required).");
-ABSL_FLAG(std::string, table_format, "cuckoo", "Pairs table format: cuckoo | block.");
+ABSL_FLAG(std::string, table_format, "block", "Pairs table format: block | cuckoo.");
 ABSL_FLAG(std::string, resistance, "auto", "Resistance route passed to the pipeline.");
 ABSL_FLAG(int32_t, threads, 2, "Threads.");
 ABSL_FLAG(std::string, root, "",

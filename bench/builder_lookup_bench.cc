@@ -5,7 +5,8 @@
 // For each format: write + publish a real snapshot (timed, bytes/pair), open
 // it with full verification (timed), then time SnapshotReader::LookupPairs
 // with batch 1 ("Get") and batch 1024 ("MultiGet", sorted batched path), with
-// 1 and 2 threads. The baseline, measured in the same run, is an in-memory
+// 1 and 2 threads, through RocksDB (every format) and through the server's
+// in-memory index (block format). The baseline, measured in the same run, is an in-memory
 // absl::flat_hash_map lookup of the same keys (the upper bound for any
 // on-disk format). Prints lookups/s and ratios. Not a test: no assertions.
 #include <algorithm>
@@ -21,8 +22,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "core/snapshot/memory_index.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
@@ -153,7 +156,7 @@ int Main(int argc, char** argv) {
     std::printf("baseline in-memory flat_hash_map, %d thread(s): %.2fM lookups/s\n", threads,
                 base[threads] / 1e6);
   }
-  std::printf("\n%-7s %9s %9s %9s %12s %12s %12s %12s\n", "format", "write_s", "B/pair", "open_s",
+  std::printf("\n%-15s %9s %9s %9s %12s %12s %12s %12s\n", "format/lookup", "write_s", "B/pair", "open_s",
               "get_1t", "get_2t", "mget1024_1t", "mget1024_2t");
   double block_mget2 = 0;
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_formats), ',')) {
@@ -182,54 +185,65 @@ int Main(int argc, char** argv) {
     }
     absl::Status s = (*store)->Publish(**lock, info.version);
     const double write_s = Since(t0);
-    t0 = Clock::now();
-    SnapshotReaderOptions ro;
-    ro.block_cache_bytes = size_t{1} << 30;
-    auto reader = SnapshotReader::Open(root, info.version, ro);
-    if (!s.ok() || !reader.ok()) {
-      std::fprintf(stderr, "open %s: %s\n", std::string(name).c_str(),
-                   reader.status().ToString().c_str());
-      return 1;
-    }
-    const double open_s = Since(t0);
-    const SnapshotReader& r = **reader;
-    double get[3], mget[3];
-    for (int threads : {1, 2}) {
-      get[threads] =
-          Throughput(d, threads, 1, total / 4, [&](size_t k, size_t b, bool* f, float* rt) {
-            (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
-                                absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
-          });
-      mget[threads] =
-          Throughput(d, threads, 1024, total, [&](size_t k, size_t b, bool* f, float* rt) {
-            (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
-                                absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
-          });
-    }
-    // Correctness spot check of the batched path against the map.
-    size_t wrong = 0;
-    {
-      const size_t b = 1024;
-      std::unique_ptr<bool[]> f(new bool[b]);
-      std::vector<float> rt(b);
-      (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[0], b), absl::MakeConstSpan(&d.qi[0], b),
-                          absl::MakeSpan(f.get(), b), absl::MakeSpan(rt));
-      for (size_t x = 0; x < b; ++x) {
-        auto it = map.find({d.qu[x], d.qi[x]});
-        if (f[x] != (it != map.end()) || (f[x] && rt[x] != it->second)) ++wrong;
+    // RocksDB point reads for every format; the server's in-memory index
+    // (built by a scan) for the block-based format it is meant for.
+    for (LookupMode mode : {LookupMode::kRocksDb, LookupMode::kMemory}) {
+      if (mode == LookupMode::kMemory && name != "block") continue;
+      t0 = Clock::now();
+      SnapshotReaderOptions ro;
+      ro.block_cache_bytes = size_t{1} << 30;
+      ro.lookup = mode;
+      auto reader = SnapshotReader::Open(root, info.version, ro);
+      if (!s.ok() || !reader.ok()) {
+        std::fprintf(stderr, "open %s: %s\n", std::string(name).c_str(),
+                     reader.status().ToString().c_str());
+        return 1;
       }
-    }
-    std::printf("%-7s %9.2f %9.2f %9.2f %11.2fM %11.2fM %11.2fM %11.2fM%s\n",
-                std::string(name).c_str(), write_s, double(stats->db_bytes) / n, open_s,
-                get[1] / 1e6, get[2] / 1e6, mget[1] / 1e6, mget[2] / 1e6,
-                wrong ? "  WRONG RESULTS" : "");
-    std::printf("        write: sst %.2fs, ingest/compact %.2fs, checksum+sync %.2fs\n",
-                stats->seconds_sst, stats->seconds_ingest, stats->seconds_checksum);
-    std::printf("        ratio to in-memory baseline (mget1024): 1t %.3f, 2t %.3f\n",
-                mget[1] / base[1], mget[2] / base[2]);
-    if (name == "block") block_mget2 = mget[2];
-    if (name != "block" && block_mget2 > 0) {
-      std::printf("        ratio to block-based (mget1024, 2t): %.2fx\n", mget[2] / block_mget2);
+      const double open_s = Since(t0);
+      const SnapshotReader& r = **reader;
+      auto lookup = [&](size_t k, size_t b, bool* f, float* rt) {
+        (void)r.LookupPairs(absl::MakeConstSpan(&d.qu[k], b), absl::MakeConstSpan(&d.qi[k], b),
+                            absl::MakeSpan(f, b), absl::MakeSpan(rt, b));
+      };
+      double get[3], mget[3];
+      for (int threads : {1, 2}) {
+        get[threads] = Throughput(d, threads, 1, total / 4, lookup);
+        mget[threads] = Throughput(d, threads, 1024, total, lookup);
+      }
+      // Correctness check of the batched path against the map.
+      size_t wrong = 0;
+      {
+        const size_t b = 1024;
+        std::unique_ptr<bool[]> f(new bool[b]);
+        std::vector<float> rt(b);
+        for (size_t k = 0; k + b <= std::min<size_t>(total, 64 * b); k += b) {
+          lookup(k, b, f.get(), rt.data());
+          for (size_t x = 0; x < b; ++x) {
+            auto it = map.find({d.qu[k + x], d.qi[k + x]});
+            if (f[x] != (it != map.end()) || (f[x] && rt[x] != it->second)) ++wrong;
+          }
+        }
+      }
+      const std::string label = absl::StrCat(name, "/", LookupModeName(mode));
+      std::printf("%-15s %9.2f %9.2f %9.2f %11.2fM %11.2fM %11.2fM %11.2fM%s\n", label.c_str(),
+                  write_s, double(stats->db_bytes) / n, open_s, get[1] / 1e6, get[2] / 1e6,
+                  mget[1] / 1e6, mget[2] / 1e6, wrong ? "  WRONG RESULTS" : "");
+      if (mode == LookupMode::kRocksDb) {
+        std::printf("                write: sst %.2fs, ingest/compact %.2fs, checksum+sync %.2fs\n",
+                    stats->seconds_sst, stats->seconds_ingest, stats->seconds_checksum);
+      } else {
+        std::printf("                in-memory index: %.0f MiB (%.1f B/pair)\n",
+                    double(r.memory_index()->memory_bytes()) / (1 << 20),
+                    double(r.memory_index()->memory_bytes()) / n);
+      }
+      std::printf("                ratio to in-memory flat_hash_map baseline (mget1024): 1t %.3f, "
+                  "2t %.3f\n",
+                  mget[1] / base[1], mget[2] / base[2]);
+      if (label == "block/rocksdb") block_mget2 = mget[2];
+      if (label != "block/rocksdb" && block_mget2 > 0) {
+        std::printf("                ratio to block/rocksdb (mget1024, 2t): %.2fx\n",
+                    mget[2] / block_mget2);
+      }
     }
   }
   if (remove_dir) std::filesystem::remove_all(dir);

@@ -1,7 +1,8 @@
 // graphsieve-bench-server: pairs/s and p50/p99 latency of GetSamplingRate at
 // several batch sizes against a real graphsieve-server process on loopback,
 // and in the same run the same lookups as raw in-process
-// SnapshotReader::LookupPairs (the baseline); server RSS at steady state and
+// SnapshotReader::LookupPairs through RocksDB and through the in-memory
+// index (the baselines); server RSS at steady state and
 // during a swap (PinVersion to another version on disk).
 //
 //   graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]
@@ -41,6 +42,8 @@ ABSL_FLAG(std::string, server_binary, GRAPHSIEVE_SERVER_BINARY, "graphsieve-serv
 ABSL_FLAG(std::string, batches, "1,64,1024,8192", "Comma-separated batch sizes.");
 ABSL_FLAG(double, seconds, 3.0, "Measuring time per point.");
 ABSL_FLAG(int, client_threads, 4, "Concurrent client threads for the throughput runs.");
+ABSL_FLAG(std::string, server_lookup, "memory",
+          "The server's --lookup: memory (default) | rocksdb.");
 ABSL_FLAG(int, pool_pairs, 1 << 20, "Stored pairs sampled as the query pool.");
 ABSL_FLAG(std::string, swap_version, "",
           "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
@@ -153,40 +156,46 @@ int Main() {
     }
   }
 
-  // --- Baseline: raw in-process LookupPairs on the same snapshot. ---
+  // --- Baseline: raw in-process LookupPairs on the same snapshot, through
+  // RocksDB (sorted MultiGet) and through the in-memory index the server uses.
   Pool pool;
-  {
+  for (LookupMode mode : {LookupMode::kRocksDb, LookupMode::kMemory}) {
     const absl::Time t0 = absl::Now();
-    auto reader = SnapshotReader::Open(root, *version, SnapshotReaderOptions());
+    SnapshotReaderOptions ro;
+    ro.lookup = mode;
+    auto reader = SnapshotReader::Open(root, *version, ro);
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
     const auto& m = (*reader)->manifest();
     std::printf(
         "snapshot %s: %llu pairs, %llu users, %llu items, pairs table '%s', %.0f MiB; "
-        "in-process open+verify+warm %.2f s\n",
+        "in-process open+verify+%s (lookup=%s) %.2f s\n",
         version->c_str(), static_cast<unsigned long long>(m.pairs),
         static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.items),
-        m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20), open_s);
-    const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
-    const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));
-    uint64_t k = 0;
-    (*reader)
-        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
-          if (k++ % stride == 0) {
-            pool.users.push_back(u);
-            pool.items.push_back(i);
-          }
-        })
-        .IgnoreError();
-    std::mt19937_64 rng(42);
-    for (size_t j = pool.users.size(); j > 1; --j) {
-      const size_t r = rng() % j;
-      std::swap(pool.users[j - 1], pool.users[r]);
-      std::swap(pool.items[j - 1], pool.items[r]);
+        m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20),
+        mode == LookupMode::kMemory ? "index build" : "warm", LookupModeName(mode), open_s);
+    if (pool.users.empty()) {
+      const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
+      const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));
+      uint64_t k = 0;
+      (*reader)
+          ->ForEachPair([&](uint64_t u, uint64_t i, float) {
+            if (k++ % stride == 0) {
+              pool.users.push_back(u);
+              pool.items.push_back(i);
+            }
+          })
+          .IgnoreError();
+      std::mt19937_64 rng(42);
+      for (size_t j = pool.users.size(); j > 1; --j) {
+        const size_t r = rng() % j;
+        std::swap(pool.users[j - 1], pool.users[r]);
+        std::swap(pool.items[j - 1], pool.items[r]);
+      }
+      std::printf("query pool: %zu stored pairs (every %llu-th), shuffled\n\n", pool.users.size(),
+                  static_cast<unsigned long long>(stride));
+      std::printf("%-28s %7s %14s %9s %9s\n", "path", "batch", "pairs/s", "p50 ms", "p99 ms");
     }
-    std::printf("query pool: %zu stored pairs (every %llu-th), shuffled\n\n", pool.users.size(),
-                static_cast<unsigned long long>(stride));
-    std::printf("%-28s %7s %14s %9s %9s\n", "path", "batch", "pairs/s", "p50 ms", "p99 ms");
     for (int t : {1, 2}) {
       for (size_t b : batches) {
         std::vector<std::unique_ptr<bool[]>> found;
@@ -205,8 +214,8 @@ int Main() {
               .ok();
         });
         std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
-                    absl::StrCat("raw LookupPairs, ", t, " thr").c_str(), b, p.pairs_per_second,
-                    p.p50_ms, p.p99_ms);
+                    absl::StrCat("raw ", LookupModeName(mode), " lookup, ", t, " thr").c_str(), b,
+                    p.pairs_per_second, p.p50_ms, p.p99_ms);
       }
     }
   }
@@ -225,7 +234,8 @@ int Main() {
                                    "0",         "--admin-port",
                                    "-1",        "--poll-interval-seconds",
                                    "-1",        "--pin-version",
-                                   *version};
+                                   *version,    "--lookup",
+                                   absl::GetFlag(FLAGS_server_lookup)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -28,7 +28,7 @@ struct BuildOptions {
   PipelineOptions pipeline;         // method, alpha, floor, gamma, resistance, seed, threads
   std::string snapshot_root;        // where versions are published; empty only with dry_run
   int keep_versions = 5;            // retention: newest N (plus CURRENT and pinned ones)
-  snapshot::TableFormat pairs_format = snapshot::TableFormat::kCuckoo;
+  snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
   std::string export_csv;           // empty = no export
   bool dry_run = false;             // compute + gates (+ export) but publish nothing
   double lock_timeout_seconds = 0;  // wait this long for another publisher to finish

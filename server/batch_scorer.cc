@@ -7,12 +7,11 @@
 
 #include "core/io/ids.h"
 #include "core/maec/unseen.h"
+#include "core/snapshot/memory_index.h"
 #include "graphsieve/v1/sampling.pb.h"
 #include "server/node_cache.h"
 
 namespace graphsieve {
-namespace {}  // namespace
-
 BatchScorer::BatchScorer(DefaultPolicy policy, int chunk_pairs)
     : policy_(policy), chunk_pairs_(std::max(1, chunk_pairs)) {}
 
@@ -42,6 +41,8 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, const NodeCache*
   std::unique_ptr<bool[]> found(new bool[std::min(n, static_cast<size_t>(chunk_pairs_))]);
   std::unique_ptr<NodeCache> batch_nodes;  // only without a shared cache, on the first unseen pair
   SourceCounts local;
+  // In-memory snapshots answer node lookups without I/O or locks.
+  const MemoryIndex* index = snapshot.memory_index();
   for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {
     if (begin > 0 && should_stop) {
       absl::Status stop = should_stop();
@@ -59,19 +60,30 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, const NodeCache*
         ++local.exact;
         continue;
       }
-      if (nodes == nullptr) {
-        batch_nodes = std::make_unique<NodeCache>(snapshot);
-        nodes = batch_nodes.get();
+      NodeView u, v;
+      bool u_known, v_known;
+      if (index != nullptr) {
+        u_known = index->FindNode(/*is_item=*/false, users[i], &u);
+        v_known = index->FindNode(/*is_item=*/true, items[i], &v);
+      } else {
+        if (nodes == nullptr) {
+          batch_nodes = std::make_unique<NodeCache>(snapshot);
+          nodes = batch_nodes.get();
+        }
+        const CachedNode* cu = nodes->Find(/*is_item=*/false, users[i]);
+        const CachedNode* cv = nodes->Find(/*is_item=*/true, items[i]);
+        u_known = cu != nullptr;
+        v_known = cv != nullptr;
+        if (u_known) u = cu->view();
+        if (v_known) v = cv->view();
       }
-      const CachedNode* u = nodes->Find(/*is_item=*/false, users[i]);
-      const CachedNode* v = nodes->Find(/*is_item=*/true, items[i]);
-      if (u != nullptr && v != nullptr) {
-        rates[i] = ScoreUnseenPair(u->view(), v->view(), snapshot.model());
+      if (u_known && v_known) {
+        rates[i] = ScoreUnseenPair(u, v, snapshot.model());
         sources[i] = v1::RATE_SOURCE_INFERRED;
         ++local.inferred;
       } else {
-        rates[i] = static_cast<float>(
-            DefaultRate(snapshot, u ? &u->record : nullptr, v ? &v->record : nullptr));
+        rates[i] = static_cast<float>(DefaultRate(snapshot, u_known ? &u.record : nullptr,
+                                                  v_known ? &v.record : nullptr));
         sources[i] = v1::RATE_SOURCE_DEFAULT;
         ++local.by_default;
       }

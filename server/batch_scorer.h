@@ -37,7 +37,8 @@ class BatchScorer {
   // empty); a non-OK status from it aborts the batch and is returned as is.
   // REQUIRES: users.size() == items.size() == rates.size() == sources.size().
   // `nodes` caches the snapshot's nodes across batches (node_cache.h); null =
-  // a cache for this batch only.
+  // a cache for this batch only. Unused when the snapshot has an in-memory
+  // index (SnapshotReader::memory_index()), which holds every node.
   absl::Status Score(const SnapshotReader& snapshot, const NodeCache* nodes,
                      absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                      const std::function<absl::Status()>& should_stop, absl::Span<float> rates,

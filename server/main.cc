@@ -52,7 +52,12 @@ ABSL_FLAG(double, drain_notice_seconds, 0.0,
           "calls are refused (time for load balancers to take the replica out).");
 ABSL_FLAG(int64_t, block_cache_mb, 256, "RocksDB block cache per loaded snapshot version, MiB.");
 ABSL_FLAG(bool, verify_checksums, true, "Verify manifest and RocksDB checksums on load.");
-ABSL_FLAG(bool, warm, true, "Read every table of a new version once before it serves.");
+ABSL_FLAG(bool, warm, true,
+          "With --lookup=rocksdb: read every table of a new version once before it serves.");
+ABSL_FLAG(std::string, lookup, "memory",
+          "Where pair rates and node data are read from: 'memory' (an index built from the "
+          "snapshot when a version loads, ~17 bytes of RAM per pair, the fast path) or "
+          "'rocksdb' (point reads per batch: little RAM, several times slower).");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain: serve gRPC over TLS (with --tls-key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");
@@ -110,6 +115,10 @@ int main(int argc, char** argv) {
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;
   o.verify_checksums = absl::GetFlag(FLAGS_verify_checksums);
   o.warm = absl::GetFlag(FLAGS_warm);
+  absl::StatusOr<graphsieve::LookupMode> lookup =
+      graphsieve::ParseLookupMode(absl::GetFlag(FLAGS_lookup));
+  if (!lookup.ok()) return Fail(absl::StrCat("--lookup: ", lookup.status().message()), 2);
+  o.lookup = *lookup;
   o.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key_path = absl::GetFlag(FLAGS_tls_key);
   o.tls_client_ca_path = absl::GetFlag(FLAGS_tls_client_ca);

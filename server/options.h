@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "core/snapshot/snapshot_reader.h"
 
 namespace graphsieve {
 
@@ -60,8 +61,12 @@ struct ServerOptions {
   size_t block_cache_bytes = size_t{256} << 20;
   // Verify checksums when a version is loaded (off only for experiments).
   bool verify_checksums = true;
-  // Read every table of a new version once before it serves.
+  // Read every table of a new version once before it serves (lookup kRocksDb;
+  // kMemory reads every table anyway to build its index).
   bool warm = true;
+  // Where pair and node lookups are answered from (core/snapshot/snapshot_reader.h):
+  // kMemory builds an index of ~17 bytes per pair when a version loads.
+  LookupMode lookup = LookupMode::kMemory;
   // Optional TLS: PEM files. Both cert and key, or neither.
   std::string tls_cert_path;
   std::string tls_key_path;

@@ -9,6 +9,7 @@
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
+#include "core/snapshot/memory_index.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 
@@ -48,6 +49,8 @@ class SnapshotReaderImpl final : public SnapshotReader {
   const ManifestSummary& manifest() const override { return parsed_.summary; }
   const UnseenModel& model() const override { return model_; }
 
+  const MemoryIndex* memory_index() const override { return index_.get(); }
+
   absl::Status LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                            absl::Span<bool> found, absl::Span<float> rates) const override {
     const size_t n = users.size();
@@ -55,6 +58,10 @@ class SnapshotReaderImpl final : public SnapshotReader {
       return absl::InvalidArgumentError(
           absl::StrCat("LookupPairs: users has ", n, " entries, items ", items.size(), ", found ",
                        found.size(), ", rates ", rates.size(), "; all must match"));
+    }
+    if (index_ != nullptr) {
+      index_->LookupPairs(users, items, found, rates);
+      return absl::OkStatus();
     }
     thread_local Scratch scratch;
     Scratch& sc = scratch;
@@ -130,6 +137,46 @@ class SnapshotReaderImpl final : public SnapshotReader {
     return FromRocks(it->status(), absl::StrCat("snapshot ", parsed_.summary.version, " pairs"));
   }
 
+  // Iterates the nodes column family (decoded).
+  absl::Status ForEachNode(const MemoryIndex::NodeSink& fn) const {
+    rocksdb::ReadOptions ro;
+    ro.fill_cache = false;
+    std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro, handles_[2]));
+    NodeRecord record;
+    std::vector<float> sketch(static_cast<size_t>(model_.sketch_dim));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      rocksdb::Slice k = it->key(), v = it->value();
+      if (k.size() != snapshot::kNodeKeyBytes || (k[0] != 0 && k[0] != 1)) {
+        return absl::DataLossError(absl::StrCat("snapshot ", parsed_.summary.version,
+                                                ": nodes entry with a malformed ", k.size(),
+                                                "-byte key"));
+      }
+      const uint64_t id = snapshot::GetBigEndian64(k.data() + 1);
+      absl::Status s = snapshot::DecodeNodeValue(absl::string_view(v.data(), v.size()), &record,
+                                                 absl::MakeSpan(sketch));
+      if (!s.ok()) {
+        return absl::DataLossError(absl::StrCat("snapshot ", parsed_.summary.version, ": node ",
+                                                id, ": ", s.message()));
+      }
+      fn(k[0] == 1, id, record, sketch);
+    }
+    return FromRocks(it->status(), absl::StrCat("snapshot ", parsed_.summary.version, " nodes"));
+  }
+
+  // LookupMode::kMemory: builds the index from the pairs and nodes tables.
+  absl::Status BuildIndex() {
+    absl::StatusOr<std::unique_ptr<const MemoryIndex>> index = MemoryIndex::Build(
+        model_.sketch_dim, parsed_.summary.pairs,
+        [this](const MemoryIndex::NodeSink& fn) { return ForEachNode(fn); },
+        [this](const MemoryIndex::PairSink& fn) { return ForEachPair(fn); });
+    if (!index.ok()) {
+      return absl::DataLossError(absl::StrCat("snapshot ", parsed_.summary.version,
+                                              ": in-memory index: ", index.status().message()));
+    }
+    index_ = std::move(*index);
+    return absl::OkStatus();
+  }
+
   // Reads every pairs and nodes entry once (fills the block cache / page cache).
   absl::Status Warm() const {
     for (size_t cf : {size_t{1}, size_t{2}}) {
@@ -147,6 +194,13 @@ class SnapshotReaderImpl final : public SnapshotReader {
  private:
   bool LookupNode(bool is_item, uint64_t id, NodeRecord* record, absl::Span<float> sketch) const {
     if (sketch.size() != static_cast<size_t>(model_.sketch_dim)) return false;
+    if (index_ != nullptr) {
+      NodeView view;
+      if (!index_->FindNode(is_item, id, &view)) return false;
+      *record = view.record;
+      std::copy(view.sketch.begin(), view.sketch.end(), sketch.begin());
+      return true;
+    }
     char key[snapshot::kNodeKeyBytes];
     snapshot::EncodeNodeKey(is_item, id, key);
     rocksdb::PinnableSlice value;
@@ -163,6 +217,7 @@ class SnapshotReaderImpl final : public SnapshotReader {
   std::shared_ptr<rocksdb::Cache> cache_;
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
+  std::unique_ptr<const MemoryIndex> index_;           // set once by BuildIndex() in Open
 };
 
 absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest) {
@@ -190,6 +245,17 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
 }
 
 }  // namespace
+
+const char* LookupModeName(LookupMode mode) {
+  return mode == LookupMode::kMemory ? "memory" : "rocksdb";
+}
+
+absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name) {
+  if (name == "memory") return LookupMode::kMemory;
+  if (name == "rocksdb") return LookupMode::kRocksDb;
+  return absl::InvalidArgumentError(
+      absl::StrCat("lookup mode '", name, "' is not one of: memory, rocksdb"));
+}
 
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
@@ -220,7 +286,9 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   auto cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
   rocksdb::DBOptions db_options;
   db_options.info_log = snapshot::NullLogger();
-  db_options.allow_mmap_reads = true;  // required by CuckooTable, fine for block-based
+  // CuckooTable requires mmap reads. Block-based tables use pread: mmapped
+  // pages of a scanned table would count as the server's RSS.
+  db_options.allow_mmap_reads = parsed->pairs_format == snapshot::TableFormat::kCuckoo;
   db_options.max_open_files = -1;
   db_options.paranoid_checks = true;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
@@ -260,10 +328,16 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   const snapshot::TableFormat parsed_format = parsed->pairs_format;
   auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(db),
                                                      std::move(handles), std::move(cache));
+  if (options.lookup == LookupMode::kMemory) {
+    // Reads both tables once; for a cuckoo table the iterator sorts the file
+    // first (slow: block-based is the format for memory lookups).
+    s = reader->BuildIndex();
+    if (!s.ok()) return s;
+  }
   // CuckooTable iterators sort the whole table first, so warming a cuckoo
   // snapshot by iteration would cost seconds per million pairs; its file is
   // mmapped and was just read end to end by the digest check instead.
-  if (options.warm && parsed_format != snapshot::TableFormat::kCuckoo) {
+  else if (options.warm && parsed_format != snapshot::TableFormat::kCuckoo) {
     s = reader->Warm();
     if (!s.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", s.message()));
   }

@@ -19,15 +19,31 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/maec/unseen.h"
 
 namespace graphsieve {
 
+class MemoryIndex;  // memory_index.h
+
+// Where LookupPairs and the node lookups are answered from.
+enum class LookupMode {
+  // An in-memory index built from the snapshot on Open (memory_index.h):
+  // ~17 bytes of RAM per pair, lookups without I/O. The default.
+  kMemory,
+  // RocksDB point reads (sorted MultiGet) on every lookup: little RAM, slower.
+  kRocksDb,
+};
+const char* LookupModeName(LookupMode mode);
+// "memory" | "rocksdb"; INVALID_ARGUMENT otherwise.
+absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name);
+
 struct SnapshotReaderOptions {
   size_t block_cache_bytes = 256 << 20;  // RocksDB block cache for this version
   bool verify_checksums = true;          // file checksums + RocksDB VerifyChecksum on open
-  bool warm = true;                      // read every table once on open (off the request path)
+  bool warm = true;                      // kRocksDb: read every table once on open
+  LookupMode lookup = LookupMode::kMemory;
 };
 
 // A parsed summary of MANIFEST.json (the whole JSON text is kept too).
@@ -61,7 +77,8 @@ class SnapshotReader {
   virtual const UnseenModel& model() const = 0;
 
   // Batched pair lookup. For each i: found[i] = whether (users[i], items[i]) is
-  // a stored pair, and rates[i] its rate when found. Sorted MultiGet inside.
+  // a stored pair, and rates[i] its rate when found. kMemory: the in-memory
+  // index; kRocksDb: sorted MultiGet in chunks of 256.
   // REQUIRES: users.size() == items.size() == found.size() == rates.size().
   virtual absl::Status LookupPairs(absl::Span<const uint64_t> users,
                                    absl::Span<const uint64_t> items, absl::Span<bool> found,
@@ -71,6 +88,10 @@ class SnapshotReader {
   // the node is unknown. `sketch` must have model().sketch_dim floats.
   virtual bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
   virtual bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
+
+  // The in-memory index (LookupMode::kMemory), or nullptr (kRocksDb). The
+  // server's request path uses it directly for node views without copies.
+  virtual const MemoryIndex* memory_index() const = 0;
 
   // Iterates all stored pairs in key order (tests, canary offline mode, export).
   virtual absl::Status ForEachPair(

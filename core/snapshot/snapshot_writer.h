@@ -30,9 +30,11 @@
 namespace graphsieve {
 
 struct SnapshotWriterOptions {
-  // Layout of the pairs column family (format.h). Cuckoo is the fastest for
-  // point lookups; see docs/SNAPSHOT.md for the measurements.
-  snapshot::TableFormat pairs_format = snapshot::TableFormat::kCuckoo;
+  // Layout of the pairs column family (format.h). Block-based is fast to
+  // write and to scan (the server's in-memory index is built by a scan);
+  // cuckoo is RocksDB's fastest for point reads but slow to build. See
+  // docs/SNAPSHOT.md for the measurements.
+  snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
   int threads = 2;  // SST files written in parallel (>= 1)
   // Called with (stage, fraction in [0,1]); may be empty.
   std::function<void(const std::string& stage, double fraction)> progress;

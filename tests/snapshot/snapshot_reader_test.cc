@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/time/clock.h"
@@ -59,20 +61,30 @@ std::string FindSst(const std::string& dir, bool largest) {
   return best;
 }
 
-class RoundTripTest : public ::testing::TestWithParam<TableFormat> {};
+// Every table format, read through both lookup modes.
+class RoundTripTest : public ::testing::TestWithParam<std::tuple<TableFormat, LookupMode>> {
+ protected:
+  TableFormat format() const { return std::get<0>(GetParam()); }
+  SnapshotReaderOptions options() const {
+    SnapshotReaderOptions o;
+    o.lookup = std::get<1>(GetParam());
+    return o;
+  }
+};
 
 TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
   TestDir dir;
   Synthetic s = MakeSynthetic(/*users=*/300, /*items=*/500, /*pairs_per_user=*/40, /*seed=*/7);
-  const std::string version = WriteAndPublish(dir.path(), s, GetParam());
-  auto reader = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  const std::string version = WriteAndPublish(dir.path(), s, format());
+  auto reader = SnapshotReader::Open(dir.path(), version, options());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const SnapshotReader& r = **reader;
   EXPECT_EQ(r.manifest().version, version);
   EXPECT_EQ(r.manifest().pairs, s.pairs.num_pairs());
   EXPECT_EQ(r.manifest().users, 300u);
-  EXPECT_EQ(r.manifest().pairs_table_format, snapshot::TableFormatName(GetParam()));
+  EXPECT_EQ(r.manifest().pairs_table_format, snapshot::TableFormatName(format()));
   EXPECT_EQ(r.model().sketch_dim, 4);
+  EXPECT_EQ(r.memory_index() != nullptr, std::get<1>(GetParam()) == LookupMode::kMemory);
   EXPECT_DOUBLE_EQ(r.model().rho, 1.5);
 
   // All pairs in a shuffled order, in one call (crosses MultiGet chunks).
@@ -124,8 +136,8 @@ TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
 TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   TestDir dir;
   Synthetic s = MakeSynthetic(50, 80, 10, /*seed=*/11);
-  const std::string version = WriteAndPublish(dir.path(), s, GetParam());
-  auto reader = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  const std::string version = WriteAndPublish(dir.path(), s, format());
+  auto reader = SnapshotReader::Open(dir.path(), version, options());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const uint64_t u0 = s.pairs.user_ids[s.pairs.pair_user[0]];
   const uint64_t i0 = s.pairs.item_ids[s.pairs.pair_item[0]];
@@ -168,9 +180,14 @@ TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   EXPECT_TRUE(absl::StrContains(bad.message(), "items")) << bad;
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, RoundTripTest,
-                         ::testing::Values(TableFormat::kBlockBased, TableFormat::kCuckoo),
-                         [](const auto& info) { return snapshot::TableFormatName(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    Formats, RoundTripTest,
+    ::testing::Combine(::testing::Values(TableFormat::kBlockBased, TableFormat::kCuckoo),
+                       ::testing::Values(LookupMode::kMemory, LookupMode::kRocksDb)),
+    [](const auto& info) {
+      return std::string(snapshot::TableFormatName(std::get<0>(info.param))) + "_" +
+             LookupModeName(std::get<1>(info.param));
+    });
 
 class CorruptionTest : public ::testing::Test {
  protected:

@@ -1,0 +1,169 @@
+// MemoryIndex on its own: every stored pair and node reads back exactly,
+// absent pairs (unknown user, unknown item, unseen pair of known nodes) are
+// not found, and inconsistent input is DATA_LOSS naming what is wrong.
+#include "core/snapshot/memory_index.h"
+
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace graphsieve {
+namespace {
+
+struct Input {
+  std::vector<uint64_t> users, items;
+  std::map<std::pair<uint64_t, uint64_t>, float> pairs;
+  int sketch_dim = 3;
+};
+
+Input MakeInput(size_t users, size_t items, size_t pairs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Input in;
+  for (size_t u = 0; u < users; ++u) in.users.push_back(rng() | 1);  // odd ids
+  for (size_t i = 0; i < items; ++i) in.items.push_back(rng() & ~uint64_t{1});  // even ids
+  std::uniform_real_distribution<float> unit(0.01f, 1.0f);
+  while (in.pairs.size() < pairs) {
+    in.pairs[{in.users[rng() % users], in.items[rng() % items]}] = unit(rng);
+  }
+  return in;
+}
+
+NodeRecord RecordFor(uint64_t id) {
+  NodeRecord r;
+  r.component = static_cast<uint32_t>(id % 7);
+  r.degree = static_cast<uint32_t>(id % 1000);
+  r.mean_rate = static_cast<float>(id % 100) / 100.0f;
+  return r;
+}
+
+absl::StatusOr<std::unique_ptr<const MemoryIndex>> BuildFrom(
+    const Input& in, uint64_t expected_pairs,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extra_pairs = {},
+    bool duplicate_node = false) {
+  return MemoryIndex::Build(
+      in.sketch_dim, expected_pairs,
+      [&](const MemoryIndex::NodeSink& fn) {
+        for (int side = 0; side < 2; ++side) {
+          for (uint64_t id : side ? in.items : in.users) {
+            std::vector<float> sketch(in.sketch_dim, static_cast<float>(id % 13));
+            fn(side == 1, id, RecordFor(id), sketch);
+          }
+        }
+        if (duplicate_node) fn(false, in.users[0], RecordFor(0), std::vector<float>(3));
+        return absl::OkStatus();
+      },
+      [&](const MemoryIndex::PairSink& fn) {
+        for (const auto& [key, rate] : in.pairs) fn(key.first, key.second, rate);
+        for (const auto& [u, i] : extra_pairs) fn(u, i, 0.5f);
+        return absl::OkStatus();
+      });
+}
+
+TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
+  Input in = MakeInput(200, 300, 20000, 1);
+  auto index = BuildFrom(in, in.pairs.size());
+  ASSERT_TRUE(index.ok()) << index.status();
+  const MemoryIndex& m = **index;
+  EXPECT_EQ(m.pairs(), in.pairs.size());
+  EXPECT_EQ(m.users(), 200u);
+  EXPECT_EQ(m.items(), 300u);
+  EXPECT_GT(m.memory_bytes(), in.pairs.size() * 12);
+
+  // Stored pairs in a shuffled order, then absent ones of every kind.
+  std::vector<uint64_t> users, items;
+  std::vector<int> expect;  // 1 = stored
+  std::vector<float> want;
+  for (const auto& [key, rate] : in.pairs) {
+    users.push_back(key.first);
+    items.push_back(key.second);
+    expect.push_back(1);
+    want.push_back(rate);
+  }
+  std::mt19937_64 rng(2);
+  for (int k = 0; k < 5000; ++k) {
+    const uint64_t u = in.users[rng() % in.users.size()];
+    const uint64_t i = in.items[rng() % in.items.size()];
+    const int kind = k % 3;
+    users.push_back(kind == 1 ? u + 1 : u);  // even = unknown user
+    items.push_back(kind == 2 ? i + 1 : i);  // odd = unknown item
+    const bool stored = kind == 0 && in.pairs.count({u, i}) > 0;
+    expect.push_back(stored ? 1 : 0);
+    want.push_back(stored ? in.pairs.at({u, i}) : 0.0f);
+  }
+  std::vector<size_t> order(users.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<uint64_t> su(order.size()), si(order.size());
+  for (size_t k = 0; k < order.size(); ++k) {
+    su[k] = users[order[k]];
+    si[k] = items[order[k]];
+  }
+  std::unique_ptr<bool[]> found(new bool[order.size()]);
+  std::vector<float> rates(order.size(), -1.0f);
+  m.LookupPairs(su, si, absl::MakeSpan(found.get(), order.size()), absl::MakeSpan(rates));
+  size_t stored = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    ASSERT_EQ(found[k], expect[order[k]] == 1) << "entry " << k;
+    ASSERT_EQ(rates[k], want[order[k]]) << "entry " << k;
+    stored += found[k];
+  }
+  EXPECT_GT(stored, in.pairs.size());  // some random known pairs were stored too
+
+  NodeView view;
+  ASSERT_TRUE(m.FindNode(/*is_item=*/true, in.items[17], &view));
+  EXPECT_EQ(view.record.degree, RecordFor(in.items[17]).degree);
+  ASSERT_EQ(view.sketch.size(), 3u);
+  EXPECT_EQ(view.sketch[2], static_cast<float>(in.items[17] % 13));
+  EXPECT_FALSE(m.FindNode(/*is_item=*/false, in.items[17], &view));  // an item id, not a user
+  EXPECT_FALSE(m.FindNode(/*is_item=*/true, in.items[17] + 1, &view));
+}
+
+TEST(MemoryIndexTest, EmptyBatchAndEmptyTable) {
+  Input in = MakeInput(3, 3, 0, 3);
+  auto index = BuildFrom(in, 0);
+  ASSERT_TRUE(index.ok()) << index.status();
+  bool found = true;
+  float rate = -1.0f;
+  uint64_t u = in.users[0], i = in.items[0];
+  (*index)->LookupPairs({&u, 1}, {&i, 1}, {&found, 1}, {&rate, 1});
+  EXPECT_FALSE(found);
+  EXPECT_EQ(rate, 0.0f);
+  (*index)->LookupPairs({}, {}, {}, {});
+}
+
+TEST(MemoryIndexTest, InconsistentInputIsDataLoss) {
+  Input in = MakeInput(20, 30, 200, 4);
+  auto fewer = BuildFrom(in, in.pairs.size() + 1);
+  EXPECT_EQ(fewer.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(fewer.status().message(), "manifest says")) << fewer.status();
+
+  auto more = BuildFrom(in, 10);
+  EXPECT_EQ(more.status().code(), absl::StatusCode::kDataLoss) << more.status();
+
+  const uint64_t unknown_user = 2;  // even: not a user id
+  auto bad_user = BuildFrom(in, in.pairs.size() + 1, {{unknown_user, in.items[0]}});
+  EXPECT_EQ(bad_user.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(bad_user.status().message(), "names user 2")) << bad_user.status();
+
+  auto bad_item = BuildFrom(in, in.pairs.size() + 1, {{in.users[0], 3}});
+  EXPECT_TRUE(absl::StrContains(bad_item.status().message(), "names item 3")) << bad_item.status();
+
+  const auto& first = in.pairs.begin()->first;
+  auto twice = BuildFrom(in, in.pairs.size() + 1, {first});
+  EXPECT_TRUE(absl::StrContains(twice.status().message(), "stored twice")) << twice.status();
+
+  auto dup_node = BuildFrom(in, in.pairs.size(), {}, /*duplicate_node=*/true);
+  EXPECT_TRUE(absl::StrContains(dup_node.status().message(), "nodes table")) << dup_node.status();
+
+  auto io_error = MemoryIndex::Build(
+      3, 0, [](const MemoryIndex::NodeSink&) { return absl::DataLossError("disk says no"); },
+      [](const MemoryIndex::PairSink&) { return absl::OkStatus(); });
+  EXPECT_EQ(io_error.status().message(), "disk says no");
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -174,6 +174,10 @@ int Main() {
         static_cast<unsigned long long>(m.users), static_cast<unsigned long long>(m.items),
         m.pairs_table_format.c_str(), static_cast<double>(m.db_bytes) / (1 << 20),
         mode == LookupMode::kMemory ? "index build" : "warm", LookupModeName(mode), open_s);
+    const SnapshotLoadStats& ls = (*reader)->load_stats();
+    std::printf("  load: verify files %.2f s, rocksdb VerifyChecksum %.2f s, open %.2f s, %s %.2f s\n",
+                ls.verify_files_seconds, ls.verify_rocksdb_seconds, ls.open_seconds,
+                mode == LookupMode::kMemory ? "index scan+build" : "warm", ls.index_seconds);
     if (pool.users.empty()) {
       const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
       const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));

@@ -4,7 +4,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "core/snapshot/memory_index.h"
 #include "server/log.h"
 
 namespace graphsieve {
@@ -132,7 +134,11 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   auto snapshot = std::make_shared<ServingSnapshot>();
   snapshot->version = version;
   snapshot->reader = *std::move(reader);
-  snapshot->nodes = std::make_unique<const NodeCache>(*snapshot->reader);
+  // A RocksDB-backed snapshot caches the nodes it meets; an in-memory one
+  // already holds them all (BatchScorer reads its index directly).
+  if (snapshot->reader->memory_index() == nullptr) {
+    snapshot->nodes = std::make_unique<const NodeCache>(*snapshot->reader);
+  }
   snapshot->loaded_at = absl::Now();
   snapshot->load_seconds = seconds;
   absl::Time created;
@@ -150,8 +156,16 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   }
   event.ok = true;
   event.message = ok_message;
-  ServerLog(absl::StrCat("serving version ", version, " (", ok_message, ", loaded in ", seconds,
-                         " s)", old ? ", was " + old->version : ""));
+  const SnapshotLoadStats& ls = snapshot->reader->load_stats();
+  const MemoryIndex* index = snapshot->reader->memory_index();
+  ServerLog(absl::StrCat(
+      "serving version ", version, " (", ok_message, ", loaded in ",
+      absl::StrFormat("%.2f s: verify files %.2f, rocksdb checksums %.2f, open %.2f, %s %.2f",
+                      seconds, ls.verify_files_seconds, ls.verify_rocksdb_seconds,
+                      ls.open_seconds, index ? "index" : "warm", ls.index_seconds),
+      index ? absl::StrFormat("; in-memory index %.0f MiB", index->memory_bytes() / 1048576.0)
+            : std::string(),
+      ")", old ? ", was " + old->version : ""));
   Record(std::move(event), snapshot);
   // `old` is released here; its RocksDB handle closes once in-flight requests drop it.
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 #include "core/snapshot/memory_index.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -26,6 +28,10 @@ constexpr size_t kRound = 32;
 constexpr double kMaxLoadFactor = 0.7;
 
 }  // namespace
+
+void MemoryIndex::SlotsUnmap::operator()(Slot* p) const {
+  if (p != nullptr) ::munmap(p, bytes);
+}
 
 size_t MemoryIndex::SlotOf(uint32_t user, uint32_t item) const {
   return static_cast<size_t>(Mix((static_cast<uint64_t>(user) << 32) | item)) & mask_;
@@ -93,10 +99,38 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   while (static_cast<double>(capacity) * kMaxLoadFactor < static_cast<double>(expected_pairs)) {
     capacity <<= 1;
   }
-  index->slots_.reset(new Slot[capacity]);
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t bytes = (capacity * sizeof(Slot) + kHugePage - 1) / kHugePage * kHugePage;
+  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("memory index: cannot map ", bytes, " bytes for ", expected_pairs, " pairs"));
+  }
+  ::madvise(mem, bytes, MADV_HUGEPAGE);  // a hint: fine if the kernel declines
+  index->slots_ = std::unique_ptr<Slot[], SlotsUnmap>(static_cast<Slot*>(mem), SlotsUnmap{bytes});
   std::fill_n(index->slots_.get(), capacity, Slot{kEmpty, kEmpty, 0.0f});
   index->mask_ = capacity - 1;
 
+  // Inserts go through a small buffer whose home slots are prefetched, so
+  // the table's cache misses overlap instead of costing ~100 ns each in turn.
+  struct Pending {
+    uint32_t user, item;
+    float rate;
+    uint64_t user_id, item_id;
+  };
+  Pending pending[kRound];
+  size_t npending = 0;
+  auto flush = [&]() {
+    for (size_t k = 0; k < npending && first_error.ok(); ++k) {
+      const Pending& p = pending[k];
+      absl::Status s = index->Insert(p.user, p.item, p.rate);
+      if (!s.ok()) {
+        first_error = absl::DataLossError(
+            absl::StrCat("pair (", p.user_id, ", ", p.item_id, "): ", s.message()));
+      }
+    }
+    npending = 0;
+  };
   uint64_t last_user = 0;
   uint32_t last_uid = kEmpty;
   io = for_each_pair([&](uint64_t user, uint64_t item, float rate) {
@@ -118,11 +152,11 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
                                                      item, " which the nodes table does not have"));
       return;
     }
-    absl::Status s = index->Insert(last_uid, it->second, rate);
-    if (!s.ok()) {
-      first_error = absl::DataLossError(absl::StrCat("pair (", user, ", ", item, "): ", s.message()));
-    }
+    __builtin_prefetch(&index->slots_[index->SlotOf(last_uid, it->second)], /*rw=*/1);
+    pending[npending++] = Pending{last_uid, it->second, rate, user, item};
+    if (npending == kRound) flush();
   });
+  flush();
   if (!io.ok()) return io;
   if (!first_error.ok()) return first_error;
   if (index->pairs_ != expected_pairs) {

@@ -84,7 +84,13 @@ class MemoryIndex {
   absl::flat_hash_map<uint64_t, uint32_t> user_ids_, item_ids_;
   std::vector<NodeRecord> user_records_, item_records_;
   std::vector<float> user_sketch_, item_sketch_;  // row-major, sketch_dim_ per node
-  std::unique_ptr<Slot[]> slots_;
+  // Anonymous mmap, huge pages advised (madvise): random probes over hundreds
+  // of MB would otherwise miss the TLB on nearly every access.
+  struct SlotsUnmap {
+    size_t bytes;
+    void operator()(Slot* p) const;
+  };
+  std::unique_ptr<Slot[], SlotsUnmap> slots_{nullptr, SlotsUnmap{0}};
   size_t mask_ = 0;  // capacity - 1
   int shift_ = 64;   // 64 - log2(capacity)
   size_t pairs_ = 0;

@@ -63,9 +63,21 @@ struct ManifestSummary {
   std::string json;                // MANIFEST.json as written
 };
 
+// Where the time of Open() went (seconds).
+struct SnapshotLoadStats {
+  double verify_files_seconds = 0;    // manifest sizes + XXH3-64 of every file
+  double verify_rocksdb_seconds = 0;  // RocksDB VerifyChecksum (kRocksDb only, see Open)
+  double open_seconds = 0;            // RocksDB open read-only + meta
+  double index_seconds = 0;           // kMemory: scan + index build; kRocksDb: warm
+};
+
 class SnapshotReader {
  public:
-  // Opens <root>/<version>/ read-only. Errors: NOT_FOUND (no such version),
+  // Opens <root>/<version>/ read-only. With verify_checksums, every file's
+  // size and XXH3-64 are checked against the manifest, then RocksDB's own
+  // block checksums: by VerifyChecksum() for kRocksDb, and for kMemory by the
+  // index scan itself, which reads every pairs and nodes block with checksum
+  // verification on (a second full pass would only repeat it). Errors: NOT_FOUND (no such version),
   // DATA_LOSS (checksum mismatch, truncated manifest, missing file — the
   // message names the file), FAILED_PRECONDITION (unknown format version).
   static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
@@ -74,6 +86,7 @@ class SnapshotReader {
   virtual ~SnapshotReader() = default;
 
   virtual const ManifestSummary& manifest() const = 0;
+  virtual const SnapshotLoadStats& load_stats() const = 0;
   virtual const UnseenModel& model() const = 0;
 
   // Batched pair lookup. For each i: found[i] = whether (users[i], items[i]) is

@@ -44,6 +44,7 @@ ABSL_FLAG(double, seconds, 3.0, "Measuring time per point.");
 ABSL_FLAG(int, client_threads, 4, "Concurrent client threads for the throughput runs.");
 ABSL_FLAG(std::string, server_lookup, "memory",
           "The server's --lookup: memory (default) | rocksdb.");
+ABSL_FLAG(bool, raw, true, "Also measure raw in-process lookups (the baselines).");
 ABSL_FLAG(int, pool_pairs, 1 << 20, "Stored pairs sampled as the query pool.");
 ABSL_FLAG(std::string, swap_version, "",
           "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
@@ -201,6 +202,7 @@ int Main() {
       std::printf("%-28s %7s %14s %9s %9s\n", "path", "batch", "pairs/s", "p50 ms", "p99 ms");
     }
     for (int t : {1, 2}) {
+      if (!absl::GetFlag(FLAGS_raw)) break;
       for (size_t b : batches) {
         std::vector<std::unique_ptr<bool[]>> found;
         std::vector<std::vector<float>> rates;
@@ -340,7 +342,7 @@ int Main() {
   }
   const long steady = RssKb(pid, "VmRSS:");
   std::printf("\nserver RSS steady state: %.1f MiB\n", steady / 1024.0);
-  if (!swap_to.empty()) {
+  if (!swap_to.empty() && swap_to != "none") {
     std::atomic<bool> done{false};
     long peak = steady;
     std::thread sampler([&] {
@@ -385,7 +387,7 @@ int Main() {
           after / 1024.0);
     }
   } else {
-    std::printf("swap: skipped (only one version on disk; --swap_version)\n");
+    std::printf("swap: skipped (--swap_version=none, or only one version on disk)\n");
   }
   kill(pid, SIGTERM);
   int status = 0;

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, snapshot_root, "",
@@ -76,6 +77,10 @@ int Fail(const std::string& message, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Debian's Abseil is built with Mutex deadlock detection on, which keeps a
+  // global lock-order graph updated on every Lock() (gRPC's locks included).
+  // Lock ordering is checked in the tests; the server does not pay for it.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   graphsieve::ConfigureFlagUsage(
       "Serves MA-EC sampling rates over gRPC (graphsieve.v1.SamplingRateService).\n"
       "  graphsieve-server --snapshot-root DIR [--port 50051] [--admin-port 8080]\n"

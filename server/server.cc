@@ -93,6 +93,12 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   const int64_t max_bytes = int64_t{options_.max_batch_pairs} * 32 + (int64_t{1} << 20);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<int64_t>(max_bytes, INT32_MAX)));
   builder.RegisterService(service_.get());
+  // Only the reflection and health services are synchronous; one completion
+  // queue and one poller for them. Every extra poller thread joins epoll1's
+  // leader/follower hand-off and costs futex wake-ups on each call.
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(

@@ -168,6 +168,14 @@ TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
   std::stringstream text;
   text << in.rdbuf();
   EXPECT_THAT(text.str(), HasSubstr("--default-policy"));
+
+  const std::string cmd2 =
+      absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root /tmp --lookup=disk 2> ", out);
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd2.c_str())), 2);
+  std::ifstream in2(out);
+  std::stringstream text2;
+  text2 << in2.rdbuf();
+  EXPECT_THAT(text2.str(), HasSubstr("--lookup: lookup mode 'disk' is not one of: memory, rocksdb"));
 }
 #endif  // GRAPHSIEVE_SERVER_BINARY
 

@@ -87,6 +87,26 @@ TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
   }
   EXPECT_EQ(mismatches, 0);
 
+  // The RocksDB lookup path serves the very same rates.
+  {
+    ServerOptions ro = o;
+    ro.lookup = LookupMode::kRocksDb;
+    auto rocks = GraphsieveServer::Create(ro);
+    ASSERT_TRUE(rocks.ok()) << rocks.status();
+    ASSERT_TRUE((*rocks)->manager().PollOnce().ok());
+    ASSERT_EQ((*rocks)->manager().Current()->reader->memory_index(), nullptr);
+    auto rocks_stub = testing::Connect((*rocks)->port());
+    v1::GetSamplingRateResponse rocks_resp;
+    grpc::ClientContext rocks_ctx;
+    ASSERT_TRUE(rocks_stub->GetSamplingRate(&rocks_ctx, req, &rocks_resp).ok());
+    ASSERT_EQ(rocks_resp.rates_size(), resp.rates_size());
+    int differ = 0;
+    for (int k = 0; k < resp.rates_size(); ++k) {
+      differ += rocks_resp.rates(k) != resp.rates(k) || rocks_resp.sources(k) != resp.sources(k);
+    }
+    EXPECT_EQ(differ, 0);
+  }
+
   // Unseen pairs of known nodes are INFERRED with a rate in [floor, 1].
   std::map<std::pair<uint64_t, uint64_t>, bool> seen;
   for (int k = 0; k < req.user_ids_size(); ++k) seen[{req.user_ids(k), req.item_ids(k)}] = true;

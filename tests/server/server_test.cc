@@ -47,12 +47,17 @@ class ServerTest : public ::testing::Test {
   std::unique_ptr<v1::SamplingRateService::Stub> stub_;
 };
 
-TEST_F(ServerTest, ExactInferredAndDefaultRates) {
+// The same answers whether lookups come from the in-memory index or RocksDB.
+class ServerLookupTest : public ServerTest, public ::testing::WithParamInterface<LookupMode> {};
+
+TEST_P(ServerLookupTest, ExactInferredAndDefaultRates) {
   const std::string root = testing::MakeTempDir("rates");
   const SyntheticSnapshot snap = SyntheticSnapshot::Make(1);
   auto version = testing::PublishSnapshot(root, snap);
   ASSERT_TRUE(version.ok()) << version.status();
-  StartServer(root);
+  ServerOptions o;
+  o.lookup = GetParam();
+  StartServer(root, o);
   ASSERT_TRUE(server_->manager().PollOnce().ok());
 
   v1::GetSamplingRateRequest req;
@@ -117,6 +122,10 @@ TEST_F(ServerTest, ExactInferredAndDefaultRates) {
               HasSubstr(absl::StrCat("graphsieve_pairs_total{source=\"inferred\"} ", inferred)));
   EXPECT_THAT(metrics->second, HasSubstr("graphsieve_pairs_total{source=\"default\"} 3"));
 }
+
+INSTANTIATE_TEST_SUITE_P(Lookup, ServerLookupTest,
+                         ::testing::Values(LookupMode::kMemory, LookupMode::kRocksDb),
+                         [](const auto& info) { return std::string(LookupModeName(info.param)); });
 
 TEST_F(ServerTest, DefaultPolicyAlphaAndFixed) {
   const std::string root = testing::MakeTempDir("policy");

@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<SnapshotRates>> SnapshotRates::Open(const std::st
                                                                    const DefaultPolicy& policy) {
   absl::StatusOr<std::pair<std::string, std::string>> where = ResolveSnapshotPath(path, flag);
   if (!where.ok()) return where.status();
-  SnapshotReaderOptions options;
+  SnapshotReaderOptions options;  // lookup = kMemory, as the server
   options.warm = false;
   options.block_cache_bytes = size_t{64} << 20;
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
@@ -55,34 +55,14 @@ absl::StatusOr<std::unique_ptr<SnapshotRates>> SnapshotRates::Open(const std::st
       new SnapshotRates(*std::move(reader), where->second, policy));
 }
 
-namespace {
-
-using Ids = absl::Span<const uint64_t>;
-using StopFn = std::function<absl::Status()>;
-
-// BatchScorer::Score is gaining a node-cache argument (server/node_cache.h,
-// null = a per-batch cache). These two overloads call whichever signature the
-// server library has, so the client builds on both sides of that change.
-template <typename Scorer>
-auto CallScore(const Scorer& scorer, const SnapshotReader& reader, Ids users, Ids items,
-               absl::Span<float> rates, absl::Span<int> sources, SourceCounts* counts, int)
-    -> decltype(scorer.Score(reader, nullptr, users, items, StopFn(), rates, sources, counts)) {
-  return scorer.Score(reader, nullptr, users, items, StopFn(), rates, sources, counts);
-}
-template <typename Scorer>
-absl::Status CallScore(const Scorer& scorer, const SnapshotReader& reader, Ids users, Ids items,
-                       absl::Span<float> rates, absl::Span<int> sources, SourceCounts* counts,
-                       long) {
-  return scorer.Score(reader, users, items, StopFn(), rates, sources, counts);
-}
-
-}  // namespace
-
 absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
                                   absl::Span<const uint64_t> items, absl::Span<float> rates,
                                   absl::Span<int> sources) const {
   SourceCounts counts;
-  return CallScore(scorer_, *reader_, users, items, rates, sources, &counts, 0);
+  // The reader holds every node in its in-memory index (the default lookup
+  // mode), so no node cache is passed.
+  return scorer_.Score(*reader_, /*nodes=*/nullptr, users, items, /*should_stop=*/{}, rates,
+                       sources, &counts);
 }
 
 absl::Status SnapshotRates::AppendStoredPairs(

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -215,6 +216,36 @@ void FlipByte(const std::string& path, off_t offset) {
   ::close(fd);
 }
 
+void FlipBit(const std::string& path, off_t offset) {
+  int fd = ::open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0) << path;
+  unsigned char b;
+  ASSERT_EQ(::pread(fd, &b, 1, offset), 1);
+  b ^= 0x01;
+  ASSERT_EQ(::pwrite(fd, &b, 1, offset), 1);
+  ::close(fd);
+}
+
+// Rewrites `sst`'s XXH3 in the manifest to match its (corrupted) bytes, so
+// that only RocksDB's block checksums can notice the corruption.
+void PatchManifestDigest(const std::string& vdir, const std::string& sst) {
+  auto digest = snapshot::DigestFile(sst);
+  ASSERT_TRUE(digest.ok());
+  const std::string path = vdir + "/MANIFEST.json";
+  auto text = snapshot::ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  nlohmann::json m = nlohmann::json::parse(*text);
+  bool patched = false;
+  for (auto& f : m["files"]) {
+    if (absl::EndsWith(sst, f["path"].get<std::string>())) {
+      f["xxh3"] = snapshot::Hex64(digest->xxh3);
+      patched = true;
+    }
+  }
+  ASSERT_TRUE(patched);
+  ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
+}
+
 TEST_F(CorruptionTest, FlippedByteInPairsSstNamesTheFile) {
   const std::string sst = FindSst(vdir_, /*largest=*/true);
   FlipByte(sst, static_cast<off_t>(std::filesystem::file_size(sst) / 2));
@@ -229,21 +260,7 @@ TEST_F(CorruptionTest, RocksDbChecksumCatchesAFlipTheManifestDigestMissed) {
   // manifest, so only RocksDB's own block checksums can catch it.
   const std::string sst = FindSst(vdir_, /*largest=*/false);
   FlipByte(sst, 40);
-  auto digest = snapshot::DigestFile(sst);
-  ASSERT_TRUE(digest.ok());
-  const std::string path = vdir_ + "/MANIFEST.json";
-  auto text = snapshot::ReadFileToString(path);
-  ASSERT_TRUE(text.ok());
-  nlohmann::json m = nlohmann::json::parse(*text);
-  bool patched = false;
-  for (auto& f : m["files"]) {
-    if (absl::EndsWith(sst, f["path"].get<std::string>())) {
-      f["xxh3"] = snapshot::Hex64(digest->xxh3);
-      patched = true;
-    }
-  }
-  ASSERT_TRUE(patched);
-  ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
+  PatchManifestDigest(vdir_, sst);
   absl::Status s = OpenStatus();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "/db")) << s;
@@ -293,6 +310,49 @@ TEST_F(CorruptionTest, UnknownFormatVersion) {
   absl::Status s = OpenStatus();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "format_version 99")) << s;
+}
+
+// A corrupt block in the block-based pairs table whose file digest was
+// rewritten: both lookup modes refuse the version (kMemory through the
+// checksummed index scan, kRocksDb through VerifyChecksum).
+TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) {
+  for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {
+    TestDir dir;
+    Synthetic s = MakeSynthetic(200, 300, 50, /*seed=*/9);
+    const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased);
+    const std::string vdir = dir.path() + "/" + version;
+    const std::string sst = FindSst(vdir, /*largest=*/true);
+    // Flip the lowest mantissa bit of one stored rate: the table still parses
+    // and the rate is still in (0, 1]; only a checksum can tell.
+    auto bytes = snapshot::ReadFileToString(sst);
+    ASSERT_TRUE(bytes.ok());
+    char rate[4];
+    std::memcpy(rate, &s.result.rate[s.result.rate.size() / 2], 4);
+    const size_t at = bytes->find(std::string(rate, 4));
+    ASSERT_NE(at, std::string::npos);
+    FlipBit(sst, static_cast<off_t>(at));
+    PatchManifestDigest(vdir, sst);
+    SnapshotReaderOptions o;
+    o.lookup = mode;
+    absl::Status st = SnapshotReader::Open(dir.path(), version, o).status();
+    EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << LookupModeName(mode) << ": " << st;
+  }
+}
+
+// The in-memory index checks the table against the manifest's pair count.
+TEST(PairsBlockCorruptionTest, ManifestPairCountDisagreeingWithTheTableIsDataLoss) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(40, 60, 10, /*seed=*/10);
+  const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased);
+  const std::string path = dir.path() + "/" + version + "/MANIFEST.json";
+  auto text = snapshot::ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  nlohmann::json m = nlohmann::json::parse(*text);
+  m["counts"]["pairs"] = m["counts"]["pairs"].get<uint64_t>() + 1;
+  ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
+  absl::Status st = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions()).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "the manifest says")) << st;
 }
 
 TEST_F(CorruptionTest, UnknownVersionIsNotFound) {

@@ -58,7 +58,7 @@ ABSL_FLAG(bool, warm, true,
 ABSL_FLAG(std::string, lookup, "memory",
           "Where pair rates and node data are read from: 'memory' (an index built from the "
           "snapshot when a version loads, ~17 bytes of RAM per pair, the fast path) or "
-          "'rocksdb' (point reads per batch: little RAM, several times slower).");
+          "'rocksdb' (point reads per batch: RAM bounded by --block-cache-mb, 10-50x slower).");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain: serve gRPC over TLS (with --tls-key).");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key for --tls-cert.");

@@ -65,9 +65,14 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   refresh_failed_ = &refresh.Add({{"result", "failure"}});
   load_seconds_ = &BuildGauge()
                        .Name("graphsieve_snapshot_load_seconds")
-                       .Help("Open + validate + warm time of the last snapshot load")
+                       .Help("Open + validate + warm/index time of the last snapshot load")
                        .Register(*registry_)
                        .Add({});
+  index_bytes_ = &BuildGauge()
+                      .Name("graphsieve_snapshot_index_bytes")
+                      .Help("RAM of the serving version's in-memory index (0 with --lookup=rocksdb)")
+                      .Register(*registry_)
+                      .Add({});
 }
 
 void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code) {

@@ -9,7 +9,9 @@
 //   snapshot_age_seconds                  now - the serving version's created_at
 //   snapshot_serving                      1 when a validated snapshot is loaded
 //   refresh_total{result}                 refresh events, result = success|failure
-//   snapshot_load_seconds                 load (open + validate + warm) time of the last load
+//   snapshot_load_seconds                 load (open + validate + warm/index) time of the last load
+//   snapshot_index_bytes                  RAM of the serving version's in-memory index
+//                                         (0 with --lookup=rocksdb)
 //
 // Thread-safety: all methods are thread-safe.
 #ifndef GRAPHSIEVE_SERVER_METRICS_H_
@@ -42,6 +44,7 @@ class ServerMetrics {
   // After a refresh event: counts it and updates version info / load time.
   void ObserveRefresh(bool ok, double load_seconds, const std::string& serving_version);
   void SetSnapshotAge(double seconds) { age_->Set(seconds); }
+  void SetIndexBytes(double bytes) { index_bytes_->Set(bytes); }
 
   // Prometheus text exposition format.
   std::string Serialize() const;
@@ -65,6 +68,7 @@ class ServerMetrics {
   prometheus::Counter* refresh_ok_;
   prometheus::Counter* refresh_failed_;
   prometheus::Gauge* load_seconds_;
+  prometheus::Gauge* index_bytes_;
 
   mutable absl::Mutex mu_;
   prometheus::Gauge* info_ ABSL_GUARDED_BY(mu_) = nullptr;  // snapshot_info of the serving version

@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/snapshot/memory_index.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -154,6 +155,8 @@ void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
   if (serving != nullptr && serving->created_at != absl::InfinitePast()) {
     metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - serving->created_at));
   }
+  const MemoryIndex* index = serving ? serving->reader->memory_index() : nullptr;
+  metrics_->SetIndexBytes(index ? static_cast<double>(index->memory_bytes()) : 0.0);
   if (server_ != nullptr && !draining_.load()) {
     server_->GetHealthCheckService()->SetServingStatus(kServiceName, serving != nullptr);
   }

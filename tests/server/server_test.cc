@@ -4,6 +4,7 @@
 #include "server/server.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -121,6 +122,16 @@ TEST_P(ServerLookupTest, ExactInferredAndDefaultRates) {
   EXPECT_THAT(metrics->second,
               HasSubstr(absl::StrCat("graphsieve_pairs_total{source=\"inferred\"} ", inferred)));
   EXPECT_THAT(metrics->second, HasSubstr("graphsieve_pairs_total{source=\"default\"} 3"));
+  // The index's RAM is exported; zero without an index.
+  const std::string gauge = "\ngraphsieve_snapshot_index_bytes ";
+  const size_t at = metrics->second.find(gauge);
+  ASSERT_NE(at, std::string::npos) << metrics->second;
+  const double index_bytes = std::strtod(metrics->second.c_str() + at + gauge.size(), nullptr);
+  if (GetParam() == LookupMode::kMemory) {
+    EXPECT_GT(index_bytes, 1000.0);
+  } else {
+    EXPECT_EQ(index_bytes, 0.0);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Lookup, ServerLookupTest,

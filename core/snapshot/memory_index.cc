@@ -95,6 +95,13 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   if (!io.ok()) return io;
   if (!first_error.ok()) return first_error;
 
+  // 2^38 slots = 3 TiB: a count beyond that is a corrupt manifest, not a plan.
+  constexpr uint64_t kMaxPairs = (uint64_t{1} << 38) * 7 / 10;
+  if (expected_pairs > kMaxPairs) {
+    return absl::DataLossError(absl::StrCat("the manifest claims ", expected_pairs,
+                                            " pairs, more than an in-memory index can hold (",
+                                            kMaxPairs, ")"));
+  }
   size_t capacity = 16;
   while (static_cast<double>(capacity) * kMaxLoadFactor < static_cast<double>(expected_pairs)) {
     capacity <<= 1;

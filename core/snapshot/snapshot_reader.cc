@@ -171,6 +171,16 @@ class SnapshotReaderImpl final : public SnapshotReader {
 
   // LookupMode::kMemory: builds the index from the pairs and nodes tables.
   absl::Status BuildIndex() {
+    // The table is sized from the manifest's count before the scan: refuse a
+    // count the files cannot hold (a stored pair takes >= 4 bytes: its rate)
+    // rather than map memory for it.
+    uint64_t file_bytes = 0;
+    for (const snapshot::ManifestFileEntry& f : parsed_.files) file_bytes += f.size_bytes;
+    if (parsed_.summary.pairs > file_bytes / snapshot::kPairValueBytes) {
+      return absl::DataLossError(absl::StrCat(
+          "snapshot ", parsed_.summary.version, ": the manifest claims ", parsed_.summary.pairs,
+          " pairs, more than its ", file_bytes, " bytes of table files can hold"));
+    }
     absl::StatusOr<std::unique_ptr<const MemoryIndex>> index = MemoryIndex::Build(
         model_.sketch_dim, parsed_.summary.pairs,
         [this](const MemoryIndex::NodeSink& fn) { return ForEachNode(fn); },

@@ -159,6 +159,10 @@ TEST(MemoryIndexTest, InconsistentInputIsDataLoss) {
   auto dup_node = BuildFrom(in, in.pairs.size(), {}, /*duplicate_node=*/true);
   EXPECT_TRUE(absl::StrContains(dup_node.status().message(), "nodes table")) << dup_node.status();
 
+  auto absurd = BuildFrom(in, uint64_t{1} << 62);
+  EXPECT_EQ(absurd.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(absurd.status().message(), "claims")) << absurd.status();
+
   auto io_error = MemoryIndex::Build(
       3, 0, [](const MemoryIndex::NodeSink&) { return absl::DataLossError("disk says no"); },
       [](const MemoryIndex::PairSink&) { return absl::OkStatus(); });

@@ -353,6 +353,13 @@ TEST(PairsBlockCorruptionTest, ManifestPairCountDisagreeingWithTheTableIsDataLos
   absl::Status st = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions()).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
   EXPECT_TRUE(absl::StrContains(st.message(), "the manifest says")) << st;
+
+  // An absurd count is refused before any memory is mapped for it.
+  m["counts"]["pairs"] = uint64_t{1} << 40;
+  ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
+  st = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions()).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
+  EXPECT_TRUE(absl::StrContains(st.message(), "bytes of table files can hold")) << st;
 }
 
 TEST_F(CorruptionTest, UnknownVersionIsNotFound) {

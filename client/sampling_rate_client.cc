@@ -31,12 +31,13 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
 // Runs `attempt` (one RPC with a fresh context) until it succeeds, fails with a
 // code other than UNAVAILABLE, or max_attempts is reached.
 template <typename Attempt>
-grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attempt, int* retries) {
+grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attempts,
+                         Attempt attempt, int* retries) {
   BackoffPolicy backoff{options.initial_backoff_seconds, options.max_backoff_seconds,
                         options.backoff_multiplier, options.backoff_jitter};
   absl::BitGen gen;
   grpc::Status status;
-  for (int i = 0; i < options.max_attempts; ++i) {
+  for (int i = 0; i < max_attempts; ++i) {
     if (i > 0) {
       absl::SleepFor(absl::Seconds(BackoffSeconds(backoff, i - 1, absl::Uniform(gen, 0.0, 1.0))));
       ++*retries;
@@ -49,6 +50,27 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, Attempt attem
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
   }
   return status;
+}
+
+// One unary RPC `rpc` (a Stub method) with WithRetries; errors name the target and the RPC.
+template <typename Request, typename Response>
+absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options, int max_attempts,
+                                   v1::SamplingRateService::Stub* stub,
+                                   grpc::Status (v1::SamplingRateService::Stub::*rpc)(
+                                       grpc::ClientContext*, const Request&, Response*),
+                                   const Request& request, const char* rpc_name, int* retries) {
+  Response response;
+  const grpc::Status status = WithRetries(
+      options, max_attempts,
+      [&](grpc::ClientContext* ctx) {
+        response.Clear();
+        return (stub->*rpc)(ctx, request, &response);
+      },
+      retries);
+  if (!status.ok()) {
+    return FromGrpcStatus(status, absl::StrCat("server ", options.target, ": ", rpc_name));
+  }
+  return response;
 }
 
 }  // namespace
@@ -167,7 +189,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
     }
     v1::GetSamplingRateResponse response;
     const grpc::Status status = WithRetries(
-        options_,
+        options_, options_.max_attempts,
         [&](grpc::ClientContext* ctx) {
           response.Clear();
           return stub_->GetSamplingRate(ctx, request, &response);
@@ -207,18 +229,24 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
 }
 
 absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus() const {
-  v1::GetStatusResponse response;
   int retries = 0;
-  const grpc::Status status = WithRetries(
-      options_,
-      [&](grpc::ClientContext* ctx) {
-        response.Clear();
-        return stub_->GetStatus(ctx, v1::GetStatusRequest(), &response);
-      },
-      &retries);
+  auto response = UnaryCall(options_, options_.max_attempts, stub_.get(),
+                            &v1::SamplingRateService::Stub::GetStatus, v1::GetStatusRequest(),
+                            "GetStatus", &retries);
   total_retries_.fetch_add(retries, std::memory_order_relaxed);
-  if (!status.ok())
-    return FromGrpcStatus(status, absl::StrCat("server ", options_.target, ": GetStatus"));
+  return response;
+}
+
+absl::StatusOr<v1::PinVersionResponse> SamplingRateClient::PinVersion(const std::string& version,
+                                                                      bool reject_active) const {
+  v1::PinVersionRequest request;
+  request.set_version(version);
+  request.set_reject_active(reject_active);
+  int retries = 0;
+  auto response =
+      UnaryCall(options_, reject_active ? 1 : options_.max_attempts, stub_.get(),
+                &v1::SamplingRateService::Stub::PinVersion, request, "PinVersion", &retries);
+  total_retries_.fetch_add(retries, std::memory_order_relaxed);
   return response;
 }
 

@@ -102,6 +102,17 @@ class SamplingRateClient {
   // Retried on UNAVAILABLE like the rate calls.
   absl::StatusOr<v1::GetStatusResponse> GetStatus() const;
 
+  // Operator action (PinVersionRequest): serve `version` and stop following
+  // CURRENT, or with an empty version unpin and follow CURRENT again. With
+  // reject_active the version active before the call is marked rolled back.
+  // Returns the server's active and pinned versions after the call; errors
+  // carry the server's code (NOT_FOUND / DATA_LOSS: the version did not load,
+  // the old one keeps serving; FAILED_PRECONDITION). UNAVAILABLE is retried
+  // like the other calls only without reject_active: a repeated plain pin or
+  // unpin changes nothing, a repeated rollback could reject more.
+  absl::StatusOr<v1::PinVersionResponse> PinVersion(const std::string& version,
+                                                    bool reject_active) const;
+
   const SamplingRateClientOptions& options() const { return options_; }
   // UNAVAILABLE retries over the client's lifetime (all threads).
   uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }

@@ -1,6 +1,7 @@
 // The `graphsieve` subcommands and what they share (client and log options
 // built from flags, error printing). Each Run*() returns the process exit
-// status: 0 success, 1 canary beyond its thresholds, 2 error.
+// status: 0 success, 1 canary beyond its thresholds or a failed PinVersion
+// call, 2 error.
 //
 // Not thread-safe: called once from main().
 #ifndef GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_
@@ -20,11 +21,14 @@ namespace graphsieve {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBeyondThresholds = 1;
 inline constexpr int kExitError = 2;
+// `graphsieve pin`: the server refused or failed the PinVersion call.
+inline constexpr int kExitRpcFailed = 1;
 
 int RunRates();
 int RunStatus();
 int RunFilter();
 int RunCanary();
+int RunPin();
 
 // A client for `target` with the connection flags (--deadline_seconds, ...).
 absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::string& target,
@@ -34,8 +38,8 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::s
 // --delimiter, --id_mode. Explicit flags override the preset's columns.
 absl::StatusOr<LogReaderOptions> LogOptionsFromFlags();
 
-// Prints "graphsieve <command>: <status message>" to stderr, returns kExitError.
-int Fail(const char* command, const absl::Status& status);
+// Prints "graphsieve <command>: <status message> [CODE]" to stderr, returns exit_code.
+int Fail(const char* command, const absl::Status& status, int exit_code = kExitError);
 
 // Opens --output ("-" = stdout). The returned stream stays valid while *holder lives.
 absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,

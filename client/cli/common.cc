@@ -74,10 +74,10 @@ absl::StatusOr<LogReaderOptions> LogOptionsFromFlags() {
   return options;
 }
 
-int Fail(const char* command, const absl::Status& status) {
+int Fail(const char* command, const absl::Status& status, int exit_code) {
   std::cerr << "graphsieve " << command << ": " << status.message() << " ["
             << absl::StatusCodeToString(status.code()) << "]\n";
-  return kExitError;
+  return exit_code;
 }
 
 absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,

@@ -22,6 +22,14 @@ ABSL_FLAG(std::string, tls_root_cert, "",
           "PEM file of the root certificate(s) to trust; empty = plaintext.");
 ABSL_FLAG(std::string, tls_server_name, "",
           "Name expected in the server's certificate when it differs from HOST.");
+// Pin. Abseil's usage library owns FLAGS_version (a bool), so `pin --version V`
+// is stored in FLAGS_pin_version (AbslFlagName below).
+ABSL_FLAG(std::string, pin_version, "",
+          "pin: the kept snapshot version to serve (the refresher stops following CURRENT).");
+ABSL_FLAG(bool, unpin, false, "pin: unpin instead; the server follows CURRENT again.");
+ABSL_FLAG(bool, reject_active, false,
+          "pin: also mark the version active before the call as rolled back, so the refresher "
+          "never re-adopts it (until the server restarts). With --unpin: switch to CURRENT now.");
 // Input / output.
 ABSL_FLAG(std::string, input, "-",
           "rates: pairs CSV/TSV with a header naming --user_column and --item_column ('-' = "
@@ -89,6 +97,11 @@ std::string Dashed(std::string_view name) {
   return absl::StrReplaceAll(absl::string_view(name.data(), name.size()), {{"_", "-"}});
 }
 
+// The Abseil flag behind a CLI flag name (the same but for pin's --version).
+std::string AbslFlagName(const std::string& name) {
+  return name == "version" ? "pin_version" : name;
+}
+
 bool Accepts(const Subcommand& command, const std::string& name) {
   return std::any_of(command.flags.begin(), command.flags.end(),
                      [&](const char* f) { return name == f; });
@@ -134,7 +147,7 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
           absl::StrCat("unknown flag --", Dashed(name), " for 'graphsieve ", command.name,
                        "' (see graphsieve ", command.name, " --help)"));
     }
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(AbslFlagName(name));
     if (flag == nullptr)
       return absl::InternalError(absl::StrCat("flag --", name, " is not defined"));
     const bool is_bool = flag->IsOfType<bool>();
@@ -165,16 +178,23 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
 std::string SubcommandHelp(const Subcommand& command) {
   std::string out = absl::StrCat(command.usage, "\n\nFlags:\n");
   for (const char* name : command.flags) {
-    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(AbslFlagName(name));
     if (flag == nullptr) continue;
     std::string def = flag->DefaultValue();
     absl::StrAppend(&out, "  --", Dashed(name),
                     def.empty() ? "" : absl::StrCat("  (default: ", def, ")"), "\n      ",
                     flag->Help(), "\n");
   }
-  absl::StrAppend(&out, "\nExit status: 0 success",
-                  std::string_view(command.name) == "canary" ? ", 1 beyond a threshold" : "",
-                  ", 2 error (bad flag or input, server unreachable).\n");
+  const std::string_view name = command.name;
+  if (name == "pin") {
+    absl::StrAppend(&out,
+                    "\nExit status: 0 done, 1 the PinVersion call failed (its gRPC code and "
+                    "message are printed), 2 bad flags.\n");
+  } else {
+    absl::StrAppend(&out, "\nExit status: 0 success",
+                    name == "canary" ? ", 1 beyond a threshold" : "",
+                    ", 2 error (bad flag or input, server unreachable).\n");
+  }
   return out;
 }
 

@@ -4,7 +4,8 @@
 // subcommand accepts only the flags it lists: `graphsieve rates --sample 5`
 // is an error naming the flag, not silently ignored. Flags are written with
 // dashes or underscores (--sample-from == --sample_from); booleans also take
-// --name=true|false and --no-name / --noname.
+// --name=true|false and --no-name / --noname. One name differs: `pin --version`
+// is FLAGS_pin_version, as Abseil's usage library owns FLAGS_version.
 //
 // Not thread-safe: parse once in main().
 #ifndef GRAPHSIEVE_CLIENT_CLI_FLAGS_H_
@@ -23,6 +24,9 @@ ABSL_DECLARE_FLAG(int64_t, max_batch_pairs);
 ABSL_DECLARE_FLAG(int32_t, max_attempts);
 ABSL_DECLARE_FLAG(std::string, tls_root_cert);
 ABSL_DECLARE_FLAG(std::string, tls_server_name);
+ABSL_DECLARE_FLAG(std::string, pin_version);  // the CLI spells it --version
+ABSL_DECLARE_FLAG(bool, unpin);
+ABSL_DECLARE_FLAG(bool, reject_active);
 ABSL_DECLARE_FLAG(std::string, input);
 ABSL_DECLARE_FLAG(std::string, output);
 ABSL_DECLARE_FLAG(bool, json);

@@ -7,8 +7,9 @@
 //   graphsieve filter --server H:P --input LOG [--output FILE]
 //   graphsieve canary --baseline H:P --candidate H:P (--pairs FILE | --sample-from LOG)
 //   graphsieve canary --baseline-snapshot DIR --candidate-snapshot DIR
+//   graphsieve pin    --server H:P (--version V [--reject-active] | --unpin [--reject-active])
 //
-// Exit status: 0 success, 1 canary beyond a threshold, 2 error.
+// Exit status: 0 success, 1 canary beyond a threshold or PinVersion failed, 2 error.
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -71,6 +72,18 @@ const std::vector<Subcommand>& Commands() {
         "sample_from", "sample", "seed", GS_LOG_COLUMNS, "default_policy", "delta_threshold",
         "max_mean_delta", "max_p99_delta", "max_ks", "max_fraction_over", "json"},
        &RunCanary},
+      {"pin",
+       "pin a kept snapshot version on a server (operator rollback), or unpin",
+       "graphsieve pin --server HOST:PORT --version VERSION [--reject-active]\n"
+       "graphsieve pin --server HOST:PORT --unpin [--reject-active]\n\n"
+       "Calls PinVersion. --version: the server loads VERSION (one it keeps on disk, see\n"
+       "`graphsieve status`), serves it and stops following CURRENT; if it does not load, the\n"
+       "old version keeps serving. --unpin: follow CURRENT again (from the next poll).\n"
+       "--reject-active also marks the version active before the call as rolled back, so the\n"
+       "refresher never re-adopts it; with --unpin the server switches to CURRENT at once.\n"
+       "Prints the active and the pinned version after the call.",
+       {"server", GS_CONNECTION, "version", "unpin", "reject_active"},
+       &RunPin},
   };
   return *commands;
 }
@@ -81,7 +94,7 @@ void PrintOverview(std::ostream& out) {
   for (const Subcommand& c : Commands())
     out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
   out << "  help    this text, or `graphsieve help <command>`\n\n"
-         "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
+         "Exit status: 0 success, 1 canary beyond a threshold or PinVersion failed, 2 error.\n";
 }
 
 const Subcommand* Find(const std::string& name) {

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -33,7 +35,8 @@ constexpr double kAlphaA = 0.2;
 constexpr double kAlphaB = 0.1;
 
 // Built once for the whole binary: one log, three snapshot roots (A and A2
-// built identically with alpha 0.2, B with alpha 0.1), three servers.
+// built identically with alpha 0.2, B with alpha 0.1), three servers. (PinCli
+// builds a fourth root with two versions and runs its own server.)
 struct World {
   std::string dir, log, root_a, root_a2, root_b;
   ImpressionLog impressions;
@@ -425,6 +428,77 @@ TEST(CanaryCli, BadInvocationsExitTwo) {
                  60);
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--pairs"), std::string::npos) << r.err;
+}
+
+// `graphsieve pin` against its own server (pins do not disturb the other
+// tests) on a root with two versions: alpha 0.2, then 0.1 (CURRENT).
+TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {
+  const std::string root = world->dir + "/root-pin";
+  for (double alpha : {kAlphaA, kAlphaB}) {
+    const absl::Status s = testing::BuildSnapshot(world->log, root, alpha);
+    ASSERT_TRUE(s.ok()) << s;
+  }
+  ServerProcess server;
+  ASSERT_TRUE(server.Start(root, 0).ok());
+  const auto client = Client(server.target());
+  const auto before = client->GetStatus();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(before->versions_on_disk_size(), 2) << before->DebugString();
+  const std::string newer = before->current_on_disk();
+  ASSERT_EQ(before->active().version(), newer);
+  const std::string older = before->versions_on_disk(0) == newer ? before->versions_on_disk(1)
+                                                                 : before->versions_on_disk(0);
+  ASSERT_NE(older, newer);
+  auto pin = [&](std::vector<std::string> flags) {
+    flags.insert(flags.begin(), {CliBinary(), "pin", "--server", server.target()});
+    return RunProgram(flags, 60);
+  };
+
+  RunResult r = pin({"--version", older});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, absl::StrCat("active version         ", older, "\npinned version         ",
+                                older, "\n"));
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->active().version(), older);
+  EXPECT_EQ(status->pinned_version(), older);
+  EXPECT_NEAR(status->active().alpha(), kAlphaA, 1e-12);
+
+  r = pin({"--unpin"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("pinned version         no (following CURRENT)"), std::string::npos)
+      << r.out;
+  status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->pinned_version(), "");
+  // --reject-active with --unpin: roll back from the older version to CURRENT now.
+  r = pin({"--unpin", "--reject-active"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->active().version(), newer);
+  EXPECT_EQ(std::vector<std::string>(status->rejected_versions().begin(),
+                                     status->rejected_versions().end()),
+            std::vector<std::string>{older});
+
+  // The server refuses a version it does not have: exit 1, its code and message.
+  const std::string missing = "20000101T000000Z-00000000";
+  r = pin({"--version", missing});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("[NOT_FOUND]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  // Neither or both of --version / --unpin: exit 2 naming both flags, no RPC.
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{}, std::vector<std::string>{"--version", older, "--unpin"}}) {
+    r = pin(flags);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--version"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--unpin"), std::string::npos) << r.err;
+  }
+  status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(status->active().version(), newer);
+  EXPECT_EQ(status->pinned_version(), "");
 }
 
 // Runs last (gtest keeps file order): restarts server A on the same port.

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 
 extern char** environ;
@@ -175,6 +176,30 @@ absl::Status BuildSnapshot(const std::string& log, const std::string& root, doub
   if (r.exit_code != 0) {
     return absl::InternalError(absl::StrCat("graphsieve-build failed (", r.exit_code,
                                             "): ", absl::StrJoin(argv, " "), "\n", r.err, r.out));
+  }
+  return absl::OkStatus();
+}
+
+std::string OpensslBinary() {
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path != nullptr ? path : "/usr/bin", ':')) {
+    const std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/openssl");
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return "";
+}
+
+absl::Status MakeSelfSignedCert(const std::string& dir, const std::string& name) {
+  const std::string base = absl::StrCat(dir, "/", name);
+  std::vector<std::string> argv = absl::StrSplit(
+      "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 "
+      "-subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1",
+      ' ');
+  argv.insert(argv.begin(), OpensslBinary());
+  argv.insert(argv.end(), {"-keyout", base + ".key", "-out", base + ".pem"});
+  const RunResult r = RunProgram(argv, 60);
+  if (r.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("openssl req failed (", r.exit_code, "): ", r.err));
   }
   return absl::OkStatus();
 }

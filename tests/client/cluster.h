@@ -68,6 +68,14 @@ absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, i
 absl::Status BuildSnapshot(const std::string& log, const std::string& root, double alpha,
                            const std::vector<std::string>& extra_flags = {});
 
+// The openssl command-line tool on PATH, or "" when it is absent.
+std::string OpensslBinary();
+
+// A self-signed EC certificate for localhost and 127.0.0.1 (valid 2 days), made
+// with `openssl req -x509`: writes <dir>/<name>.pem and <dir>/<name>.key.
+// REQUIRES: !OpensslBinary().empty().
+absl::Status MakeSelfSignedCert(const std::string& dir, const std::string& name);
+
 }  // namespace graphsieve::testing
 
 #endif  // GRAPHSIEVE_TESTS_CLIENT_CLUSTER_H_

@@ -21,8 +21,6 @@ namespace graphsieve {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBeyondThresholds = 1;
 inline constexpr int kExitError = 2;
-// `graphsieve pin`: the server refused or failed the PinVersion call.
-inline constexpr int kExitRpcFailed = 1;
 
 int RunRates();
 int RunStatus();

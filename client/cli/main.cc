@@ -9,7 +9,7 @@
 //   graphsieve canary --baseline-snapshot DIR --candidate-snapshot DIR
 //   graphsieve pin    --server H:P (--version V [--reject-active] | --unpin [--reject-active])
 //
-// Exit status: 0 success, 1 canary beyond a threshold or PinVersion failed, 2 error.
+// Exit status: 0 success, 1 canary beyond a threshold, 2 error.
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -94,7 +94,7 @@ void PrintOverview(std::ostream& out) {
   for (const Subcommand& c : Commands())
     out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
   out << "  help    this text, or `graphsieve help <command>`\n\n"
-         "Exit status: 0 success, 1 canary beyond a threshold or PinVersion failed, 2 error.\n";
+         "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
 }
 
 const Subcommand* Find(const std::string& name) {

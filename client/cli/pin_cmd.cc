@@ -22,7 +22,7 @@ int RunPin() {
   if (!client.ok()) return Fail("pin", client.status());
   absl::StatusOr<v1::PinVersionResponse> response =
       (*client)->PinVersion(version, absl::GetFlag(FLAGS_reject_active));
-  if (!response.ok()) return Fail("pin", response.status(), kExitRpcFailed);
+  if (!response.ok()) return Fail("pin", response.status());
   const std::string& pinned = response->pinned_version();
   std::cout << absl::StrFormat(
       "%-22s %s\n%-22s %s\n", "active version",

@@ -441,8 +441,15 @@ TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {
   ServerProcess server;
   ASSERT_TRUE(server.Start(root, 0).ok());
   const auto client = Client(server.target());
-  const auto before = client->GetStatus();
+  // The server prints its port before its first version has loaded (the
+  // in-memory index is built off the request path): wait until it serves.
+  auto before = client->GetStatus();
+  for (int k = 0; k < 600 && before.ok() && !before->serving(); ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    before = client->GetStatus();
+  }
   ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(before->serving()) << before->DebugString();
   ASSERT_EQ(before->versions_on_disk_size(), 2) << before->DebugString();
   const std::string newer = before->current_on_disk();
   ASSERT_EQ(before->active().version(), newer);
@@ -481,10 +488,11 @@ TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {
                                      status->rejected_versions().end()),
             std::vector<std::string>{older});
 
-  // The server refuses a version it does not have: exit 1, its code and message.
+  // The server refuses a version it does not have: exit 2 (an error, as in
+  // every command), with its code and message.
   const std::string missing = "20000101T000000Z-00000000";
   r = pin({"--version", missing});
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("[NOT_FOUND]"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
   // Neither or both of --version / --unpin: exit 2 naming both flags, no RPC.

@@ -206,22 +206,13 @@ class CorruptionTest : public ::testing::Test {
   std::string version_, vdir_;
 };
 
-void FlipByte(const std::string& path, off_t offset) {
+// XORs the byte at `offset` with `mask` (default: several bits).
+void FlipByte(const std::string& path, off_t offset, unsigned char mask = 0x5a) {
   int fd = ::open(path.c_str(), O_RDWR);
   ASSERT_GE(fd, 0) << path;
   unsigned char b;
   ASSERT_EQ(::pread(fd, &b, 1, offset), 1);
-  b ^= 0x5a;
-  ASSERT_EQ(::pwrite(fd, &b, 1, offset), 1);
-  ::close(fd);
-}
-
-void FlipBit(const std::string& path, off_t offset) {
-  int fd = ::open(path.c_str(), O_RDWR);
-  ASSERT_GE(fd, 0) << path;
-  unsigned char b;
-  ASSERT_EQ(::pread(fd, &b, 1, offset), 1);
-  b ^= 0x01;
+  b ^= mask;
   ASSERT_EQ(::pwrite(fd, &b, 1, offset), 1);
   ::close(fd);
 }
@@ -330,7 +321,7 @@ TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) 
     std::memcpy(rate, &s.result.rate[s.result.rate.size() / 2], 4);
     const size_t at = bytes->find(std::string(rate, 4));
     ASSERT_NE(at, std::string::npos);
-    FlipBit(sst, static_cast<off_t>(at));
+    FlipByte(sst, static_cast<off_t>(at), /*mask=*/0x01);
     PatchManifestDigest(vdir, sst);
     SnapshotReaderOptions o;
     o.lookup = mode;

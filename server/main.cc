@@ -57,7 +57,7 @@ ABSL_FLAG(bool, warm, true,
           "With --lookup=rocksdb: read every table of a new version once before it serves.");
 ABSL_FLAG(std::string, lookup, "memory",
           "Where pair rates and node data are read from: 'memory' (an index built from the "
-          "snapshot when a version loads, ~17 bytes of RAM per pair, the fast path) or "
+          "snapshot when a version loads, ~10 bytes of RAM per pair, the fast path) or "
           "'rocksdb' (point reads per batch: RAM bounded by --block-cache-mb, 10-50x slower).");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain: serve gRPC over TLS (with --tls-key).");

@@ -65,7 +65,7 @@ struct ServerOptions {
   // kMemory reads every table anyway to build its index).
   bool warm = true;
   // Where pair and node lookups are answered from (core/snapshot/snapshot_reader.h):
-  // kMemory builds an index of ~17 bytes per pair when a version loads.
+  // kMemory builds an index of ~10 bytes per pair when a version loads.
   LookupMode lookup = LookupMode::kMemory;
   // Optional TLS: PEM files. Both cert and key, or neither.
   std::string tls_cert_path;

@@ -10,8 +10,8 @@
 namespace graphsieve {
 namespace {
 
-// MurmurHash3's 64-bit finaliser: dense (user, item) indices are far from
-// random, so they are mixed before masking.
+// MurmurHash3's 64-bit finaliser: dense item indices are far from random, so
+// they are mixed before choosing a slot.
 inline uint64_t Mix(uint64_t k) {
   k ^= k >> 33;
   k *= 0xff51afd7ed558ccdull;
@@ -25,7 +25,9 @@ inline uint64_t Mix(uint64_t k) {
 // latency, few enough that the prefetched lines are still in L1/L2.
 constexpr size_t kRound = 32;
 
-constexpr double kMaxLoadFactor = 0.7;
+// A user's region for n pairs: n + n/4 + 1 slots (load factor <= 0.8, and
+// always one free slot, so a probe for an absent item ends).
+inline uint64_t RegionSize(uint64_t n) { return n + n / 4 + 1; }
 
 }  // namespace
 
@@ -33,29 +35,35 @@ void MemoryIndex::SlotsUnmap::operator()(Slot* p) const {
   if (p != nullptr) ::munmap(p, bytes);
 }
 
-size_t MemoryIndex::SlotOf(uint32_t user, uint32_t item) const {
-  return static_cast<size_t>(Mix((static_cast<uint64_t>(user) << 32) | item)) & mask_;
+size_t MemoryIndex::Home(uint64_t start, uint32_t cap, uint32_t item) {
+  // Lemire's multiply-shift maps the hash's high 32 bits onto [0, cap).
+  return static_cast<size_t>(start + (((Mix(item) >> 32) * cap) >> 32));
 }
 
-absl::Status MemoryIndex::Insert(uint32_t user, uint32_t item, float rate) {
-  // The table was sized for expected_pairs at load factor <= 0.7; more pairs
-  // than that means the manifest and the table disagree (checked by the caller
-  // at the end, but never probe a full table).
-  if (pairs_ + 1 > mask_) {
-    return absl::DataLossError(
-        absl::StrCat("more pairs than the manifest's count (table of ", mask_ + 1, " slots full)"));
+absl::Status MemoryIndex::AddUser(uint32_t user,
+                                  absl::Span<const std::pair<uint32_t, float>> items) {
+  const uint64_t size = RegionSize(items.size());
+  if (slots_used_ + size > slot_capacity_ || size > kEmpty) {
+    return absl::DataLossError("more pairs than the manifest's count");
   }
-  for (size_t s = SlotOf(user, item);; s = (s + 1) & mask_) {
-    Slot& slot = slots_[s];
-    if (slot.user == kEmpty) {
-      slot = Slot{user, item, rate};
-      ++pairs_;
-      return absl::OkStatus();
-    }
-    if (slot.user == user && slot.item == item) {
-      return absl::DataLossError("a pair is stored twice");
+  const uint64_t start = slots_used_;
+  const uint32_t cap = static_cast<uint32_t>(size);
+  Slot* region = slots_.get() + start;
+  std::fill_n(region, cap, Slot{kEmpty, 0.0f});
+  for (const auto& [item, rate] : items) {
+    for (size_t s = Home(0, cap, item);; s = s + 1 == cap ? 0 : s + 1) {
+      if (region[s].item == kEmpty) {
+        region[s] = Slot{item, rate};
+        break;
+      }
+      if (region[s].item == item) return absl::DataLossError("a pair is stored twice");
     }
   }
+  region_start_[user] = start;
+  region_size_[user] = cap;
+  slots_used_ += size;
+  pairs_ += items.size();
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
@@ -95,19 +103,22 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   if (!io.ok()) return io;
   if (!first_error.ok()) return first_error;
 
-  // 2^38 slots = 3 TiB: a count beyond that is a corrupt manifest, not a plan.
-  constexpr uint64_t kMaxPairs = (uint64_t{1} << 38) * 7 / 10;
+  // 2^38 slots = 2 TiB: a count beyond that is a corrupt manifest, not a plan.
+  constexpr uint64_t kMaxPairs = (uint64_t{1} << 38) * 3 / 4;
   if (expected_pairs > kMaxPairs) {
     return absl::DataLossError(absl::StrCat("the manifest claims ", expected_pairs,
                                             " pairs, more than an in-memory index can hold (",
                                             kMaxPairs, ")"));
   }
-  size_t capacity = 16;
-  while (static_cast<double>(capacity) * kMaxLoadFactor < static_cast<double>(expected_pairs)) {
-    capacity <<= 1;
-  }
+  const size_t users = index->user_records_.size();
+  index->region_start_.assign(users, 0);
+  index->region_size_.assign(users, 0);
+  // Room for the largest layout the count allows (every region rounds up by
+  // one slot); only the pages that regions use become resident.
+  index->slot_capacity_ = RegionSize(expected_pairs) + users;
   constexpr size_t kHugePage = size_t{2} << 20;
-  const size_t bytes = (capacity * sizeof(Slot) + kHugePage - 1) / kHugePage * kHugePage;
+  const size_t bytes =
+      (index->slot_capacity_ * sizeof(Slot) + kHugePage - 1) / kHugePage * kHugePage;
   void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     return absl::ResourceExhaustedError(
@@ -115,34 +126,22 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   }
   ::madvise(mem, bytes, MADV_HUGEPAGE);  // a hint: fine if the kernel declines
   index->slots_ = std::unique_ptr<Slot[], SlotsUnmap>(static_cast<Slot*>(mem), SlotsUnmap{bytes});
-  std::fill_n(index->slots_.get(), capacity, Slot{kEmpty, kEmpty, 0.0f});
-  index->mask_ = capacity - 1;
 
-  // Inserts go through a small buffer whose home slots are prefetched, so
-  // the table's cache misses overlap instead of costing ~100 ns each in turn.
-  struct Pending {
-    uint32_t user, item;
-    float rate;
-    uint64_t user_id, item_id;
+  // One user's pairs are collected, then laid out as its region.
+  std::vector<std::pair<uint32_t, float>> current;
+  std::vector<bool> done(users, false);
+  uint64_t current_user = 0;
+  uint32_t current_uid = kEmpty;
+  auto close_user = [&]() {
+    if (current_uid == kEmpty || !first_error.ok()) return;
+    absl::Status s = index->AddUser(current_uid, current);
+    if (!s.ok()) first_error = absl::DataLossError(absl::StrCat("user ", current_user, ": ", s.message()));
+    done[current_uid] = true;
+    current.clear();
   };
-  Pending pending[kRound];
-  size_t npending = 0;
-  auto flush = [&]() {
-    for (size_t k = 0; k < npending && first_error.ok(); ++k) {
-      const Pending& p = pending[k];
-      absl::Status s = index->Insert(p.user, p.item, p.rate);
-      if (!s.ok()) {
-        first_error = absl::DataLossError(
-            absl::StrCat("pair (", p.user_id, ", ", p.item_id, "): ", s.message()));
-      }
-    }
-    npending = 0;
-  };
-  uint64_t last_user = 0;
-  uint32_t last_uid = kEmpty;
   io = for_each_pair([&](uint64_t user, uint64_t item, float rate) {
     if (!first_error.ok()) return;
-    if (last_uid == kEmpty || user != last_user) {
+    if (current_uid == kEmpty || user != current_user) {
       auto it = index->user_ids_.find(user);
       if (it == index->user_ids_.end()) {
         first_error = absl::DataLossError(
@@ -150,8 +149,16 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
                          " which the nodes table does not have"));
         return;
       }
-      last_user = user;
-      last_uid = it->second;
+      close_user();
+      if (!first_error.ok()) return;
+      if (done[it->second]) {
+        first_error = absl::DataLossError(
+            absl::StrCat("the pairs of user ", user,
+                         " are not contiguous (the pairs table must be in key order)"));
+        return;
+      }
+      current_user = user;
+      current_uid = it->second;
     }
     auto it = index->item_ids_.find(item);
     if (it == index->item_ids_.end()) {
@@ -159,11 +166,9 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
                                                      item, " which the nodes table does not have"));
       return;
     }
-    __builtin_prefetch(&index->slots_[index->SlotOf(last_uid, it->second)], /*rw=*/1);
-    pending[npending++] = Pending{last_uid, it->second, rate, user, item};
-    if (npending == kRound) flush();
+    current.emplace_back(it->second, rate);
   });
-  flush();
+  close_user();
   if (!io.ok()) return io;
   if (!first_error.ok()) return first_error;
   if (index->pairs_ != expected_pairs) {
@@ -176,14 +181,17 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
 void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                               absl::Span<bool> found, absl::Span<float> rates) const {
   const size_t n = users.size();
-  uint32_t uid[kRound], iid[kRound];
-  size_t slot[kRound];
+  uint32_t iid[kRound];
+  uint32_t cap[kRound];
+  uint64_t start[kRound];
+  size_t home[kRound];
   uint64_t last_user = 0;
   uint32_t last_uid = kEmpty;
   bool have_last = false;
   for (size_t begin = 0; begin < n; begin += kRound) {
     const size_t m = std::min(kRound, n - begin);
-    // Pass 1: dense ids (small, cache-resident maps) and the home slot, prefetched.
+    // Pass 1: dense ids (small, cache-resident maps), the user's region and
+    // the home slot, prefetched. cap 0 = nothing to probe.
     for (size_t k = 0; k < m; ++k) {
       const uint64_t user = users[begin + k];
       if (!have_last || user != last_user) {
@@ -192,26 +200,24 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
         last_user = user;
         have_last = true;
       }
-      uid[k] = last_uid;
       auto it = item_ids_.find(items[begin + k]);
       iid[k] = it == item_ids_.end() ? kEmpty : it->second;
-      if (uid[k] != kEmpty && iid[k] != kEmpty) {
-        slot[k] = SlotOf(uid[k], iid[k]);
-        __builtin_prefetch(&slots_[slot[k]]);
-      } else {
-        slot[k] = 0;
-      }
+      cap[k] = last_uid == kEmpty || iid[k] == kEmpty ? 0 : region_size_[last_uid];
+      start[k] = cap[k] == 0 ? 0 : region_start_[last_uid];
+      home[k] = cap[k] == 0 ? 0 : Home(start[k], cap[k], iid[k]);
+      if (cap[k] != 0) __builtin_prefetch(&slots_[home[k]]);
     }
-    // Pass 2: probe.
+    // Pass 2: probe inside the region (it always has a free slot).
     for (size_t k = 0; k < m; ++k) {
       const size_t i = begin + k;
       found[i] = false;
       rates[i] = 0.0f;
-      if (uid[k] == kEmpty || iid[k] == kEmpty) continue;
-      for (size_t s = slot[k];; s = (s + 1) & mask_) {
+      if (cap[k] == 0) continue;
+      const size_t end = start[k] + cap[k];
+      for (size_t s = home[k];; s = s + 1 == end ? start[k] : s + 1) {
         const Slot& e = slots_[s];
-        if (e.user == kEmpty) break;
-        if (e.user == uid[k] && e.item == iid[k]) {
+        if (e.item == kEmpty) break;
+        if (e.item == iid[k]) {
           found[i] = true;
           rates[i] = e.rate;
           break;
@@ -235,7 +241,9 @@ bool MemoryIndex::FindNode(bool is_item, uint64_t id, NodeView* view) const {
 
 size_t MemoryIndex::memory_bytes() const {
   const size_t map_entry = sizeof(uint64_t) + sizeof(uint32_t) + 1;  // + control byte
-  return (mask_ + 1) * sizeof(Slot) +
+  return slots_used_ * sizeof(Slot) +
+         region_start_.capacity() * sizeof(uint64_t) +
+         region_size_.capacity() * sizeof(uint32_t) +
          (user_ids_.capacity() + item_ids_.capacity()) * map_entry +
          (user_records_.capacity() + item_records_.capacity()) * sizeof(NodeRecord) +
          (user_sketch_.capacity() + item_sketch_.capacity()) * sizeof(float);

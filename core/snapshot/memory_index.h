@@ -8,11 +8,14 @@
 // key → float map, so the server keeps them in a flat open-addressing table:
 //   - nodes get dense ids (users 0..U-1, items 0..I-1) through two small
 //     absl::flat_hash_maps (a few MB, cache resident);
-//   - the pair table is a power-of-two array of 12-byte slots
-//     {user index, item index, rate}, load factor <= 0.7, linear probing;
-//     about 17 bytes per pair (11.7M pairs: 192 MiB);
-//   - a batch lookup first computes every slot and prefetches it, then probes,
-//     so the cache misses of a batch overlap.
+//   - each user's pairs live in their own small open-addressing region of
+//     8-byte slots {item index, rate}, sized n + n/4 + 1 for the user's n
+//     pairs (load factor <= 0.8, always one free slot so a miss ends), one
+//     after the other in one array; linear probing inside the region from a
+//     hash of the item index. About 10.5 bytes per pair (11.7M pairs:
+//     ~117 MiB), read with one cache miss per lookup;
+//   - a batch lookup first computes every pair's home slot and prefetches it,
+//     then probes, so the cache misses of a batch overlap.
 // RocksDB stays the system of record (checksummed, versioned, published
 // atomically); the index is derived from it and verified against the manifest
 // counts. docs/SNAPSHOT.md has the measurements behind the choice.
@@ -25,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -39,11 +43,12 @@ namespace graphsieve {
 class MemoryIndex {
  public:
   // Streams the snapshot into the index. `for_each_node` must call its
-  // callback once per node (any order) and `for_each_pair` once per pair (any
-  // order; sorted by user is fastest); both return their own I/O status.
-  // `expected_pairs` sizes the table (the manifest's count). Errors:
-  // DATA_LOSS when a pair names a node the nodes table lacks, a node or pair
-  // appears twice, or the pair count differs from `expected_pairs`.
+  // callback once per node (any order) and `for_each_pair` once per pair with
+  // each user's pairs contiguous (the pairs table's key order does that); both
+  // return their own I/O status. `expected_pairs` sizes the table (the
+  // manifest's count). Errors: DATA_LOSS when a pair names a node the nodes
+  // table lacks, a node or pair appears twice, a user's pairs are not
+  // contiguous, or the pair count differs from `expected_pairs`.
   using NodeSink = std::function<void(bool is_item, uint64_t id, const NodeRecord& record,
                                       absl::Span<const float> sketch)>;
   using PairSink = std::function<void(uint64_t user, uint64_t item, float rate)>;
@@ -69,30 +74,34 @@ class MemoryIndex {
 
  private:
   struct Slot {
-    uint32_t user;  // kEmpty = free slot
-    uint32_t item;
+    uint32_t item;  // kEmpty = free slot
     float rate;
   };
   static constexpr uint32_t kEmpty = 0xffffffffu;
+  // Anonymous mmap, huge pages advised (madvise): random probes over hundreds
+  // of MB would otherwise miss the TLB on nearly every access. Sized for the
+  // largest layout the manifest's count allows; pages never used stay unbacked.
+  struct SlotsUnmap {
+    size_t bytes;
+    void operator()(Slot* p) const;
+  };
 
   MemoryIndex() = default;
-  size_t SlotOf(uint32_t user, uint32_t item) const;
-  absl::Status Insert(uint32_t user, uint32_t item, float rate);
+  // The first slot to probe for `item` in a region of `cap` slots at `start`.
+  static size_t Home(uint64_t start, uint32_t cap, uint32_t item);
+  // Lays out one user's pairs as its region; `items` holds (item index, rate).
+  absl::Status AddUser(uint32_t user, absl::Span<const std::pair<uint32_t, float>> items);
 
   // Constant after Build().
   int sketch_dim_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> user_ids_, item_ids_;
   std::vector<NodeRecord> user_records_, item_records_;
   std::vector<float> user_sketch_, item_sketch_;  // row-major, sketch_dim_ per node
-  // Anonymous mmap, huge pages advised (madvise): random probes over hundreds
-  // of MB would otherwise miss the TLB on nearly every access.
-  struct SlotsUnmap {
-    size_t bytes;
-    void operator()(Slot* p) const;
-  };
+  std::vector<uint64_t> region_start_;  // per user index: first slot of its region
+  std::vector<uint32_t> region_size_;   // per user index: slots (0 = no pairs)
   std::unique_ptr<Slot[], SlotsUnmap> slots_{nullptr, SlotsUnmap{0}};
-  size_t mask_ = 0;  // capacity - 1
-  int shift_ = 64;   // 64 - log2(capacity)
+  size_t slot_capacity_ = 0;  // slots mapped
+  size_t slots_used_ = 0;     // slots handed out to regions
   size_t pairs_ = 0;
 };
 

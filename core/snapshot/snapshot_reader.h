@@ -30,7 +30,7 @@ class MemoryIndex;  // memory_index.h
 // Where LookupPairs and the node lookups are answered from.
 enum class LookupMode {
   // An in-memory index built from the snapshot on Open (memory_index.h):
-  // ~17 bytes of RAM per pair, lookups without I/O. The default.
+  // ~10 bytes of RAM per pair, lookups without I/O. The default.
   kMemory,
   // RocksDB point reads (sorted MultiGet) on every lookup: little RAM, slower.
   kRocksDb,

@@ -71,7 +71,7 @@ TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
   EXPECT_EQ(m.pairs(), in.pairs.size());
   EXPECT_EQ(m.users(), 200u);
   EXPECT_EQ(m.items(), 300u);
-  EXPECT_GT(m.memory_bytes(), in.pairs.size() * 12);
+  EXPECT_GT(m.memory_bytes(), in.pairs.size() * 8);
 
   // Stored pairs in a shuffled order, then absent ones of every kind.
   std::vector<uint64_t> users, items;
@@ -149,12 +149,19 @@ TEST(MemoryIndexTest, InconsistentInputIsDataLoss) {
   EXPECT_EQ(bad_user.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(absl::StrContains(bad_user.status().message(), "names user 2")) << bad_user.status();
 
-  auto bad_item = BuildFrom(in, in.pairs.size() + 1, {{in.users[0], 3}});
+  auto bad_item = BuildFrom(in, in.pairs.size() + 1, {{in.pairs.rbegin()->first.first, 3}});
   EXPECT_TRUE(absl::StrContains(bad_item.status().message(), "names item 3")) << bad_item.status();
 
-  const auto& first = in.pairs.begin()->first;
-  auto twice = BuildFrom(in, in.pairs.size() + 1, {first});
+  // The last user's last pair again (its pairs stay contiguous).
+  const auto& last = in.pairs.rbegin()->first;
+  auto twice = BuildFrom(in, in.pairs.size() + 1, {last});
   EXPECT_TRUE(absl::StrContains(twice.status().message(), "stored twice")) << twice.status();
+
+  // The first user's pair again, after other users: out of key order.
+  const auto& first = in.pairs.begin()->first;
+  auto scattered = BuildFrom(in, in.pairs.size() + 1, {first});
+  EXPECT_TRUE(absl::StrContains(scattered.status().message(), "not contiguous"))
+      << scattered.status();
 
   auto dup_node = BuildFrom(in, in.pairs.size(), {}, /*duplicate_node=*/true);
   EXPECT_TRUE(absl::StrContains(dup_node.status().message(), "nodes table")) << dup_node.status();

@@ -79,7 +79,7 @@ done
 echo "--- graphsieve status"
 "$CLI" status --server "127.0.0.1:$PORT"
 echo "--- /metrics (excerpt)"
-curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E '^graphsieve_' | head -12
+curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E '^graphsieve_' | head -13
 curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q '^graphsieve_snapshot_serving 1' \
   || { echo "demo: /metrics does not report a serving snapshot"; exit 1; }
 echo

@@ -29,6 +29,7 @@
 #include "core/maec/pipeline.h"
 #include "core/maec/resistance.h"
 #include "gen/generator.h"
+#include "tests/maec/rank_correlation.h"
 
 ABSL_FLAG(std::string, input, "", "Impression log (CSV/TSV, optionally gzip). Empty: generate the kuairec preset in memory.");
 ABSL_FLAG(std::string, label, "label", "Label rule for --input, e.g. 'label' or 'watch_ratio > 3'.");
@@ -84,32 +85,7 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-std::vector<double> Ranks(const std::vector<double>& x) {
-  std::vector<size_t> idx(x.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<double> r(x.size());
-  for (size_t i = 0; i < idx.size();) {
-    size_t j = i;
-    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * (i + j);
-    i = j + 1;
-  }
-  return r;
-}
-
-double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const std::vector<double> ra = Ranks(a), rb = Ranks(b);
-  const double n = double(a.size());
-  double ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
-  for (size_t i = 0; i < a.size(); ++i) {
-    sab += (ra[i] - ma) * (rb[i] - mb);
-    saa += (ra[i] - ma) * (ra[i] - ma);
-    sbb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return sab / std::sqrt(saa * sbb);
-}
+using testing::Spearman;
 
 struct Accuracy {
   double median_rel = 0, p90_rel = 0, spearman = 0;

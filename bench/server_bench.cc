@@ -123,6 +123,15 @@ long RssKb(pid_t pid, const char* field) {
 
 struct Pool {
   std::vector<uint64_t> users, items;
+
+  // Fills `req` with the n-th window of `batch` pairs (wrapping around).
+  void Fill(uint64_t n, size_t batch, v1::GetSamplingRateRequest* req) const {
+    const size_t off = (n * batch) % (users.size() - batch);
+    req->mutable_user_ids()->Resize(static_cast<int>(batch), 0);
+    req->mutable_item_ids()->Resize(static_cast<int>(batch), 0);
+    std::copy_n(users.data() + off, batch, req->mutable_user_ids()->mutable_data());
+    std::copy_n(items.data() + off, batch, req->mutable_item_ids()->mutable_data());
+  }
 };
 
 int Main() {
@@ -297,11 +306,7 @@ int Main() {
       std::vector<v1::GetSamplingRateRequest> reqs(static_cast<size_t>(t));
       Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
         v1::GetSamplingRateRequest& req = reqs[w];
-        const size_t off = (n * b) % (pool.users.size() - b);
-        req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
-        req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
-        std::copy_n(pool.users.data() + off, b, req.mutable_user_ids()->mutable_data());
-        std::copy_n(pool.items.data() + off, b, req.mutable_item_ids()->mutable_data());
+        pool.Fill(n, b, &req);
         v1::GetSamplingRateResponse resp;
         grpc::ClientContext ctx;
         return stubs[w]->GetSamplingRate(&ctx, req, &resp).ok() &&
@@ -316,18 +321,14 @@ int Main() {
   // Random (user, item) combinations of known ids: mostly unseen pairs
   // (INFERRED), the rest stored (EXACT) — the ingestion-time mix.
   {
-    std::vector<uint64_t> user_ids(pool.users), item_ids(pool.items);
+    Pool mixed = pool;
     std::mt19937_64 rng(7);
-    std::shuffle(item_ids.begin(), item_ids.end(), rng);
+    std::shuffle(mixed.items.begin(), mixed.items.end(), rng);
     const size_t b = 1024;
     v1::GetSamplingRateRequest req;
     std::array<uint64_t, 4> sources{};
     Point p = Run(1, seconds, b, [&](int, uint64_t n) {
-      const size_t off = (n * b) % (user_ids.size() - b);
-      req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
-      req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
-      std::copy_n(user_ids.data() + off, b, req.mutable_user_ids()->mutable_data());
-      std::copy_n(item_ids.data() + off, b, req.mutable_item_ids()->mutable_data());
+      mixed.Fill(n, b, &req);
       v1::GetSamplingRateResponse resp;
       grpc::ClientContext ctx;
       const bool ok = stubs[0]->GetSamplingRate(&ctx, req, &resp).ok();
@@ -355,11 +356,7 @@ int Main() {
       const size_t b = 1024;
       v1::GetSamplingRateRequest req;
       for (uint64_t n = 0; !done.load(); ++n) {
-        const size_t off = (n * b) % (pool.users.size() - b);
-        req.mutable_user_ids()->Resize(static_cast<int>(b), 0);
-        req.mutable_item_ids()->Resize(static_cast<int>(b), 0);
-        std::copy_n(pool.users.data() + off, b, req.mutable_user_ids()->mutable_data());
-        std::copy_n(pool.items.data() + off, b, req.mutable_item_ids()->mutable_data());
+        pool.Fill(n, b, &req);
         v1::GetSamplingRateResponse resp;
         grpc::ClientContext ctx;
         stubs[0]->GetSamplingRate(&ctx, req, &resp).IgnoreError();

@@ -13,6 +13,7 @@
 
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
+#include "tests/maec/rank_correlation.h"
 
 namespace graphsieve::testing {
 
@@ -114,34 +115,6 @@ inline std::vector<double> ReferenceResistance(const PairTable& t) {
                               : p(a, a) + p(b, b) - 2 * p(a, b);
   }
   return r;
-}
-
-inline std::vector<double> Ranks(const std::vector<double>& x) {
-  std::vector<size_t> idx(x.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return x[a] < x[b]; });
-  std::vector<double> r(x.size());
-  for (size_t i = 0; i < idx.size();) {
-    size_t j = i;
-    while (j + 1 < idx.size() && x[idx[j + 1]] == x[idx[i]]) ++j;
-    for (size_t k = i; k <= j; ++k) r[idx[k]] = 0.5 * (i + j);
-    i = j + 1;
-  }
-  return r;
-}
-
-inline double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const std::vector<double> ra = Ranks(a), rb = Ranks(b);
-  const double n = static_cast<double>(a.size());
-  double ma = 0, mb = 0;
-  for (size_t i = 0; i < a.size(); ++i) ma += ra[i] / n, mb += rb[i] / n;
-  double sab = 0, saa = 0, sbb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    sab += (ra[i] - ma) * (rb[i] - mb);
-    saa += (ra[i] - ma) * (ra[i] - ma);
-    sbb += (rb[i] - mb) * (rb[i] - mb);
-  }
-  return sab / std::sqrt(saa * sbb);
 }
 
 }  // namespace graphsieve::testing

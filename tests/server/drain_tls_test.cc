@@ -215,12 +215,7 @@ TEST(TlsTest, TlsAndMutualTls) {
   ASSERT_TRUE(MakeCert(dir, "server"));
   ASSERT_TRUE(MakeCert(dir, "client"));
   ASSERT_TRUE(testing::PublishSnapshot(dir, testing::SyntheticSnapshot::Make(1)).ok());
-  ServerOptions o;
-  o.snapshot_root = dir;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.admin_port = -1;
-  o.poll_interval_seconds = -1;
+  ServerOptions o = testing::LoopbackOptions(dir);
   o.tls_cert_path = dir + "/server.pem";
   o.tls_key_path = dir + "/server.key";
   {

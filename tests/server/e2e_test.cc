@@ -60,12 +60,7 @@ TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
   }
   ASSERT_GT(expected.size(), 100u);
 
-  ServerOptions o;
-  o.snapshot_root = root;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.admin_port = -1;
-  o.poll_interval_seconds = -1;
+  const ServerOptions o = testing::LoopbackOptions(root);
   auto server = GraphsieveServer::Create(o);
   ASSERT_TRUE(server.ok()) << server.status();
   ASSERT_TRUE((*server)->manager().PollOnce().ok());

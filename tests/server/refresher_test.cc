@@ -24,10 +24,7 @@ using testing::SyntheticSnapshot;
 
 std::unique_ptr<GraphsieveServer> Start(const std::string& root, double poll_seconds,
                                         ServerOptions o = {}) {
-  o.snapshot_root = root;
-  o.host = "127.0.0.1";
-  o.port = 0;
-  o.admin_host = "127.0.0.1";
+  o = testing::LoopbackOptions(root, o);
   o.admin_port = 0;
   o.poll_interval_seconds = poll_seconds;
   auto server = GraphsieveServer::Create(o);

@@ -26,12 +26,8 @@ using testing::SyntheticSnapshot;
 class ServerTest : public ::testing::Test {
  protected:
   void StartServer(const std::string& root, ServerOptions o = {}) {
-    o.snapshot_root = root;
-    o.host = "127.0.0.1";
-    o.port = 0;
-    o.admin_host = "127.0.0.1";
+    o = testing::LoopbackOptions(root, o);
     o.admin_port = 0;
-    o.poll_interval_seconds = -1;  // polls by hand
     auto server = GraphsieveServer::Create(o);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);

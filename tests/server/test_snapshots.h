@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "core/maec/pipeline.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
+#include "server/options.h"
 
 namespace graphsieve::testing {
 
@@ -61,6 +62,19 @@ absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string&
 std::string HealthCheck(const std::shared_ptr<grpc::Channel>& channel, const std::string& service);
 
 std::unique_ptr<v1::SamplingRateService::Stub> Connect(int port);
+
+// `o` for a server on 127.0.0.1 serving `root`: a free gRPC port, the admin
+// port off (-1; admin_host loopback), polls by hand (interval -1). Tests set
+// what they need differently afterwards.
+inline ServerOptions LoopbackOptions(const std::string& root, ServerOptions o = {}) {
+  o.snapshot_root = root;
+  o.host = "127.0.0.1";
+  o.port = 0;
+  o.admin_host = "127.0.0.1";
+  o.admin_port = -1;
+  o.poll_interval_seconds = -1;
+  return o;
+}
 
 }  // namespace graphsieve::testing
 

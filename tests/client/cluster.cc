@@ -88,6 +88,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, double timeout_second
 absl::Status ServerProcess::Start(const std::string& snapshot_root, int port,
                                   const std::vector<std::string>& extra_flags) {
   Stop();
+  port_ = 0;
   const std::string base = absl::StrCat(::testing::TempDir(), "/server-", getpid(), "-", counter++);
   out_path_ = base + ".out";
   err_path_ = base + ".err";
@@ -107,7 +108,11 @@ absl::Status ServerProcess::Start(const std::string& snapshot_root, int port,
     const std::string out = ReadFile(out_path_);
     if (const size_t at = out.find("listening port="); at != std::string::npos) {
       port_ = std::atoi(out.c_str() + at + std::strlen("listening port="));
-      if (port_ > 0) return absl::OkStatus();
+    }
+    // The port is printed before the first version has loaded (off the
+    // request path); tests want a server that answers.
+    if (port_ > 0 && ReadFile(err_path_).find("serving version ") != std::string::npos) {
+      return absl::OkStatus();
     }
     if (WaitFor(pid_, 0) != -2) {
       pid_ = -1;
@@ -116,7 +121,8 @@ absl::Status ServerProcess::Start(const std::string& snapshot_root, int port,
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   Stop();
-  return absl::DeadlineExceededError("graphsieve-server did not print its port within 30 s");
+  return absl::DeadlineExceededError(
+      "graphsieve-server did not print its port and start serving a version within 30 s");
 }
 
 int ServerProcess::Stop() {

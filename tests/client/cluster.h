@@ -34,8 +34,9 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Starts the server on `port` (0 = a free one) and waits (bounded) for its
-  // "listening port=P" line. Extra flags are appended.
+  // Starts the server on `port` (0 = a free one) and waits (bounded, 30 s)
+  // for its "listening port=P" line and its first "serving version" log
+  // line. Extra flags are appended.
   absl::Status Start(const std::string& snapshot_root, int port,
                      const std::vector<std::string>& extra_flags = {});
   // SIGTERM, waits up to 15 s, then SIGKILL. Returns the exit code (-1 if killed).

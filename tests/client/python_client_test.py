@@ -50,24 +50,29 @@ class PythonClientTest(unittest.TestCase):
         if r.returncode != 0:
             raise RuntimeError("graphsieve-build failed: " + r.stderr)
         cls.server_out = open(os.path.join(cls.dir, "server.out"), "w+")
+        cls.server_err = open(os.path.join(cls.dir, "server.err"), "w+")
         cls.server = subprocess.Popen(
             [SERVER, "--snapshot_root=" + cls.root, "--host=127.0.0.1", "--port=0",
              "--admin_port=-1", "--poll_interval_seconds=0", "--drain_grace_seconds=1"],
-            stdout=cls.server_out, stderr=subprocess.DEVNULL)
+            stdout=cls.server_out, stderr=cls.server_err)
         cls.port = None
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and cls.port is None:
+        serving = False
+        # The port is printed before the first version has loaded: wait for both.
+        while time.monotonic() < deadline and (cls.port is None or not serving):
             if cls.server.poll() is not None:
                 raise RuntimeError("graphsieve-server exited early")
             cls.server_out.seek(0)
             match = re.search(r"listening port=(\d+)", cls.server_out.read())
             if match:
                 cls.port = int(match.group(1))
-            else:
+            cls.server_err.seek(0)
+            serving = "serving version " in cls.server_err.read()
+            if cls.port is None or not serving:
                 time.sleep(0.05)
-        if cls.port is None:
+        if cls.port is None or not serving:
             cls.server.kill()
-            raise RuntimeError("graphsieve-server did not print its port within 30 s")
+            raise RuntimeError("graphsieve-server did not print its port and serve within 30 s")
         cls.target = f"127.0.0.1:{cls.port}"
         with open(cls.log) as f:
             cls.rows = list(csv.DictReader(f))
@@ -81,6 +86,7 @@ class PythonClientTest(unittest.TestCase):
             cls.server.kill()
             cls.server.wait(timeout=10)
         cls.server_out.close()
+        cls.server_err.close()
         shutil.rmtree(cls.dir, ignore_errors=True)
 
     def cli_rates(self, pairs):

@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# The container image end to end, as an operator would run it:
+#   1. the container engine answers (docker or podman);
+#   2. the base image exists — pulled, or (offline) built from Debian's packages with
+#      debootstrap and imported as BASE_IMAGE;
+#   3. docker/Dockerfile builds from the repository root (timed; image size printed);
+#   4. the image's own checks: numeric USER, EXPOSEd ports = the server's defaults;
+#   5. graphsieve-gen (in the image) writes an impression log to a host directory;
+#   6. the builder container reads it (read-only) and publishes a snapshot into a volume;
+#   7. the server container serves that volume; from the host: /readyz, the gRPC health
+#      service (liveness "" and readiness graphsieve.v1.SamplingRateService), and the
+#      CLI's EXACT, INFERRED and DEFAULT answers;
+#   8. SIGTERM (docker stop) drains the server: exit code 0 and the drain logged.
+# Not part of CI (.ci/run): a full image build takes minutes on 2 cores (README.md, "Deploy").
+#
+# Usage: scripts/docker-smoke.sh
+# Environment:
+#   ENGINE      docker (default) or podman
+#   IMAGE       tag to build (graphsieve:smoke)
+#   BASE_IMAGE  base of both stages (debian:12-slim)
+#   OFFLINE_BASE=1  build BASE_IMAGE with debootstrap even if a pull might work
+#   MIRROR      Debian mirror for debootstrap (http://deb.debian.org/debian)
+#   CLI         host graphsieve CLI (build-ci/client/graphsieve, else build/client/graphsieve)
+#   SKIP_BUILD=1  reuse IMAGE as it is
+#   KEEP=1      leave the work directory, volume and container for inspection
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ENGINE=${ENGINE:-docker}
+IMAGE=${IMAGE:-graphsieve:smoke}
+BASE_IMAGE=${BASE_IMAGE:-debian:12-slim}
+MIRROR=${MIRROR:-http://deb.debian.org/debian}
+CLI=${CLI:-$( [[ -x build-ci/client/graphsieve ]] && echo build-ci/client/graphsieve || echo build/client/graphsieve)}
+WORK=$(mktemp -d /tmp/graphsieve-smoke.XXXXXX)
+VOLUME=graphsieve-smoke-$$
+SERVER=graphsieve-smoke-server-$$
+
+step() { printf '\n== %s\n' "$*"; }
+die() { echo "docker-smoke: FAIL: $*" >&2; exit 1; }
+cleanup() {
+  if [[ "${KEEP:-0}" == "1" ]]; then echo "kept: $WORK, volume $VOLUME, container $SERVER"; return; fi
+  $ENGINE rm -f "$SERVER" >/dev/null 2>&1 || true
+  $ENGINE volume rm -f "$VOLUME" >/dev/null 2>&1 || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+command -v python3 >/dev/null || die "python3 with python3-grpcio is needed for the gRPC health check"
+
+step "1/8 container engine: $ENGINE"
+if ! $ENGINE info >/dev/null 2>&1; then
+  die "'$ENGINE info' fails. Install it from Debian (apt-get install -y docker.io podman) and,
+  for docker, start the daemon: dockerd >/tmp/dockerd.log 2>&1 &"
+fi
+$ENGINE --version
+
+step "2/8 base image $BASE_IMAGE"
+if $ENGINE image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+  echo "present"
+elif [[ "${OFFLINE_BASE:-0}" != "1" ]] && timeout 60 $ENGINE pull "$BASE_IMAGE" >/dev/null 2>&1; then
+  echo "pulled"
+else
+  # Offline: the same Debian 12 packages, assembled by debootstrap (apt-get install -y
+  # debootstrap). minbase is what the official debian images are built from; the apt
+  # sources match theirs (bookworm, -updates, -security) so the Dockerfile's apt-get
+  # sees the same package versions.
+  command -v debootstrap >/dev/null || die "no $BASE_IMAGE and no debootstrap (apt-get install -y debootstrap)"
+  [[ $(id -u) -eq 0 ]] || die "debootstrap needs root"
+  echo "cannot pull $BASE_IMAGE: building it with debootstrap from $MIRROR"
+  t0=$(date +%s)
+  debootstrap --variant=minbase bookworm "$WORK/rootfs" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 \
+    || { tail -20 "$WORK/debootstrap.log"; die "debootstrap failed"; }
+  rm -f "$WORK/rootfs/etc/apt/sources.list"
+  cat >"$WORK/rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
+Types: deb
+URIs: ${MIRROR}
+Suites: bookworm bookworm-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: ${MIRROR%/debian}/debian-security
+Suites: bookworm-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  chroot "$WORK/rootfs" apt-get clean
+  rm -rf "$WORK/rootfs/var/lib/apt/lists/"* "$WORK/rootfs/var/cache/apt/"*.bin
+  tar -C "$WORK/rootfs" -c . | $ENGINE import --change 'CMD ["bash"]' - "$BASE_IMAGE" >/dev/null
+  rm -rf "$WORK/rootfs"
+  echo "imported $BASE_IMAGE in $(( $(date +%s) - t0 )) s"
+fi
+
+step "3/8 $ENGINE build -f docker/Dockerfile -t $IMAGE ."
+if [[ "${SKIP_BUILD:-0}" == "1" ]]; then
+  echo "SKIP_BUILD=1: using $IMAGE as it is"
+else
+  t0=$(date +%s)
+  $ENGINE build -f docker/Dockerfile --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$IMAGE" . \
+    >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; die "image build failed"; }
+  echo "built in $(( $(date +%s) - t0 )) s"
+fi
+size=$($ENGINE image inspect --format '{{.Size}}' "$IMAGE")
+echo "image size: $(( size / 1000000 )) MB ($size bytes)"
+
+step "4/8 image configuration"
+user=$($ENGINE image inspect --format '{{.Config.User}}' "$IMAGE")
+ports=$($ENGINE image inspect --format '{{range $p, $_ := .Config.ExposedPorts}}{{$p}} {{end}}' "$IMAGE")
+echo "USER $user; EXPOSE $ports"
+[[ "$user" =~ ^[0-9]+:[0-9]+$ && "${user%%:*}" != 0 ]] || die "USER '$user' is not a numeric non-root uid:gid"
+for p in 50051 8080; do [[ " $ports" == *" $p/tcp "* ]] || die "port $p (a server default) not EXPOSEd"; done
+$ENGINE run --rm "$IMAGE" graphsieve-server --help >"$WORK/help.txt" 2>&1 || true
+grep -q -- '--snapshot-root' "$WORK/help.txt" || { cat "$WORK/help.txt"; die "graphsieve-server does not run in the image"; }
+
+step "5/8 generate an impression log (graphsieve-gen in the image)"
+mkdir -p "$WORK/logs"
+$ENGINE run --rm --user "$(id -u):$(id -g)" -v "$WORK/logs:/out" "$IMAGE" \
+  graphsieve-gen --preset tiny --seed 7 --output /out/impressions.csv --quiet
+echo "$(($(wc -l <"$WORK/logs/impressions.csv") - 1)) impressions"
+
+step "6/8 builder container: log (read-only) -> snapshot volume $VOLUME"
+$ENGINE volume create "$VOLUME" >/dev/null
+$ENGINE run --rm -v "$WORK/logs:/logs:ro" -v "$VOLUME:/snapshots" "$IMAGE" \
+  graphsieve-build --input /logs/impressions.csv --snapshot-root /snapshots --keep 3 --quiet \
+  || die "the builder container failed"
+VERSION=$($ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" cat /snapshots/CURRENT)
+echo "published $VERSION"
+
+step "7/8 server container; queries from the host"
+[[ -x "$CLI" ]] || die "no host CLI at $CLI: build it first (cmake --build build-ci --target graphsieve)"
+$ENGINE run -d --name "$SERVER" -v "$VOLUME:/snapshots" -p 127.0.0.1::50051 -p 127.0.0.1::8080 \
+  "$IMAGE" graphsieve-server --snapshot-root=/snapshots --admin-host=0.0.0.0 \
+  --poll-interval-seconds=5 --drain-notice-seconds=1 --drain-grace-seconds=5 >/dev/null
+hostport() { $ENGINE port "$SERVER" "$1/tcp" | head -1 | sed 's/.*://'; }
+GRPC_PORT=$(hostport 50051); ADMIN_PORT=$(hostport 8080)
+echo "gRPC 127.0.0.1:$GRPC_PORT, admin http://127.0.0.1:$ADMIN_PORT/"
+ready=0
+for _ in $(seq 1 120); do
+  if curl -fs "http://127.0.0.1:$ADMIN_PORT/readyz" >"$WORK/readyz" 2>/dev/null; then ready=1; break; fi
+  [[ $($ENGINE inspect --format '{{.State.Running}}' "$SERVER") == true ]] \
+    || { $ENGINE logs "$SERVER"; die "server container exited"; }
+  sleep 0.5
+done
+[[ $ready == 1 ]] || { $ENGINE logs "$SERVER"; die "/readyz never answered 200"; }
+echo "/readyz: $(cat "$WORK/readyz")"
+python3 tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" "" SERVING
+python3 tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" graphsieve.v1.SamplingRateService SERVING
+# A pair the builder saw, an unseen pair of two known nodes, an unknown user.
+awk -F, -v out="$WORK/query.csv" '
+  NR == 1 { next }
+  { seen[$1 "," $2] = 1; items[$2] = 1; if (u == "") { u = $1; first = $2 } }
+  END {
+    print "user_id,item_id" > out; print u "," first > out
+    for (i in items) if (!((u "," i) in seen)) { print u "," i > out; break }
+    print "999999999,1" > out
+  }' "$WORK/logs/impressions.csv"
+"$CLI" rates --server "127.0.0.1:$GRPC_PORT" --input "$WORK/query.csv" | tee "$WORK/answer.csv"
+for src in EXACT INFERRED DEFAULT; do
+  grep -q ",$src\$" "$WORK/answer.csv" || die "no $src answer from the container"
+done
+
+step "8/8 SIGTERM: drain"
+t0=$(date +%s)
+$ENGINE stop --time 30 "$SERVER" >/dev/null
+code=$($ENGINE inspect --format '{{.State.ExitCode}}' "$SERVER")
+$ENGINE logs "$SERVER" 2>&1 | tail -4
+[[ "$code" == 0 ]] || die "server exited $code after SIGTERM"
+$ENGINE logs "$SERVER" 2>&1 | grep -q 'draining' || die "no drain logged"
+echo "drained and exited 0 in $(( $(date +%s) - t0 )) s"
+echo
+echo "docker-smoke: PASS ($ENGINE, $IMAGE, $(( size / 1000000 )) MB)"

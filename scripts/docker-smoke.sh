@@ -29,7 +29,6 @@ ENGINE=${ENGINE:-docker}
 IMAGE=${IMAGE:-graphsieve:smoke}
 BASE_IMAGE=${BASE_IMAGE:-debian:12-slim}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-CLI=${CLI:-$( [[ -x build-ci/client/graphsieve ]] && echo build-ci/client/graphsieve || echo build/client/graphsieve)}
 WORK=$(mktemp -d /tmp/graphsieve-smoke.XXXXXX)
 VOLUME=graphsieve-smoke-$$
 SERVER=graphsieve-smoke-server-$$
@@ -44,7 +43,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-command -v python3 >/dev/null || die "python3 with python3-grpcio is needed for the gRPC health check"
+PYTHON=${PYTHON:-/usr/bin/python3}  # Debian's, with python3-grpcio (scripts/install-deps.sh)
+"$PYTHON" -c "import grpc" 2>/dev/null || die "$PYTHON cannot import grpc (apt-get install -y python3-grpcio)"
 
 step "1/8 container engine: $ENGINE"
 if ! $ENGINE info >/dev/null 2>&1; then
@@ -108,6 +108,21 @@ ports=$($ENGINE image inspect --format '{{range $p, $_ := .Config.ExposedPorts}}
 echo "USER $user; EXPOSE $ports"
 [[ "$user" =~ ^[0-9]+:[0-9]+$ && "${user%%:*}" != 0 ]] || die "USER '$user' is not a numeric non-root uid:gid"
 for p in 50051 8080; do [[ " $ports" == *" $p/tcp "* ]] || die "port $p (a server default) not EXPOSEd"; done
+# No test tools in either stage (the build stage comes from the cache of the build above;
+# with SKIP_BUILD=1 only the runtime stage is checked).
+TEST_TOOLS='^(libgtest-dev|libgmock-dev|chromium|python3|python3-grpcio|prometheus|nodejs|openssl|curl)$'
+stages="build runtime"; [[ "${SKIP_BUILD:-0}" == "1" ]] && stages=runtime
+for stage in $stages; do
+  tag=$IMAGE; [[ $stage == build ]] && tag=$IMAGE-build-stage
+  if [[ $stage == build ]]; then
+    $ENGINE build -q -f docker/Dockerfile --target build --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$tag" . >/dev/null \
+      || die "cannot tag the build stage"
+  fi
+  found=$($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '${Package}\n' | grep -E "$TEST_TOOLS" || true)
+  [[ -z "$found" ]] || die "the $stage stage has test-only packages: $found"
+  echo "$stage stage: $($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '.\n' | wc -l) Debian packages, none test-only"
+done
+$ENGINE rmi "$IMAGE-build-stage" >/dev/null 2>&1 || true
 $ENGINE run --rm "$IMAGE" graphsieve-server --help >"$WORK/help.txt" 2>&1 || true
 grep -q -- '--snapshot-root' "$WORK/help.txt" || { cat "$WORK/help.txt"; die "graphsieve-server does not run in the image"; }
 
@@ -126,6 +141,7 @@ VERSION=$($ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" cat /snapshots/CU
 echo "published $VERSION"
 
 step "7/8 server container; queries from the host"
+CLI=${CLI:-$( [[ -x build-ci/client/graphsieve ]] && echo build-ci/client/graphsieve || echo build/client/graphsieve)}
 [[ -x "$CLI" ]] || die "no host CLI at $CLI: build it first (cmake --build build-ci --target graphsieve)"
 $ENGINE run -d --name "$SERVER" -v "$VOLUME:/snapshots" -p 127.0.0.1::50051 -p 127.0.0.1::8080 \
   "$IMAGE" graphsieve-server --snapshot-root=/snapshots --admin-host=0.0.0.0 \
@@ -142,8 +158,8 @@ for _ in $(seq 1 120); do
 done
 [[ $ready == 1 ]] || { $ENGINE logs "$SERVER"; die "/readyz never answered 200"; }
 echo "/readyz: $(cat "$WORK/readyz")"
-python3 tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" "" SERVING
-python3 tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" graphsieve.v1.SamplingRateService SERVING
+"$PYTHON" tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" "" SERVING
+"$PYTHON" tests/deploy/grpc_health_check.py "127.0.0.1:$GRPC_PORT" graphsieve.v1.SamplingRateService SERVING
 # A pair the builder saw, an unseen pair of two known nodes, an unknown user.
 awk -F, -v out="$WORK/query.csv" '
   NR == 1 { next }

@@ -148,8 +148,7 @@ class InputDigester {
 };
 
 // Parses every --input into `log` in order, reporting progress by bytes.
-absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs,
-                       ImpressionLog* log) {
+absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, ImpressionLog* log) {
   uint64_t total_bytes = 0;
   for (const std::string& f : options.inputs) total_bytes += FileSizeOrZero(f);
   uint64_t done_before = 0;
@@ -320,9 +319,8 @@ absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
 // Stages 6-7 under the root's publish lock: stale temporaries removed, the
 // version id chosen, the directory written, published, old versions retired.
 absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserver& obs,
-                                  SnapshotStore* store, absl::Time created,
-                                  const PairTable& pairs, const PipelineResult& result,
-                                  const ImpressionLog& log,
+                                  SnapshotStore* store, absl::Time created, const PairTable& pairs,
+                                  const PipelineResult& result, const ImpressionLog& log,
                                   const std::vector<snapshot::InputFileInfo>& inputs,
                                   BuildReport* report) {
   auto lock = store->AcquirePublishLock(options.lock_timeout_seconds);

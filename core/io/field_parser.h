@@ -75,8 +75,7 @@ class FieldParser {
   // Parses an id field. Plain integers take the inline fast path; text goes
   // through ParseId (hash) and, when kept, into `names`.
   absl::Status ParseIdField(std::string_view text, const std::string& column,
-                            absl::flat_hash_map<uint64_t, std::string>* names,
-                            uint64_t* id) const {
+                            absl::flat_hash_map<uint64_t, std::string>* names, uint64_t* id) const {
     text = TrimField(text);
     if (options_.id_mode != IdMode::kString && FastParseUint(text, id)) return absl::OkStatus();
     return ParseIdFieldSlow(text, column, names, id);

@@ -227,11 +227,11 @@ class LogParser {
     *n = splitter_.Split(line, &fields_of_row_);
     if (splitter_.error() != nullptr) return fields_.RowError("", splitter_.error());
     if (*n != names_.size()) {
-      return fields_.RowError("", absl::StrCat("expected ", names_.size(), " fields (",
-                                               options_.column_names.empty()
-                                                   ? "as in the header"
-                                                   : "as in the column names",
-                                               "), found ", *n));
+      return fields_.RowError(
+          "", absl::StrCat(
+                  "expected ", names_.size(), " fields (",
+                  options_.column_names.empty() ? "as in the header" : "as in the column names",
+                  "), found ", *n));
     }
     return absl::OkStatus();
   }

@@ -4,8 +4,7 @@
 
 namespace graphsieve::io_internal {
 
-absl::Status MindRowParser::ParseRow(const std::vector<std::string_view>& row,
-                                     ImpressionLog* log) {
+absl::Status MindRowParser::ParseRow(const std::vector<std::string_view>& row, ImpressionLog* log) {
   uint64_t user = 0;
   if (absl::Status s =
           fields_.ParseIdField(row[columns_.user], options_.user_column, &log->user_names, &user);

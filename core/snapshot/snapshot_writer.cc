@@ -283,10 +283,8 @@ absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& sta
 
 // Step 3: digests of every file under db/, MANIFEST.json, fsync of the tree.
 absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs,
-                                  const PipelineResult& result,
-                                  const snapshot::ManifestInfo& info,
-                                  const SnapshotWriterOptions& options,
-                                  SnapshotWriteStats* stats) {
+                                  const PipelineResult& result, const snapshot::ManifestInfo& info,
+                                  const SnapshotWriterOptions& options, SnapshotWriteStats* stats) {
   Report(options, "checksum", 0.0);
   const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
   absl::StatusOr<std::vector<std::string>> files = snapshot::ListFilesRecursive(db_dir);

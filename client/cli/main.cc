@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
+#include "graphsieve/version.h"
 
 namespace graphsieve {
 namespace {
@@ -97,7 +98,8 @@ void PrintOverview(std::ostream& out) {
          "Usage: graphsieve <command> [flags]\n       graphsieve <command> --help\n\nCommands:\n";
   for (const Subcommand& c : Commands())
     out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
-  out << "  help    this text, or `graphsieve help <command>`\n\n"
+  out << "  help    this text, or `graphsieve help <command>`\n"
+         "  version the release (also `graphsieve --version`)\n\n"
          "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
 }
 
@@ -118,6 +120,10 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   const std::string name = argv[1];
+  if (name == "--version" || name == "version") {
+    std::cout << "graphsieve " << graphsieve::kGraphsieveVersion << '\n';
+    return 0;
+  }
   if (name == "help" || name == "--help" || name == "-h") {
     if (argc >= 3) {
       const graphsieve::Subcommand* c = graphsieve::Find(argv[2]);

@@ -7,7 +7,6 @@ log_odds_offsets fields bit for bit, and that bad input gets a clear error.
 Run by CTest like python_client_test (live_server.py).
 """
 import csv
-import io
 import math
 import os
 import struct

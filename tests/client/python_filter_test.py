@@ -143,7 +143,8 @@ class PythonFilterTest(unittest.TestCase):
             f.decide([1, 2], [3, 4], ["0", "yes"], [5, 6])
         with self.assertRaisesRegex(ValueError, "label 2 at index 0"):
             self.client.get_decisions([1], [3], [2], [5])
-        with self.assertRaisesRegex(ValueError, "2 user_ids, 2 item_ids, 1 labels, 2 instance_keys"):
+        with self.assertRaisesRegex(ValueError,
+                                    "2 user_ids, 2 item_ids, 1 labels, 2 instance_keys"):
             f.decide([1, 2], [3, 4], [0], [5, 6])
         with self.assertRaisesRegex(ValueError, "does not fit in uint64"):
             f.decide([1], [3], [0], [2 ** 64])

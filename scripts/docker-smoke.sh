@@ -6,10 +6,12 @@
 #   3. docker/Dockerfile builds from the repository root (timed; image size printed);
 #   4. the image's own checks: numeric USER, EXPOSEd ports = the server's defaults;
 #   5. graphsieve-gen (in the image) writes an impression log to a host directory;
-#   6. the builder container reads it (read-only) and publishes a snapshot into a volume;
+#   6. the builder container reads it (read-only) and publishes two versions into a volume;
 #   7. the server container serves that volume; from the host: /readyz, the gRPC health
 #      service (liveness "" and readiness graphsieve.v1.SamplingRateService), and the
-#      CLI's EXACT, INFERRED and DEFAULT answers;
+#      CLI's EXACT, INFERRED and DEFAULT answers; a pin through the data port is
+#      refused, the same pin inside the container (docker exec, the operator socket)
+#      rolls back to the first version and writes <root>/pins/ on the volume;
 #   8. SIGTERM (docker stop) drains the server: exit code 0 and the drain logged.
 # Not part of CI (.ci/run): a full image build takes minutes on 2 cores (README.md, "Deploy").
 #
@@ -95,8 +97,11 @@ if [[ "${SKIP_BUILD:-0}" == "1" ]]; then
   echo "SKIP_BUILD=1: using $IMAGE as it is"
 else
   t0=$(date +%s)
-  $ENGINE build -f docker/Dockerfile --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$IMAGE" . \
-    >"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; die "image build failed"; }
+  # The build stage first, tagged so step 4 can inspect it; the full build reuses it.
+  $ENGINE build -f docker/Dockerfile --target build --build-arg "BASE_IMAGE=$BASE_IMAGE" \
+    -t "$IMAGE-build-stage" . >"$WORK/build.log" 2>&1 \
+    && $ENGINE build -f docker/Dockerfile --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$IMAGE" . \
+    >>"$WORK/build.log" 2>&1 || { tail -40 "$WORK/build.log"; die "image build failed"; }
   echo "built in $(( $(date +%s) - t0 )) s"
 fi
 size=$($ENGINE image inspect --format '{{.Size}}' "$IMAGE")
@@ -108,16 +113,11 @@ ports=$($ENGINE image inspect --format '{{range $p, $_ := .Config.ExposedPorts}}
 echo "USER $user; EXPOSE $ports"
 [[ "$user" =~ ^[0-9]+:[0-9]+$ && "${user%%:*}" != 0 ]] || die "USER '$user' is not a numeric non-root uid:gid"
 for p in 50051 8080; do [[ " $ports" == *" $p/tcp "* ]] || die "port $p (a server default) not EXPOSEd"; done
-# No test tools in either stage (the build stage comes from the cache of the build above;
-# with SKIP_BUILD=1 only the runtime stage is checked).
+# No test tools in either stage (with SKIP_BUILD=1 only the runtime stage is checked).
 TEST_TOOLS='^(libgtest-dev|libgmock-dev|chromium|python3|python3-grpcio|prometheus|nodejs|openssl|curl)$'
 stages="build runtime"; [[ "${SKIP_BUILD:-0}" == "1" ]] && stages=runtime
 for stage in $stages; do
   tag=$IMAGE; [[ $stage == build ]] && tag=$IMAGE-build-stage
-  if [[ $stage == build ]]; then
-    $ENGINE build -q -f docker/Dockerfile --target build --build-arg "BASE_IMAGE=$BASE_IMAGE" -t "$tag" . >/dev/null \
-      || die "cannot tag the build stage"
-  fi
   found=$($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '${Package}\n' | grep -E "$TEST_TOOLS" || true)
   [[ -z "$found" ]] || die "the $stage stage has test-only packages: $found"
   echo "$stage stage: $($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '.\n' | wc -l) Debian packages, none test-only"
@@ -137,8 +137,13 @@ $ENGINE volume create "$VOLUME" >/dev/null
 $ENGINE run --rm -v "$WORK/logs:/logs:ro" -v "$VOLUME:/snapshots" "$IMAGE" \
   graphsieve-build --input /logs/impressions.csv --snapshot-root /snapshots --keep 3 --quiet \
   || die "the builder container failed"
+V1=$($ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" cat /snapshots/CURRENT)
+# A second version (another alpha), the one CURRENT names; V1 is the rollback target.
+$ENGINE run --rm -v "$WORK/logs:/logs:ro" -v "$VOLUME:/snapshots" "$IMAGE" \
+  graphsieve-build --input /logs/impressions.csv --snapshot-root /snapshots --keep 3 --alpha 0.1 \
+  --quiet || die "the second builder run failed"
 VERSION=$($ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" cat /snapshots/CURRENT)
-echo "published $VERSION"
+echo "published $V1, then $VERSION (CURRENT)"
 
 step "7/8 server container; queries from the host"
 CLI=${CLI:-$( [[ -x build-ci/client/graphsieve ]] && echo build-ci/client/graphsieve || echo build/client/graphsieve)}
@@ -173,6 +178,17 @@ awk -F, -v out="$WORK/query.csv" '
 for src in EXACT INFERRED DEFAULT; do
   grep -q ",$src\$" "$WORK/answer.csv" || die "no $src answer from the container"
 done
+# Operator action: refused through the published data port, accepted inside the
+# container on the default operator socket (as kubectl exec would run it).
+rc=0; "$CLI" pin --server "127.0.0.1:$GRPC_PORT" --version "$V1" >"$WORK/pin.out" 2>&1 || rc=$?
+grep -q PERMISSION_DENIED "$WORK/pin.out" && [[ $rc -ne 0 ]] \
+  || { cat "$WORK/pin.out"; die "a pin through the data port was not refused"; }
+echo "pin from the host through the data port: refused (PERMISSION_DENIED)"
+$ENGINE exec "$SERVER" graphsieve pin --version "$V1" | tee "$WORK/pin-op.out"
+"$CLI" status --server "127.0.0.1:$GRPC_PORT" | grep -q "active version *$V1" || die "$V1 is not active after the pin"
+$ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" test -e "/snapshots/pins/$V1" \
+  || die "no /snapshots/pins/$V1 after the pin (volume not writable by uid 10001?)"
+echo "pin inside the container (exec): $V1 serves, pins/$V1 written"
 
 step "8/8 SIGTERM: drain"
 t0=$(date +%s)

@@ -1,12 +1,8 @@
 #include "server/admin_http.h"
 
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
-#include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "civetweb.h"
 
@@ -21,22 +17,6 @@ int Reply(mg_connection* conn, int code, const char* reason, const char* content
             code, reason, content_type, body.size());
   mg_write(conn, body.data(), body.size());
   return code;
-}
-
-// The PEM must hold a certificate and its key (civetweb's ssl_certificate).
-absl::Status CheckTlsPem(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("--admin-tls-cert: cannot read '", path, "'"));
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string pem = text.str();
-  if (!absl::StrContains(pem, "-----BEGIN CERTIFICATE-----") ||
-      !absl::StrContains(pem, "PRIVATE KEY-----")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--admin-tls-cert: '", path,
-        "' must hold the certificate chain and its private key, both PEM (cat cert.pem key.pem)"));
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace
@@ -75,44 +55,24 @@ int AdminHttpServer::Handle(mg_connection* conn, void* self_ptr) {
 absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHttpOptions options) {
   std::unique_ptr<AdminHttpServer> server(new AdminHttpServer(std::move(options)));
   const AdminHttpOptions& o = server->options_;
-  const bool tls = !o.tls_cert_path.empty();
-  if (tls) {
-    if (absl::Status st = CheckTlsPem(o.tls_cert_path); !st.ok()) return st;
-    // civetweb loads libssl at run time; MG_FEATURES_SSL also initialises it.
-    if (mg_init_library(MG_FEATURES_SSL) == 0 || mg_check_feature(MG_FEATURES_SSL) == 0) {
-      return absl::FailedPreconditionError(
-          "--admin-tls-cert: this civetweb cannot load the TLS library (libssl.so)");
-    }
-  } else {
-    mg_init_library(0);
-  }
-  // "host:port", with an "s" suffix for HTTPS (civetweb's listening_ports syntax).
-  const std::string ports = absl::StrCat(o.host, ":", o.port, tls ? "s" : "");
+  mg_init_library(0);
+  const std::string ports = absl::StrCat(o.host, ":", o.port);
   const std::string threads = absl::StrCat(o.threads);
-  std::vector<const char*> config = {"listening_ports", ports.c_str(), "num_threads",
-                                     threads.c_str(), "enable_keep_alive", "no"};
-  if (tls) {
-    // 4 = TLS 1.2 or newer.
-    for (const char* c : {"ssl_certificate", o.tls_cert_path.c_str(), "ssl_protocol_version", "4"}) {
-      config.push_back(c);
-    }
-  }
-  config.push_back(nullptr);
+  const char* config[] = {"listening_ports",   ports.c_str(), "num_threads", threads.c_str(),
+                          "enable_keep_alive", "no",          nullptr};
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));
   mg_init_data init;
   std::memset(&init, 0, sizeof(init));
   init.callbacks = &callbacks;
-  init.configuration_options = config.data();
+  init.configuration_options = config;
   char error_text[256] = "";
   unsigned error_code = 0;
   mg_error_data error = {&error_code, error_text, sizeof(error_text)};
   server->ctx_ = mg_start2(&init, &error);
   if (server->ctx_ == nullptr) {
-    return absl::UnavailableError(absl::StrCat(
-        tls ? "--admin-port/--admin-tls-cert" : "--admin-port", ": cannot serve on ",
-        o.host, ":", o.port, tls ? " (HTTPS)" : "", ": ",
-        error_text[0] != 0 ? error_text : "in use or not permitted"));
+    return absl::UnavailableError(absl::StrCat("--admin-port: cannot listen on ", ports, ": ",
+                                               error_text[0] != 0 ? error_text : "in use or not permitted"));
   }
   mg_set_request_handler(server->ctx_, "/", &AdminHttpServer::Handle, server.get());
   mg_server_port listening[4];

@@ -3,7 +3,9 @@
 // assets; it polls /status.json). Read-only: nothing on this port changes what
 // the server answers (operator actions are gRPC calls on the operator
 // listener, docs/SERVER.md "Operator actions"). It binds 127.0.0.1 unless
-// told otherwise, and serves HTTPS when given a certificate.
+// told otherwise. Plain HTTP only: Debian 12's civetweb 1.15 resolves
+// SSL_get_peer_certificate from libssl at run time, a symbol OpenSSL 3 no
+// longer exports, and crashes on the first HTTPS request (docs/SERVER.md "TLS").
 //
 // Thread-safety: handlers run on civetweb's worker threads and only call the
 // std::functions given at construction, which must be thread-safe.
@@ -25,9 +27,6 @@ struct AdminHttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int threads = 2;
-  // PEM file holding the certificate chain and its private key: serve HTTPS
-  // (TLS 1.2+) instead of HTTP. Empty = plain HTTP.
-  std::string tls_cert_path;
   std::function<std::string()> metrics;      // Prometheus text
   std::function<bool()> live;                // /healthz 200 vs 503
   std::function<bool()> ready;               // /readyz 200 vs 503
@@ -36,15 +35,11 @@ struct AdminHttpOptions {
 
 class AdminHttpServer {
  public:
-  // Errors: UNAVAILABLE naming host:port when it cannot listen;
-  // INVALID_ARGUMENT / NOT_FOUND naming --admin-tls-cert when the PEM file is
-  // unreadable, lacks a certificate or key, or is rejected by the TLS library;
-  // FAILED_PRECONDITION when this civetweb build has no TLS.
+  // Errors: UNAVAILABLE naming host:port, with civetweb's reason, when it cannot listen.
   static absl::StatusOr<std::unique_ptr<AdminHttpServer>> Create(AdminHttpOptions options);
   ~AdminHttpServer();  // stops civetweb; waits for its worker threads
 
   int port() const { return port_; }
-  bool tls() const { return !options_.tls_cert_path.empty(); }
 
  private:
   explicit AdminHttpServer(AdminHttpOptions options) : options_(std::move(options)) {}

@@ -177,6 +177,10 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetSamplingRate(
   metrics_->ObserveSamplingRate(GrpcCodeName(out.error_code()),
                                 absl::ToDoubleSeconds(absl::Now() - start),
                                 st.ok() ? &counts : nullptr);
+  if (st.ok() && request->labels_size() > 0) {  // negatives served (dashboard, /metrics)
+    metrics_->ObserveLabelled(response->snapshot_version(), request->labels(), response->rates(),
+                              response->keep());
+  }
   metrics_->AddInflight(-1);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(out);

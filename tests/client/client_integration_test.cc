@@ -451,7 +451,9 @@ TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {
                                                                  : before->versions_on_disk(0);
   ASSERT_NE(older, newer);
   auto pin = [&](std::vector<std::string> flags) {
-    flags.insert(flags.begin(), {CliBinary(), "pin", "--server", server.target()});
+    // The operator listener: the server's default unix socket (server/options.h).
+    const std::string op = absl::StrCat("unix:/tmp/graphsieve-operator-", server.port(), ".sock");
+    flags.insert(flags.begin(), {CliBinary(), "pin", "--server", op});
     return RunProgram(flags, 60);
   };
 

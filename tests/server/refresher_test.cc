@@ -10,6 +10,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/server.h"
@@ -206,12 +208,15 @@ TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
   auto stub = testing::Connect(server->port());
   ASSERT_EQ(Served(stub.get()), *b);
 
+  // PinVersion is accepted on the operator listener only (server/service_ports.h).
+  auto op_stub = v1::SamplingRateService::NewStub(
+      grpc::CreateChannel(server->operator_address(), grpc::InsecureChannelCredentials()));
   auto pin = [&](const std::string& version, bool reject, v1::PinVersionResponse* resp) {
     grpc::ClientContext ctx;
     v1::PinVersionRequest req;
     req.set_version(version);
     req.set_reject_active(reject);
-    return stub->PinVersion(&ctx, req, resp);
+    return op_stub->PinVersion(&ctx, req, resp);
   };
   // Unknown version: NOT_FOUND, still serving b.
   v1::PinVersionResponse resp;

@@ -93,7 +93,7 @@ function histogram(svg,edges,counts,color,unit){
  counts.forEach((c,i)=>{const h=(H-B-T)*c/max;const r=el("rect",{x:L+i*bw+1,y:H-B-h,width:Math.max(1,bw-2),height:h,fill:color,"data-count":c});
   r.appendChild(el("title",{},`rate ≤ ${edges[i].toFixed(2)}: ${count(c)} ${unit} (${pct(c/Math.max(1,total))})`));svg.appendChild(r);});
  for(let i=0;i<=n;i+=n/4){svg.appendChild(el("text",{x:L+i*bw-8,y:H-6},(i/n).toFixed(2)));}
- svg.appendChild(el("text",{x:W-120,y:H-6},"sampling rate →"));}
+ svg.appendChild(el("text",{x:W-90,y:T+6},"sampling rate →"));}
 
 function spark(svg,series){
  svg.innerHTML="";const W=+svg.getAttribute("width"),H=+svg.getAttribute("height");
@@ -127,8 +127,8 @@ function profile(s){
  histogram($("hist"),p.bin_upper_edges,p.pair_counts,"#2563eb","pairs");
  rows("profile",[["pairs",count(p.pairs)],["mean rate over pairs",rate(p.mean_rate)],["median / p99 rate",rate(p.p50_rate)+" / "+rate(p.p99_rate)],
   ["min / max rate",rate(p.min_rate)+" / "+rate(p.max_rate)],["expected kept fraction of negatives",pct(p.expected_kept_fraction)],
-  ["target (alpha)",pct(p.alpha)],["negative instances in the log",count((s.active||{}).negative_instances)],
-  ["expected kept negatives",count(p.expected_kept_fraction*((s.active||{}).negative_instances||0))]]);}
+  ["target (alpha)",pct(p.alpha)],["negative instances in the log",count(p.negative_instances)],
+  ["expected kept negatives",count(p.expected_kept_fraction*p.negative_instances)]]);}
 
 function card(k,v,sub,cls){return `<div class="card"><div class="k">${esc(k)}</div><div class="v ${cls||""}">${esc(v)}</div><div class="s">${esc(sub||"")}</div></div>`;}
 function comparison(s){
@@ -145,7 +145,8 @@ function comparison(s){
   "Amber = above the canary's default limit (graphsieve canary).";}
 
 function negatives(s){
- const n=s.negatives_served;$("negbox").style.display=n&&n.instances>0?"":"none";if(!n||!n.instances)return;
+ const n=s.negatives_served,show=n&&n.instances>0&&s.active&&n.version===s.active.version;
+ $("negbox").style.display=show?"":"none";if(!show)return;
  histogram($("neghist"),n.bin_upper_edges,n.instance_counts,"#7c3aed","negative instances");
  rows("negtable",[["negative instances",count(n.instances)],["mean rate (expected kept fraction)",pct(n.mean_rate)],["kept",count(n.kept)+" ("+pct(n.kept/n.instances)+")"]]);}
 

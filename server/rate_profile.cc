@@ -34,6 +34,12 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   RateProfile p;
   p.version = manifest.version;
   p.expected_kept_fraction = manifest.achieved_negative_mean_rate;
+  const nlohmann::json m = nlohmann::json::parse(manifest.json, nullptr, /*allow_exceptions=*/false);
+  if (!m.is_discarded() && m.contains("counts") && m["counts"].is_object() &&
+      m["counts"].contains("negative_instances") &&
+      m["counts"]["negative_instances"].is_number_unsigned()) {
+    p.negative_instances = m["counts"]["negative_instances"].get<uint64_t>();
+  }
   p.alpha = manifest.alpha;
   while (p.sample_bits < 63 && (manifest.pairs >> p.sample_bits) > options.max_sample_pairs) {
     ++p.sample_bits;
@@ -130,6 +136,7 @@ nlohmann::json RateProfileToJson(const RateProfile& p) {
           {"bin_upper_edges", p.bin_upper_edges},
           {"pair_counts", p.pair_counts},
           {"expected_kept_fraction", p.expected_kept_fraction},
+          {"negative_instances", p.negative_instances},
           {"alpha", p.alpha},
           {"sampled_pairs", p.sample.size()},
           {"sample_bits", p.sample_bits},

@@ -42,7 +42,7 @@ struct RateProfile {
   double mean_rate = 0, min_rate = 0, p50_rate = 0, p99_rate = 0, max_rate = 0;
   std::vector<double> bin_upper_edges;  // bins[i] = (edge[i-1], edge[i]], edge[-1] = 0
   std::vector<uint64_t> pair_counts;    // pairs per bin
-  uint64_t negative_instances = 0;      // from the manifest
+  uint64_t negative_instances = 0;      // the manifest's counts.negative_instances
   double expected_kept_fraction = 0;    // manifest achieved_negative_mean_rate
   double alpha = 0;                     // the builder's target for it
   double profile_seconds = 0;           // time the scan took

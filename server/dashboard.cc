@@ -68,7 +68,7 @@ svg text{font-size:10px;fill:#555}
 <script>
 "use strict";
 const $=id=>document.getElementById(id);
-const NS="http://www.w3.org/2000/svg";
+const NS=$("hist").namespaceURI;  // SVG's, from an element of the page
 // Numbers for people: 3 significant digits, k/M/G suffixes, units.
 function num(x){if(x==null||!isFinite(x))return "–";const a=Math.abs(x);
  if(a>=1e9)return (x/1e9).toPrecision(3)+" G";if(a>=1e6)return (x/1e6).toPrecision(3)+" M";

@@ -24,7 +24,9 @@ class DataPortService final : public v1::SamplingRateService::CallbackService {
  public:
   // REQUIRES: impl and metrics outlive the service.
   DataPortService(SamplingRateServiceImpl* impl, ServerMetrics* metrics)
-      : impl_(impl), metrics_(metrics) {}
+      : impl_(impl), metrics_(metrics) {
+    SetOperatorAddress("see --operator-address");
+  }
   // Named in the refusal ("" = no operator listener). Set once the operator
   // listener is bound (its default address depends on the data port's).
   void SetOperatorAddress(const std::string& address);

@@ -86,8 +86,9 @@ pinned=$(state)
 bound=$(ss -Hltn "sport = :$ADMIN" | awk '{print $4}')
 [[ "$bound" == "127.0.0.1:$ADMIN" ]] && ok "admin HTTP listens on 127.0.0.1 only ($bound)" \
   || bad "admin HTTP listens on '$bound', not 127.0.0.1:$ADMIN"
-curl -fs "http://127.0.0.1:$ADMIN/metrics" | grep -q 'graphsieve_requests_total{code="PERMISSION_DENIED",method="PinVersion"} 1' \
-  && ok "/metrics counts the refused pin" || bad "/metrics has no refused PinVersion"
+metrics=$(curl -fs "http://127.0.0.1:$ADMIN/metrics")
+grep -q 'graphsieve_requests_total{code="PERMISSION_DENIED",method="PinVersion"} 1' <<<"$metrics" \
+  && ok "/metrics counts the refused pin" || bad "/metrics has no refused PinVersion: $(grep PinVersion <<<"$metrics")"
 
 # 4. A non-loopback operator listener is refused at start.
 rc=0; "$BIN/server/graphsieve-server" --snapshot-root "$WORK/snap" --port 0 --admin-port -1 \

@@ -17,7 +17,9 @@
 #
 # Usage: scripts/docker-smoke.sh
 # Environment:
-#   ENGINE      docker (default) or podman
+#   ENGINE      docker (default) or podman (podman build works here; podman run does not
+#               in this sandbox: its runc may not set RLIMIT_NPROC/NOFILE, which docker
+#               does not try)
 #   IMAGE       tag to build (graphsieve:smoke)
 #   BASE_IMAGE  base of both stages (debian:12-slim)
 #   OFFLINE_BASE=1  build BASE_IMAGE with debootstrap even if a pull might work
@@ -121,9 +123,11 @@ for stage in $stages; do
   # ca-certificates (runtime) depends on the openssl program.
   [[ $stage == runtime ]] && tools=${TEST_TOOLS/|openssl/}
   [[ $stage == build ]] && tag=$IMAGE-build-stage
-  found=$($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '${Package}\n' | grep -E "$tools" || true)
+  $ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '${Package}\n' >"$WORK/$stage.packages" \
+    || die "cannot list the $stage stage's packages ($ENGINE run failed)"
+  found=$(grep -E "$tools" "$WORK/$stage.packages" || true)
   [[ -z "$found" ]] || die "the $stage stage has test-only packages: $found"
-  echo "$stage stage: $($ENGINE run --rm --user 0 "$tag" dpkg-query -W -f '.\n' | wc -l) Debian packages, none test-only"
+  echo "$stage stage: $(wc -l <"$WORK/$stage.packages") Debian packages, none test-only"
 done
 $ENGINE rmi "$IMAGE-build-stage" >/dev/null 2>&1 || true
 $ENGINE run --rm "$IMAGE" graphsieve-server --help >"$WORK/help.txt" 2>&1 || true

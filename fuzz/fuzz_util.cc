@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace graphsieve {
@@ -17,6 +18,10 @@ const std::string& ScratchDir() {
     const char* base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
     auto* d = new std::string(std::string(base) + "/graphsieve-fuzz-" + std::to_string(getpid()));
     mkdir(d->c_str(), 0700);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(ScratchDir(), ec);
+    });
     return d;
   }();
   return *dir;

@@ -14,7 +14,8 @@
 namespace graphsieve {
 namespace fuzz {
 
-// /dev/shm/graphsieve-fuzz-<pid> (created once; /tmp when /dev/shm is absent).
+// /dev/shm/graphsieve-fuzz-<pid> (created once, removed at exit; /tmp when
+// /dev/shm is absent).
 const std::string& ScratchDir();
 
 // Writes `data` to `path` (truncating). Aborts on an I/O error: the fuzzer

@@ -31,7 +31,7 @@
 # python3-grpcio, installed by scripts/install-deps.sh). Work files go to
 # WORK (/tmp/graphsieve-campaign), removed at the start of each section.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "${GRAPHSIEVE_REPO:-$(dirname "$0")/..}"
 REPO=$PWD
 BUILD_DIR=$(cd "${BUILD_DIR:-build-ci}" && pwd)
 WORK=${WORK:-/tmp/graphsieve-campaign}
@@ -205,11 +205,15 @@ section_full_disk() {
     "stderr: $(head -c 400 "$W/big.err" | tr '\n' ' ')"
   result "full-disk: CURRENT=$current (old $v1); complete versions on disk: $versions;" \
     ".tmp left behind: $leftovers; server serving $served; rates call exit $rates_ok"
-  check $(( (status == 0) + (current != v1) + (versions != 1) + (served != v1) + rates_ok )) "full-disk"
+  local bad=$rates_ok
+  [[ $status -ne 0 ]] || bad=$((bad + 1))
+  [[ $current == "$v1" && $served == "$v1" && $versions -eq 1 && $leftovers -eq 0 ]] || bad=$((bad + 1))
+  check "$bad" "full-disk"
 }
 
 # --------------------------------------------------------------------------
 section_corruption() {
+  local rc=0
   local W=$WORK/corruption
   rm -rf "$W" && mkdir -p "$W"
   local root=$W/root
@@ -225,10 +229,10 @@ section_corruption() {
   # Every file of the version x (3 byte flips at random offsets, truncation to
   # half, truncation to 0 bytes). Each trial is a copy under a new version id
   # whose MANIFEST.json "version" is rewritten; then CURRENT names it.
-"$PY" "$REPO/scripts/campaign/corrupt.py" --template "$W/template" --root "$root" \
+  "$PY" "$REPO/scripts/campaign/corrupt.py" --template "$W/template" --root "$root" \
     --good "$good" --port "$port" --cli "$CLI" --server-log "$W/server.log" \
-    --flips-per-file "${FLIPS_PER_FILE:-3}"
-  check $? "corruption"
+    --flips-per-file "${FLIPS_PER_FILE:-3}" || rc=$?
+  check "${rc:-0}" "corruption"
   stop_server
 }
 
@@ -286,6 +290,7 @@ section_server_kill() {
 
 # --------------------------------------------------------------------------
 section_swaps() {
+  local rc=0
   local W=$WORK/swaps
   rm -rf "$W" && mkdir -p "$W/exports" "$W/out"
   local root=$W/root
@@ -342,15 +347,16 @@ section_swaps() {
   stop_server
   local adopted
   adopted=$(grep -c "serving version" "$W/server.log")
-"$PY" "$REPO/scripts/campaign/check_swaps.py" --exports "$W/exports" --outputs "$W/out" \
+  "$PY" "$REPO/scripts/campaign/check_swaps.py" --exports "$W/exports" --outputs "$W/out" \
     --batch 4 --seconds "$seconds" --published $((k - 1)) --adopted "$adopted" \
-    --failed-file "$W/failed"
-  check $? "swaps"
+    --failed-file "$W/failed" || rc=$?
+  check "${rc:-0}" "swaps"
   rm -rf "$W/out"
 }
 
 # --------------------------------------------------------------------------
 section_bad_requests() {
+  local rc=0
   local W=$WORK/bad-requests
   rm -rf "$W" && mkdir -p "$W"
   local root=$W/root
@@ -360,9 +366,9 @@ section_bad_requests() {
   port=$(free_port)
   SERVING_LINES=0
   start_server "$root" "$port" "$W/server.log" --max-batch-pairs 100000
-"$PY" "$REPO/scripts/campaign/bad_requests.py" --port "$port" --pid "$SERVER_PID" \
-    --requests "$BAD_REQUESTS" --max-batch-pairs 100000
-  check $? "bad-requests"
+  "$PY" "$REPO/scripts/campaign/bad_requests.py" --port "$port" --pid "$SERVER_PID" \
+    --requests "$BAD_REQUESTS" --max-batch-pairs 100000 || rc=$?
+  check "${rc:-0}" "bad-requests"
   stop_server
 }
 

@@ -24,9 +24,15 @@ import time
 
 
 def status(cli, port):
-    out = subprocess.run([cli, "status", "--server", f"127.0.0.1:{port}", "--json"],
-                         capture_output=True, text=True, timeout=30)
-    return json.loads(out.stdout) if out.returncode == 0 else {}
+    # Retried: on a loaded machine one status call may miss its deadline.
+    for _ in range(5):
+        out = subprocess.run([cli, "status", "--server", f"127.0.0.1:{port}", "--json"],
+                             capture_output=True, text=True, timeout=60)
+        if out.returncode == 0:
+            return json.loads(out.stdout)
+        print(f"status call failed: {out.stderr.strip()}", file=sys.stderr)
+        time.sleep(0.5)
+    return {}
 
 
 def write_current(root, version):

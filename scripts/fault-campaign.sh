@@ -170,44 +170,71 @@ section_publish_kills() {
 
 # --------------------------------------------------------------------------
 section_full_disk() {
-  local W=$WORK/full-disk mnt
-  rm -rf "$W" && mkdir -p "$W"
-  mnt=$W/mnt && mkdir -p "$mnt"
-  if ! mount -t tmpfs -o "size=${FULL_DISK_MB:-6}m" tmpfs "$mnt" 2>"$W/mount.err"; then
+  # A tmpfs just big enough for the first version plus a fraction of a second
+  # one, for several fractions: the disk fills at different moments of the
+  # second publish (SST writes, ingest, MANIFEST.json, the rename, CURRENT).
+  local W=$WORK/full-disk
+  rm -rf "$W" && mkdir -p "$W/mnt"
+  local mnt=$W/mnt
+  if ! mount -t tmpfs -o size=64m tmpfs "$mnt" 2>"$W/mount.err"; then
     result "full-disk: NOT RUN (cannot mount a tmpfs: $(cat "$W/mount.err"))"
     return
   fi
-  local root=$mnt/root
-  "$GEN" --preset tiny --seed 1 --quiet --output "$W/small.csv"
-  "$GEN" --preset small --scale 4 --seed 2 --quiet --output "$W/big.csv"
-  local v1
-  v1=$("$BUILD" --input "$W/small.csv" --snapshot-root "$root" --quiet --json --sketch-dim 8 |
-    "$PY" -c "import json,sys; print(json.load(sys.stdin)['version'])")
-  local port
-  port=$(free_port)
-  SERVING_LINES=0
-  start_server "$root" "$port" "$W/server.log"
-  local status=0
-  "$BUILD" --input "$W/big.csv" --snapshot-root "$root" --quiet --json --sketch-dim 8 \
-    >"$W/big.out" 2>"$W/big.err" || status=$?
-  local df_line current versions served rates_ok=0
-  df_line=$(df -h "$mnt" | tail -1)
-  current=$(cat "$root/CURRENT")
-  versions=$(find "$root" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*T*Z-*' ! -name '*.*' | wc -l)
-  sleep 1  # a few refresher polls
-  served=$(served_version "$port")
-  printf 'user_id,item_id\n1,2\n' | "$CLI" rates --server "127.0.0.1:$port" --input - >/dev/null 2>&1 || rates_ok=$?
-  local leftovers
-  leftovers=$(find "$root" -mindepth 1 -maxdepth 1 -name '*.tmp' | wc -l)
-  stop_server
+  "$GEN" --preset tiny --scale 20 --seed 1 --quiet --output "$W/log.csv"
+  # The size of one version on tmpfs (KiB, page-rounded by du).
+  "$BUILD" --input "$W/log.csv" --snapshot-root "$mnt/probe" --quiet --sketch-dim 8 >/dev/null
+  local one_kib
+  one_kib=$(du -sk "$mnt/probe" | cut -f1)
   umount "$mnt"
-  result "full-disk: tmpfs ${FULL_DISK_MB:-6} MiB ($df_line); big publish exit $status;" \
-    "stderr: $(head -c 400 "$W/big.err" | tr '\n' ' ')"
-  result "full-disk: CURRENT=$current (old $v1); complete versions on disk: $versions;" \
-    ".tmp left behind: $leftovers; server serving $served; rates call exit $rates_ok"
-  local bad=$rates_ok
-  [[ $status -ne 0 ]] || bad=$((bad + 1))
-  [[ $current == "$v1" && $served == "$v1" && $versions -eq 1 && $leftovers -eq 0 ]] || bad=$((bad + 1))
+  local trials=0 failed_clearly=0 fitted=0 bad=0 messages=""
+  for pct in ${FULL_DISK_PERCENTS:-5 40 80 84 86 88 90 92 94 96 98 100 105}; do
+    local size_kib=$((one_kib + one_kib * pct / 100 + 64))
+    mount -t tmpfs -o "size=${size_kib}k" tmpfs "$mnt"
+    local root=$mnt/root v1 port status=0
+    v1=$("$BUILD" --input "$W/log.csv" --snapshot-root "$root" --quiet --json --sketch-dim 8 --seed 1 |
+      "$PY" -c "import json,sys; print(json.load(sys.stdin)['version'])")
+    port=$(free_port)
+    SERVING_LINES=0
+    : >"$W/server.log"
+    start_server "$root" "$port" "$W/server.log"
+    "$BUILD" --input "$W/log.csv" --snapshot-root "$root" --quiet --json --sketch-dim 8 --seed 2 \
+      >"$W/second.out" 2>"$W/second.err" || status=$?
+    local current versions leftovers served rates_ok=0 verified=0
+    current=$(cat "$root/CURRENT")
+    versions=$(find "$root" -mindepth 1 -maxdepth 1 -type d -name '[0-9]*T*Z-*' ! -name '*.*' | wc -l)
+    leftovers=$(find "$root" -mindepth 1 -maxdepth 1 -name '*.tmp' | wc -l)
+    verify "$root" || verified=$?
+    sleep 1  # a few refresher polls
+    served=$(served_version "$port")
+    printf 'user_id,item_id\n1,2\n' | "$CLI" rates --server "127.0.0.1:$port" --input - >/dev/null 2>&1 || rates_ok=$?
+    stop_server
+    umount "$mnt"
+    trials=$((trials + 1))
+    local ok=1
+    if [[ $status -ne 0 ]]; then
+      # Must fail clearly, publish nothing, and the old version keeps serving.
+      if grep -q "No space left on device" "$W/second.err" && [[ $current == "$v1" &&
+        $served == "$v1" && $versions -eq 1 && $leftovers -eq 0 && $verified -eq 0 && $rates_ok -eq 0 ]]; then
+        failed_clearly=$((failed_clearly + 1))
+      else ok=0; fi
+      messages+="  +${pct}%: $(sed "s|$root/||g" "$W/second.err" | head -c 300 | tr '\n' ' ')"$'\n'
+    else
+      # It fitted: the new version is CURRENT, verifies, and is served.
+      if [[ $current != "$v1" && $served == "$current" && $verified -eq 0 && $rates_ok -eq 0 ]]; then
+        fitted=$((fitted + 1))
+      else ok=0; fi
+    fi
+    if [[ $ok -eq 0 ]]; then
+      bad=$((bad + 1))
+      log "full-disk +${pct}%: exit $status, CURRENT=$current (v1 $v1), versions $versions, .tmp $leftovers," \
+        "verify $verified, served $served, rates $rates_ok: $(head -c 300 "$W/second.err")"
+    fi
+  done
+  result "full-disk: one version = $one_kib KiB; $trials second publishes onto a tmpfs of" \
+    "(version 1 + N% of a version): $failed_clearly failed with 'No space left on device'," \
+    "published nothing and the server kept serving version 1; $fitted fitted and were served;" \
+    "$bad violated a rule"
+  printf 'RESULT full-disk: where the disk filled:\n%s' "$messages"
   check "$bad" "full-disk"
 }
 

@@ -59,7 +59,6 @@ enum class PilotSource {
   kNone,    // no pilot: methods that need one are an error
 };
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
-const char* PilotSourceName(PilotSource source);
 
 struct ExperimentOptions {
   std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};

@@ -74,16 +74,6 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
                                                  "', expected auto, column, lr or none"));
 }
 
-const char* PilotSourceName(PilotSource source) {
-  switch (source) {
-    case PilotSource::kAuto: return "auto";
-    case PilotSource::kColumn: return "column";
-    case PilotSource::kTrainLr: return "lr";
-    case PilotSource::kNone: return "none";
-  }
-  return "?";
-}
-
 absl::Status ExperimentOptions::Validate() const {
   if (methods.empty()) return absl::InvalidArgumentError("methods is empty");
   for (const std::string& m : methods) {

@@ -128,7 +128,13 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> SamplingRateClient::Create(
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
               std::min(100, options.max_reconnect_backoff_ms));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
+  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: despite its name it is gRPC's
+  // minimum *connect timeout* per attempt (gRPC's connection backoff protocol:
+  // TryConnect(max(deadline, now + MIN_CONNECT_TIMEOUT))). Set to 100 ms it cut
+  // off TCP + HTTP/2 handshakes that took longer on a loaded server, and calls
+  // failed UNAVAILABLE (docs/RELIABILITY.md, swaps campaign). Its default
+  // (20 s) is kept; a refused connection still fails at once, and the backoff
+  // between attempts is the two arguments around this comment.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options.max_reconnect_backoff_ms);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);

@@ -97,9 +97,9 @@ int Inflight(int admin_port) {
 }
 
 // Deterministic: the server runs with --testing-hold-tagged-calls-until-drain,
-// so the tagged calls stay in their handler until SIGTERM starts the drain
+// so a tagged call stays in its handler until SIGTERM starts the drain
 // (server/options.h). The test sends SIGTERM only once the server's in-flight
-// gauge shows every one of them in a handler — no timer decides whether a call
+// gauge shows it in the handler — no timer decides whether a call
 // was in flight when the signal arrived (docs/RELIABILITY.md, "No flaky tests").
 TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   const std::string root = testing::MakeTempDir("drain");
@@ -128,7 +128,9 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
     big.add_user_ids(1 + k % 12);
     big.add_item_ids(1001 + (k * 7) % 15);
   }
-  constexpr int kHeld = 3;
+  // One held call: a held call blocks one of gRPC's callback threads, of which
+  // a 2-core machine has few (3 held calls never all reached the handler).
+  constexpr int kHeld = 1;
   std::vector<grpc::Status> statuses(kHeld);
   std::vector<int> sizes(kHeld, -1);
   std::vector<std::thread> clients;
@@ -149,8 +151,12 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
     inflight = Inflight(child.admin_port);
     if (inflight < kHeld) absl::SleepFor(absl::Milliseconds(50));
   }
-  if (inflight < kHeld) kill(child.pid, SIGKILL);  // unblocks the clients
-  ASSERT_EQ(inflight, kHeld) << "the held calls never reached the handler";
+  if (inflight < kHeld) {
+    kill(child.pid, SIGKILL);  // unblocks the clients
+    for (auto& c : clients) c.join();
+    waitpid(child.pid, nullptr, 0);
+    FAIL() << "the held calls never reached the handler (in flight: " << inflight << ")";
+  }
 
   ASSERT_EQ(kill(child.pid, SIGTERM), 0);
   const int code = WaitExit(child.pid, 60);

@@ -8,15 +8,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 SANITIZE=${SANITIZE:-}
-if [[ -n "$SANITIZE" ]]; then
+if [[ -n "$SANITIZE" && -z "${BUILD_DIR:-}" ]]; then
   case "$SANITIZE" in
-    *thread*) BUILD_DIR=${BUILD_DIR:-build-tsan} ;;
-    *) BUILD_DIR=${BUILD_DIR:-build-asan} ;;
+    *thread*) BUILD_DIR=build-tsan ;;
+    *) BUILD_DIR=build-asan ;;
   esac
-  source scripts/sanitizer-env.sh
-else
-  BUILD_DIR=${BUILD_DIR:-build-ci}
 fi
+BUILD_DIR=${BUILD_DIR:-build-ci}
+if [[ -n "$SANITIZE" ]]; then source scripts/sanitizer-env.sh; fi
 # The benchmarks are no tests: a sanitizer build skips them.
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERROR=ON \
   -DGRAPHSIEVE_SANITIZE="$SANITIZE" -DGRAPHSIEVE_BUILD_BENCH="$([[ -n $SANITIZE ]] && echo OFF || echo ON)"

@@ -1,8 +1,13 @@
-// Regression tests for what fuzz/ found in the snapshot metadata parsers
-// (docs/RELIABILITY.md, "Fuzzing"): every input gives a status naming the
-// field, never undefined behaviour.
+// Regression tests for what fuzz/ and the sanitizer runs found in
+// core/snapshot (docs/RELIABILITY.md): every metadata input gives a status
+// naming the field, never undefined behaviour; file reads fit small stacks.
+#include <pthread.h>
+#include <unistd.h>
+
+#include <fstream>
 #include <string>
 
+#include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
 #include "gmock/gmock.h"
@@ -76,6 +81,36 @@ TEST(UnseenModelFuzzRegressionTest, MethodAndSketchDimMustBeIntegersInRange) {
   nlohmann::json j = nlohmann::json::parse(good);
   j["sketch_dim"] = 1e300;
   EXPECT_THAT(DecodeUnseenModel(j.dump()).status().message(), HasSubstr("sketch_dim"));
+}
+
+// ASan (e2e_dashboard_browser): ReadFileToString kept a 64 KiB buffer on the
+// stack and overflowed a civetweb admin thread's stack serving /status.json.
+// It must run on a thread whose whole stack is 64 KiB.
+TEST(FileUtilRegressionTest, ReadFileToStringFitsASmallThreadStack) {
+  const std::string path = ::testing::TempDir() + "/small-stack-" + std::to_string(getpid());
+  { std::ofstream(path) << std::string(200000, 'x'); }
+  struct Arg {
+    std::string path;
+    absl::StatusOr<std::string> out = absl::UnknownError("not run");
+  } arg{path};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  ASSERT_EQ(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+  pthread_t thread;
+  ASSERT_EQ(pthread_create(
+                &thread, &attr,
+                [](void* p) -> void* {
+                  auto* a = static_cast<Arg*>(p);
+                  a->out = ReadFileToString(a->path);
+                  return nullptr;
+                },
+                &arg),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  ASSERT_TRUE(arg.out.ok()) << arg.out.status();
+  EXPECT_EQ(arg.out->size(), 200000u);
+  unlink(path.c_str());
 }
 
 }  // namespace

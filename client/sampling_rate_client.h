@@ -114,7 +114,8 @@ class SamplingRateClient {
                                                     bool reject_active) const;
 
   const SamplingRateClientOptions& options() const { return options_; }
-  // UNAVAILABLE retries over the client's lifetime (all threads).
+  // UNAVAILABLE retries over the client's lifetime (all threads), counted as
+  // each retry starts (so a call still retrying is visible).
   uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }
 
  private:

@@ -74,6 +74,10 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: require and verify client certificates (mTLS). Needs --tls-cert.");
 ABSL_FLAG(int, history_size, 50, "Refresh events kept for GetStatus and the dashboard.");
 ABSL_FLAG(int, admin_threads, 2, "Worker threads of the admin HTTP server.");
+ABSL_FLAG(bool, testing_hold_tagged_calls_until_drain, false,
+          "Tests only: GetSamplingRate calls with the client metadata "
+          "'graphsieve-testing-hold-until-drain' wait in the handler until SIGTERM/SIGINT "
+          "starts the drain (a test holds calls in flight across the signal).");
 
 namespace {
 
@@ -124,6 +128,7 @@ int main(int argc, char** argv) {
   }
   o.drain_grace_seconds = absl::GetFlag(FLAGS_drain_grace_seconds);
   o.drain_notice_seconds = absl::GetFlag(FLAGS_drain_notice_seconds);
+  o.testing_hold_tagged_calls_until_drain = absl::GetFlag(FLAGS_testing_hold_tagged_calls_until_drain);
   const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
   if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;

@@ -230,6 +230,7 @@ void GraphsieveServer::Shutdown() {
     if (options_.drain_notice_seconds > 0) {
       absl::SleepFor(absl::Seconds(options_.drain_notice_seconds));  // still serving, not ready
     }
+    if (service_ != nullptr) service_->DrainStarted();  // tests' held calls go on now
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));

@@ -32,7 +32,7 @@ SOCK=$WORK/operator.sock
   >"$WORK/server.out" 2>"$WORK/server.err" &
 PID=$!
 trap 'kill -TERM $PID 2>/dev/null || true; wait $PID 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do
+for _ in $(seq 1 600); do
   grep -q "listening" "$WORK/server.out" 2>/dev/null && break
   kill -0 $PID 2>/dev/null || { cat "$WORK/server.err"; echo "FAIL: server died"; exit 1; }
   sleep 0.1
@@ -40,6 +40,14 @@ done
 PORT=$(sed -n 's/.* port=\([0-9]*\).*/\1/p' "$WORK/server.out" | head -1)
 ADMIN=$(sed -n 's/.*admin_port=\([0-9]*\).*/\1/p' "$WORK/server.out" | head -1)
 [[ -n "$PORT" && -n "$ADMIN" ]] || { cat "$WORK/server.out"; echo "FAIL: no ports"; exit 1; }
+# Bounded (60 s: a sanitizer build or a loaded machine loads slowly), and an
+# explicit failure: the page must not be rendered before the server serves.
+READY=0
+for _ in $(seq 1 600); do
+  curl -fs "http://127.0.0.1:$ADMIN/readyz" >/dev/null && { READY=1; break; }
+  sleep 0.1
+done
+[[ $READY -eq 1 ]] || { cat "$WORK/server.err"; echo "FAIL: server not ready within 60 s"; exit 1; }
 
 # Waits (bounded) until the Python expression over /status.json (d) is true.
 wait_status() {

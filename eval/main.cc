@@ -48,11 +48,13 @@ ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for
 ABSL_FLAG(std::string, gammas, "0.5", "Comma-separated propagation weights gamma in [0,1) for methods "
           "with propagation.");
 ABSL_FLAG(std::string, models, "lr,fm", "Comma-separated target models: lr (one-hot logistic "
-          "regression), fm (logistic factorisation: user+item embeddings and biases).");
+          "regression), fm (logistic factorisation: user+item embeddings and biases), mlp "
+          "(DeepFM-style: fm plus a ReLU hidden layer over the concatenated embeddings).");
 ABSL_FLAG(int, seeds, 3, "Repetitions; seed s drives the split, the pilot, the subsample and the "
           "model initialisation.");
 ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+seeds-1).");
-ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm model.");
+ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm and mlp models.");
+ABSL_FLAG(int, hidden, 32, "Hidden ReLU units of the mlp model.");
 ABSL_FLAG(double, learning_rate, 0.1, "Adagrad step size of the target models.");
 ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
 ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
@@ -110,6 +112,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.seeds = absl::GetFlag(FLAGS_seeds);
   o.first_seed = absl::GetFlag(FLAGS_first_seed);
   o.model.dim = absl::GetFlag(FLAGS_dim);
+  o.model.hidden = absl::GetFlag(FLAGS_hidden);
   o.model.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   o.model.l2 = absl::GetFlag(FLAGS_l2);
   o.model.max_epochs = absl::GetFlag(FLAGS_max_epochs);

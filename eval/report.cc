@@ -106,9 +106,8 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
     if (std::find(models.begin(), models.end(), c.model) == models.end()) models.push_back(c.model);
   }
   for (const std::string& model : models) {
-    absl::StrAppend(&md, "Target model **", model == "lr" ? "lr (one-hot logistic regression)"
-                                                        : "fm (logistic factorisation, user+item "
-                                                          "embeddings + biases)",
+    absl::StatusOr<ModelKind> kind = ParseModelKind(model);
+    absl::StrAppend(&md, "Target model **", kind.ok() ? ModelKindDescription(*kind) : model.c_str(),
                     "**\n\n");
     absl::StrAppendFormat(&md,
                           "| method | α | ϱ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
 #include "eval/model.h"
@@ -61,6 +62,14 @@ enum class PilotSource {
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
 const char* PilotSourceName(PilotSource source);
 
+// kRandom: rates are computed on the training part itself (every training
+// impression is a pair the builder saw). kDeployed: the builder sees an
+// earlier period, the later period's impressions are rated by the server's
+// scorer on that snapshot (eval/deployed.h, docs/EVALUATION.md).
+enum class EvalMode { kRandom, kDeployed };
+absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name);  // "random" | "deployed"
+const char* EvalModeName(EvalMode mode);
+
 struct ExperimentOptions {
   std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};
   std::vector<double> alphas = {0.2};     // target kept fraction of negatives
@@ -80,6 +89,13 @@ struct ExperimentOptions {
   // Train the unsampled model too (the `full` rows). Off only for grids that
   // are reported next to a run that has it (it is the slowest model to train).
   bool include_full = true;
+  EvalMode mode = EvalMode::kRandom;
+  // kDeployed: share of the instances in the later period (by time when
+  // timestamps are given, else a seeded draw per instance; deployed.h).
+  double later_fraction = 0.5;
+  // kDeployed: snapshots are built in fresh directories under this one
+  // (empty = $TMPDIR or /tmp) and removed after use.
+  std::string work_dir;
   std::function<void(const std::string&)> progress;  // one line per finished run; may be empty
   absl::Status Validate() const;
 };
@@ -98,6 +114,9 @@ struct RunResult {
   double negatives_at_one = 0.0;          // share of training negatives kept with rate 1
   int epochs = 0, best_epoch = 0;
   double rate_seconds = 0.0, train_seconds = 0.0;
+  // kDeployed, graph/pilot methods: shares of the training instances whose
+  // rate was EXACT / INFERRED / DEFAULT; all -1 when not applicable.
+  double source_exact = -1.0, source_inferred = -1.0, source_default = -1.0;
 };
 
 struct ExperimentResult {
@@ -105,6 +124,10 @@ struct ExperimentResult {
   uint64_t train_instances = 0, validation_instances = 0, test_instances = 0;
   std::string pilot;                      // what the pilot score was ("column", "lr", "none")
   std::vector<RunResult> runs;
+  // kDeployed: sizes of the two periods (the later one is split 80/10/10)
+  // and how they were split ("time" or "seeded"); empty/0 in kRandom.
+  uint64_t earlier_instances = 0, later_instances = 0;
+  std::string period_split;
   // Configurations the pipeline refused for these data (e.g. alpha unreachable
   // with the floor because most negatives have zero conductance), with its
   // message; one entry per configuration and seed.
@@ -116,8 +139,11 @@ struct ExperimentResult {
 // (empty, one class in a part), the pipeline's errors with the method named,
 // except its INVALID_ARGUMENT for a configuration these data cannot meet,
 // which is recorded in `skipped` and the experiment goes on.
+// `timestamps` (kDeployed only, may be empty): per instance its time, < 0
+// for untimed instances (AssignPeriods, deployed.h).
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
-                                               const ExperimentOptions& options);
+                                               const ExperimentOptions& options,
+                                               absl::Span<const int64_t> timestamps = {});
 
 }  // namespace graphsieve::eval
 

@@ -72,6 +72,17 @@ ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
 ABSL_FLAG(std::string, title, "", "Section title of the Markdown report (default: the input's name).");
 ABSL_FLAG(std::string, output_md, "", "Write the Markdown report here (default: standard output).");
 ABSL_FLAG(std::string, output_json, "", "Write every run and summary as JSON here.");
+ABSL_FLAG(std::string, mode, "random", "random: rates computed on the training part itself (every "
+          "training impression is a pair the builder saw). deployed: split the log into an earlier "
+          "and a later period (MovieLens by rating time, else a seeded draw), build a real snapshot "
+          "of the earlier period and rate the later period's training impressions as "
+          "graphsieve-server would (EXACT/INFERRED/DEFAULT); see docs/EVALUATION.md.");
+ABSL_FLAG(std::string, period_split, "auto", "deployed: how the periods are split: time (MovieLens "
+          "rating times), seeded (a seeded draw per instance), auto (time when the input has "
+          "timestamps, i.e. --movielens, else seeded).");
+ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
+ABSL_FLAG(std::string, work_dir, "", "deployed: build snapshots under this directory (default "
+          "$TMPDIR or /tmp); each is removed after use.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
 
 namespace graphsieve::eval {
@@ -120,6 +131,11 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.ndcg_k = absl::GetFlag(FLAGS_ndcg_k);
   o.zero_positive_offset = absl::GetFlag(FLAGS_zero_positive_offset);
   o.include_full = absl::GetFlag(FLAGS_include_full);
+  absl::StatusOr<EvalMode> mode = ParseEvalMode(absl::GetFlag(FLAGS_mode));
+  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
+  o.mode = *mode;
+  o.later_fraction = absl::GetFlag(FLAGS_later_fraction);
+  o.work_dir = absl::GetFlag(FLAGS_work_dir);
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
   if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
   o.pilot = *pilot;
@@ -136,7 +152,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   return o;
 }
 
-absl::StatusOr<ImpressionLog> LoadInput(std::string* title) {
+absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>* timestamps) {
   const std::string log_path = absl::GetFlag(FLAGS_log);
   const std::string ml_dir = absl::GetFlag(FLAGS_movielens);
   if (log_path.empty() == ml_dir.empty()) {
@@ -146,7 +162,7 @@ absl::StatusOr<ImpressionLog> LoadInput(std::string* title) {
     MovieLensOptions m;
     m.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
     *title = absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
-    return ReadMovieLensImplicit(ml_dir, m);
+    return ReadMovieLensImplicit(ml_dir, m, timestamps);
   }
   LogReaderOptions r;
   r.user_column = absl::GetFlag(FLAGS_user_column);
@@ -176,10 +192,21 @@ absl::Status Run(const std::string& command) {
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
   std::string title;
-  absl::StatusOr<ImpressionLog> log = LoadInput(&title);
+  std::vector<int64_t> timestamps;
+  absl::StatusOr<ImpressionLog> log =
+      LoadInput(&title, options->mode == EvalMode::kDeployed ? &timestamps : nullptr);
   if (!log.ok()) return log.status();
+  const std::string split = absl::GetFlag(FLAGS_period_split);
+  if (split == "seeded") {
+    timestamps.clear();
+  } else if (split == "time" && timestamps.empty()) {
+    return absl::InvalidArgumentError("--period_split=time needs timestamps; only --movielens has them");
+  } else if (split != "auto" && split != "time") {
+    return absl::InvalidArgumentError(absl::StrCat("--period_split: unknown '", split,
+                                                   "', expected auto, time or seeded"));
+  }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
-  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options);
+  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options, timestamps);
   if (!result.ok()) return result.status();
   const std::vector<Summary> cells = SummariseRuns(result->runs);
   ReportContext context{title, command, options->ndcg_k};
@@ -203,7 +230,7 @@ int main(int argc, char** argv) {
       "Measures whether training on a subsample keeps model quality.\n"
       "Usage: graphsieve-eval (--log=FILE [--pilot_column=pilot_score] | --movielens=DIR)\n"
       "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
-      "         [--output_md=FILE] [--output_json=FILE]\n"
+      "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
       "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
       "samples negatives, trains target models with the log-odds correction and reports test\n"
       "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"

@@ -84,6 +84,17 @@ const char* PilotSourceName(PilotSource source) {
   return "?";
 }
 
+absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name) {
+  if (name == "random") return EvalMode::kRandom;
+  if (name == "deployed") return EvalMode::kDeployed;
+  return absl::InvalidArgumentError(absl::StrCat("unknown mode '", std::string(name),
+                                                 "', expected random or deployed"));
+}
+
+const char* EvalModeName(EvalMode mode) {
+  return mode == EvalMode::kDeployed ? "deployed" : "random";
+}
+
 absl::Status ExperimentOptions::Validate() const {
   if (methods.empty()) return absl::InvalidArgumentError("methods is empty");
   for (const std::string& m : methods) {
@@ -110,6 +121,19 @@ absl::Status ExperimentOptions::Validate() const {
   if (models.empty()) return absl::InvalidArgumentError("models is empty");
   if (seeds < 1 || seeds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
+  }
+  if (mode == EvalMode::kDeployed) {
+    if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("later_fraction must be in (0, 1), got ", later_fraction));
+    }
+    for (const std::string& m : methods) {
+      if (ParseMethodSpec(m)->score_power != 1.0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "method ", m, " is an investigation variant of the rates; it has no snapshot, so it "
+            "cannot run in deployed mode"));
+      }
+    }
   }
   if (ndcg_k < 1) return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
   if (absl::Status s = model.Validate(); !s.ok()) return s;

@@ -28,6 +28,9 @@ struct Summary {
   // (same split, same uniform numbers); n = 0 when uniform was not run.
   Stat delta_auc_vs_uniform;
   Stat delta_auc_vs_full;  // minus the unsampled model's AUC
+  // Deployed mode: shares of training instances rated EXACT / INFERRED /
+  // DEFAULT (n = 0 when the method has no snapshot: full, uniform, kRandom).
+  Stat source_exact, source_inferred, source_default;
 };
 
 // Cells in run order (full first, then the grid in the order it was run).

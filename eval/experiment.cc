@@ -166,13 +166,22 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
         out.push_back({spec, alpha, 0.0, 0.0});
         continue;
       }
+      std::vector<double> gammas = spec.uses_gamma() ? o.gammas : std::vector<double>{0.0};
+      if (spec.mixture) {
+        std::vector<double> pilot_kappas = {0.0};  // 0 = the graph member's κ
+        if (spec.needs_pilot() && !o.pilot_kappas.empty()) pilot_kappas = o.pilot_kappas;
+        for (double kappa : o.kappas) {
+          for (double pk : pilot_kappas) {
+            for (double gamma : gammas) {
+              out.push_back({spec, alpha, 0.0, gamma, kappa, spec.needs_pilot() ? (pk > 0 ? pk : kappa) : 0.0});
+            }
+          }
+        }
+        continue;
+      }
       for (double floor : o.floors) {
         if (floor >= alpha) continue;
-        if (!spec.uses_gamma()) {
-          out.push_back({spec, alpha, floor, 0.0});
-          continue;
-        }
-        for (double gamma : o.gammas) out.push_back({spec, alpha, floor, gamma});
+        for (double gamma : gammas) out.push_back({spec, alpha, floor, gamma});
       }
     }
   }
@@ -374,6 +383,8 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
       base.method = c.spec.name;
       base.alpha = c.alpha;
       base.floor = c.floor;
+      base.kappa = c.kappa;
+      base.pilot_kappa = c.pilot_kappa;
       base.gamma = c.gamma;
       base.seed = seed;
       base.rate_seconds = SecondsSince(rate_start);
@@ -388,9 +399,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
         }
         if (o.progress) {
           o.progress(absl::StrFormat(
-              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f %s: auc=%.4f logloss=%.4f ndcg=%.4f "
+              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f ndcg=%.4f "
               "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
-              seed, run.method, run.alpha, run.floor, run.gamma, run.model, run.auc, run.log_loss,
+              seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa, run.model,
+              run.auc, run.log_loss,
               run.ndcg, run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
               run.rate_seconds, run.train_seconds, run.epochs));
         }

@@ -38,6 +38,8 @@ namespace graphsieve::eval {
 //   mean, product  the other ensembles of maec-prop and opt
 //   maec-prop-sqrt, opt-sqrt  investigation: rates from the square root of the
 //              method's final score (a flatter rate distribution), refit to alpha
+//   NAME-mix   for maec, maec-u, maec-prop, opt, max, max-raw: the same with the
+//              mixture rate rule (κ grid instead of the floor grid)
 struct MethodSpec {
   enum class Kind { kFull, kUniform, kPipeline } kind = Kind::kPipeline;
   std::string name;
@@ -46,6 +48,7 @@ struct MethodSpec {
   bool score_propagation = false;
   bool correct_pilot = false;
   double score_power = 1.0;   // rates from score^power (1 = the pipeline's own rates)
+  bool mixture = false;       // the mixture rate rule π = min(1, ρ(s/s̄ + κ)) instead of the floor
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };
@@ -75,6 +78,11 @@ struct ExperimentOptions {
   std::vector<double> alphas = {0.2};     // target kept fraction of negatives
   std::vector<double> floors = {0.01};    // rate floor grid (pipeline methods)
   std::vector<double> gammas = {0.5};     // propagation weight grid (methods with propagation)
+  // Mixture rule (methods named *-mix): the uniform share κ of the MA-EC
+  // score, and of the pilot score in the pilot methods and ensembles
+  // (pilot_kappas empty = the same κ as the graph member).
+  std::vector<double> kappas = {0.25};
+  std::vector<double> pilot_kappas;
   std::vector<ModelKind> models = {ModelKind::kLogistic, ModelKind::kFactorisation};
   ModelOptions model;                     // training options; kind and seed set per run
   PipelineOptions pipeline;               // base options; method, alpha, floor, gamma, switches set per run
@@ -104,6 +112,7 @@ struct ExperimentOptions {
 struct RunResult {
   std::string method;                     // MethodSpec name
   double alpha = 1.0, floor = 0.0, gamma = 0.0;  // alpha 1 for full; floor/gamma 0 when unused
+  double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule's κ (graph member, pilot member); 0 = floor rule
   std::string model;                      // "lr" | "fm"
   uint64_t seed = 0;
   double auc = 0.0, log_loss = 0.0, ndcg = 0.0;

@@ -48,6 +48,7 @@ struct SeedData {
 struct Config {
   MethodSpec spec;
   double alpha = 1.0, floor = 0.0, gamma = 0.0;
+  double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule only
 };
 
 // The training part's pair table and pair_of. Errors: the pair table's.

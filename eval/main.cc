@@ -41,12 +41,17 @@ ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: au
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "Comma-separated sampling methods; full (no sampling) is always run unless "
           "--include_full=false. Known: "
-          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product.");
+          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product, "
+          "and with the mixture rate rule maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix.");
 ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
           "methods; combinations with floor >= alpha are skipped.");
 ABSL_FLAG(std::string, gammas, "0.5", "Comma-separated propagation weights gamma in [0,1) for methods "
           "with propagation.");
+ABSL_FLAG(std::string, kappas, "0.25", "Comma-separated κ (uniform share of the mixture rate rule "
+          "π = min(1, ρ(s/s̄ + κ))) for the *-mix methods.");
+ABSL_FLAG(std::string, pilot_kappas, "", "Comma-separated κ of the pilot member for opt-mix and the "
+          "*-mix ensembles (empty = the same as --kappas).");
 ABSL_FLAG(std::string, models, "lr,fm", "Comma-separated target models: lr (one-hot logistic "
           "regression), fm (logistic factorisation: user+item embeddings and biases), mlp "
           "(DeepFM-style: fm plus a ReLU hidden layer over the concatenated embeddings).");
@@ -113,6 +118,16 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
     absl::StatusOr<std::vector<double>> v = ParseDoubles(flag, text);
     if (!v.ok()) return v.status();
     *dst = *v;
+  }
+  if (absl::StatusOr<std::vector<double>> k = ParseDoubles("kappas", absl::GetFlag(FLAGS_kappas)); k.ok()) {
+    o.kappas = *k;
+  } else {
+    return k.status();
+  }
+  if (!absl::GetFlag(FLAGS_pilot_kappas).empty()) {
+    absl::StatusOr<std::vector<double>> k = ParseDoubles("pilot_kappas", absl::GetFlag(FLAGS_pilot_kappas));
+    if (!k.ok()) return k.status();
+    o.pilot_kappas = *k;
   }
   o.models.clear();
   for (absl::string_view m : absl::StrSplit(absl::GetFlag(FLAGS_models), ',', absl::SkipWhitespace())) {

@@ -11,9 +11,11 @@
 namespace graphsieve::eval {
 namespace {
 
-using Key = std::tuple<std::string, std::string, double, double, double>;
+using Key = std::tuple<std::string, std::string, double, double, double, double, double>;
 
-Key KeyOf(const RunResult& r) { return {r.model, r.method, r.alpha, r.floor, r.gamma}; }
+Key KeyOf(const RunResult& r) {
+  return {r.model, r.method, r.alpha, r.floor, r.gamma, r.kappa, r.pilot_kappa};
+}
 
 std::string PlusMinus(const Stat& s, int digits) {
   return absl::StrFormat("%.*f ± %.*f", digits, s.mean, digits, s.std);
@@ -22,6 +24,16 @@ std::string PlusMinus(const Stat& s, int digits) {
 std::string SignedPlusMinus(const Stat& s) {
   if (s.n == 0) return "–";
   return absl::StrFormat("%+.4f ± %.4f", s.mean, s.std);
+}
+
+// The rate rule's parameter: the floor ϱ, or κ of the mixture rule (with the
+// pilot member's κ when it differs).
+std::string RuleCell(const Summary& c) {
+  if (c.kappa <= 0.0) return absl::StrFormat("%g", c.floor);
+  if (c.pilot_kappa > 0.0 && c.pilot_kappa != c.kappa) {
+    return absl::StrFormat("κ %g, pilot κ %g", c.kappa, c.pilot_kappa);
+  }
+  return absl::StrFormat("κ %g", c.kappa);
 }
 
 nlohmann::json StatJson(const Stat& s) { return {{"mean", s.mean}, {"std", s.std}, {"n", s.n}}; }
@@ -59,7 +71,7 @@ std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
   for (const Key& key : order) {
     const std::vector<const RunResult*>& g = groups[key];
     Summary s;
-    std::tie(s.model, s.method, s.alpha, s.floor, s.gamma) = key;
+    std::tie(s.model, s.method, s.alpha, s.floor, s.gamma, s.kappa, s.pilot_kappa) = key;
     std::vector<double> auc, ll, ndcg, kept, floor_share, one_share, d_uniform, d_full;
     std::vector<double> exact, inferred, by_default;
     for (const RunResult* r : g) {
@@ -129,7 +141,7 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
     absl::StrAppend(&md, "Target model **", kind.ok() ? ModelKindDescription(*kind) : model.c_str(),
                     "**\n\n");
     absl::StrAppendFormat(&md,
-                          "| method | α | ϱ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
+                          "| method | α | ϱ or κ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
                           "ΔAUC vs full | log-loss | NDCG@%d |%s\n"
                           "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
                           context.ndcg_k, deployed ? " source EXACT / INFERRED / DEFAULT |" : "",
@@ -140,7 +152,7 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
       const bool pipeline = !full && c.method != "uniform";
       absl::StrAppendFormat(
           &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |", c.method,
-          full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? absl::StrFormat("%g", c.floor) : "–",
+          full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? RuleCell(c) : "–",
           c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean,
           pipeline ? absl::StrFormat("%.2f / %.3f", c.at_floor.mean, c.at_one.mean) : "–", PlusMinus(c.auc, 4),
           SignedPlusMinus(c.delta_auc_vs_uniform), full ? "–" : SignedPlusMinus(c.delta_auc_vs_full),
@@ -186,6 +198,7 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
   j["ndcg_k"] = context.ndcg_k;
   for (const RunResult& r : result.runs) {
     j["runs"].push_back({{"method", r.method}, {"alpha", r.alpha}, {"floor", r.floor},
+                         {"kappa", r.kappa}, {"pilot_kappa", r.pilot_kappa},
                          {"gamma", r.gamma}, {"model", r.model}, {"seed", r.seed},
                          {"auc", r.auc}, {"log_loss", r.log_loss}, {"ndcg", r.ndcg},
                          {"kept_negative_fraction", r.kept_negative_fraction},
@@ -200,6 +213,7 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
   }
   for (const Summary& c : cells) {
     j["summary"].push_back({{"method", c.method}, {"alpha", c.alpha}, {"floor", c.floor},
+                            {"kappa", c.kappa}, {"pilot_kappa", c.pilot_kappa},
                             {"gamma", c.gamma}, {"model", c.model}, {"auc", StatJson(c.auc)},
                             {"log_loss", StatJson(c.log_loss)}, {"ndcg", StatJson(c.ndcg)},
                             {"kept_negative_fraction", StatJson(c.kept)},

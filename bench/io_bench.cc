@@ -20,15 +20,16 @@
 #include <string>
 #include <vector>
 
-#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "core/cli/flags.h"
 #include "core/io/log_reader.h"
 #include "gen/generator.h"
+#include "graphsieve/version.h"
 
 ABSL_FLAG(double, scale, 1.0, "Scale of the kuairec preset (1 = ~12M rows, ~141 MB of CSV).");
 ABSL_FLAG(std::string, dir, "/tmp",
@@ -219,7 +220,7 @@ int main(int argc, char** argv) {
       "baselines) and the "
       "generator's seconds for the kuairec preset.\nExample: graphsieve-bench-io --scale 1 "
       "--repeats 3",
-      "io_bench.cc", "graphsieve-bench-io 0.1.0");
+      "io_bench.cc", "graphsieve-bench-io " GRAPHSIEVE_VERSION);
   absl::ParseCommandLine(argc, argv);
   return Run();
 }

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -82,6 +84,258 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+// Runs `stage` (returning absl::Status) between the observer's callbacks;
+// its wall time is recorded only when it succeeds.
+template <typename Fn>
+absl::Status TimedStage(const BuildObserver& obs, BuildReport* report, const char* name,
+                        Fn&& stage) {
+  StageTimer timer(obs, report, name);
+  absl::Status s = stage();
+  if (s.ok()) timer.Done();
+  return s;
+}
+
+absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root) {
+  auto st = SnapshotStore::Create({root, /*create_if_missing=*/true});
+  if (!st.ok()) {
+    return absl::Status(st.status().code(),
+                        absl::StrCat("--snapshot_root: ", st.status().message()));
+  }
+  return std::move(*st);
+}
+
+uint64_t FileSizeOrZero(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
+}
+
+// Digests the input files (size + XXH3-64, for the manifest) on a thread of
+// its own while the logs are parsed. Join() before reading the results.
+class InputDigester {
+ public:
+  explicit InputDigester(const std::vector<std::string>& files)
+      : files_(files), infos_(files.size()), status_(files.size()), thread_([this] { Run(); }) {}
+  ~InputDigester() { Join(); }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // REQUIRES: Join() was called. The first failed digest, naming the flag.
+  absl::Status status() const {
+    for (const absl::Status& s : status_) {
+      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input: ", s.message()));
+    }
+    return absl::OkStatus();
+  }
+  std::vector<snapshot::InputFileInfo>& infos() { return infos_; }
+
+ private:
+  void Run() {
+    for (size_t k = 0; k < files_.size(); ++k) {
+      auto d = snapshot::DigestFile(files_[k]);
+      if (!d.ok()) {
+        status_[k] = d.status();
+        continue;
+      }
+      infos_[k] = {files_[k], d->size_bytes, d->xxh3};
+    }
+  }
+  const std::vector<std::string>& files_;
+  std::vector<snapshot::InputFileInfo> infos_;
+  std::vector<absl::Status> status_;
+  std::thread thread_;
+};
+
+// Parses every --input into `log` in order, reporting progress by bytes.
+absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, ImpressionLog* log) {
+  uint64_t total_bytes = 0;
+  for (const std::string& f : options.inputs) total_bytes += FileSizeOrZero(f);
+  uint64_t done_before = 0;
+  for (const std::string& f : options.inputs) {
+    LogReaderOptions ro = options.reader;
+    ro.progress = [&](uint64_t bytes, uint64_t rows) {
+      if (obs.progress && total_bytes > 0) {
+        obs.progress("read", std::min(0.99, double(done_before + bytes) / total_bytes),
+                     log->rows_read + rows);
+      }
+    };
+    absl::Status s = ReadImpressionLog(f, ro, log);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
+    done_before += FileSizeOrZero(f);
+  }
+  return absl::OkStatus();
+}
+
+// Stage 1: read the logs; digest the files in parallel.
+absl::Status ReadLogsStage(const BuildOptions& options, const BuildObserver& obs,
+                           BuildReport* report, ImpressionLog* log,
+                           std::vector<snapshot::InputFileInfo>* inputs) {
+  absl::Status s = TimedStage(obs, report, "read", [&] {
+    InputDigester digester(options.inputs);
+    absl::Status parsed = ParseLogs(options, obs, log);
+    digester.Join();
+    if (!parsed.ok()) return parsed;
+    absl::Status digested = digester.status();
+    if (!digested.ok()) return digested;
+    for (const snapshot::InputFileInfo& in : digester.infos()) report->input_bytes += in.size_bytes;
+    *inputs = std::move(digester.infos());
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  report->rows_read = log->rows_read;
+  report->bad_rows_skipped = log->bad_rows_skipped;
+  if (log->size() == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: the input has no usable rows (", log->rows_read,
+                     " rows read, ", log->bad_rows_skipped, " skipped)"));
+  }
+  return absl::OkStatus();
+}
+
+// Stage 2: the pair table; the per-instance columns are released after it.
+absl::Status PairTableStage(const BuildOptions& options, const BuildObserver& obs,
+                            BuildReport* report, ImpressionLog* log, PairTable* pairs) {
+  absl::Status s = TimedStage(obs, report, "pair_table", [&] {
+    auto p = BuildPairTable(*log, options.pipeline.threads);
+    if (!p.ok()) return p.status();
+    *pairs = std::move(*p);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  std::vector<uint64_t>().swap(log->user_ids);
+  std::vector<uint64_t>().swap(log->item_ids);
+  std::vector<uint8_t>().swap(log->labels);
+  std::vector<float>().swap(log->pilot_scores);
+  return absl::OkStatus();
+}
+
+void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
+                          BuildReport* report) {
+  report->instances = pairs.total_instances;
+  report->negative_instances = pairs.total_negatives;
+  report->pairs = pairs.num_pairs();
+  report->positive_pairs = result.positive_pairs;
+  report->users = pairs.num_users();
+  report->items = pairs.num_items();
+  report->components = result.num_components;
+  report->achieved_negative_mean_rate = result.achieved_negative_mean_rate;
+  report->resistance_route = result.resistance_route;
+  if (!result.uncertainty_converged || !result.score_converged) {
+    report->warnings.push_back(absl::StrCat(
+        "propagation stopped at --propagation_max_iterations (uncertainty ",
+        result.uncertainty_iterations, ", score ", result.score_iterations, " iterations)"));
+  }
+}
+
+// Stage 3: the MA-EC pipeline (docs/DESIGN.md §2).
+absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs,
+                           const PairTable& pairs, BuildReport* report, PipelineResult* result) {
+  absl::Status s = TimedStage(obs, report, "pipeline", [&] {
+    PipelineOptions po = options.pipeline;
+    po.progress = [&](const std::string& stage, double fraction) {
+      if (obs.progress) obs.progress("pipeline: " + stage, fraction, 0);
+    };
+    auto r = RunPipeline(pairs, po);
+    if (!r.ok()) return r.status();
+    *result = std::move(*r);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  RecordPipelineResult(pairs, *result, report);
+  return absl::OkStatus();
+}
+
+// Stages 4 and 5: the validation gates, then the optional per-pair CSV.
+absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
+                                 const PairTable& pairs, const PipelineResult& result,
+                                 const ImpressionLog& log, BuildReport* report) {
+  absl::Status s = TimedStage(obs, report, "gates", [&] {
+    return CheckGates(pairs, result, options.pipeline.alpha, options.gate_tolerance);
+  });
+  if (!s.ok() || options.export_csv.empty()) return s;
+  return TimedStage(obs, report, "export", [&] {
+    return WriteExportCsv(options.export_csv, pairs, result, log.user_names, log.item_names);
+  });
+}
+
+snapshot::ManifestInfo MakeManifestInfo(const BuildOptions& options, absl::Time created,
+                                        const ImpressionLog& log,
+                                        const std::vector<snapshot::InputFileInfo>& inputs) {
+  snapshot::ManifestInfo info;
+  info.created_at = Rfc3339(created);
+  info.inputs = inputs;
+  info.input_digest = snapshot::InputDigest(inputs);
+  info.parameters = ParametersJson(options);
+  info.input_stats = {{"rows_read", log.rows_read},
+                      {"bad_rows_skipped", log.bad_rows_skipped},
+                      {"bytes_parsed", log.bytes_read}};
+  return info;
+}
+
+// Stage 6: writes <version>.tmp (the caller holds the publish lock).
+absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
+                        const SnapshotStore& store, const PairTable& pairs,
+                        const PipelineResult& result, const snapshot::ManifestInfo& info,
+                        BuildReport* report) {
+  return TimedStage(obs, report, "write", [&] {
+    SnapshotWriterOptions wo;
+    wo.pairs_format = options.pairs_format;
+    wo.threads = options.pipeline.threads;
+    wo.progress = [&](const std::string& stage, double f) {
+      if (obs.progress) obs.progress("write: " + stage, f, 0);
+    };
+    auto w = WriteSnapshotDir(store.TempDir(info.version), pairs, result, info, wo);
+    if (!w.ok()) {
+      (void)snapshot::RemoveTree(store.TempDir(info.version));
+      return w.status();
+    }
+    report->db_bytes = w->db_bytes;
+    report->db_bytes_per_pair = static_cast<double>(w->db_bytes) / pairs.num_pairs();
+    return absl::OkStatus();
+  });
+}
+
+// Stage 7: CURRENT flips to the new version, then retention.
+absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
+                          const SnapshotStore& store, const PublishLock& lock,
+                          const std::string& version, BuildReport* report) {
+  return TimedStage(obs, report, "publish", [&] {
+    absl::Status s = store.Publish(lock, version);
+    if (!s.ok()) return s;
+    report->version = version;
+    report->snapshot_dir = store.VersionDir(version);
+    report->published = true;
+    auto deleted = store.ApplyRetention(lock, options.keep_versions);
+    if (!deleted.ok()) {
+      report->warnings.push_back(absl::StrCat("retention: ", deleted.status().message()));
+    } else {
+      report->deleted_versions = *deleted;
+    }
+    return absl::OkStatus();
+  });
+}
+
+// Stages 6-7 under the root's publish lock: stale temporaries removed, the
+// version id chosen, the directory written, published, old versions retired.
+absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserver& obs,
+                                  SnapshotStore* store, absl::Time created, const PairTable& pairs,
+                                  const PipelineResult& result, const ImpressionLog& log,
+                                  const std::vector<snapshot::InputFileInfo>& inputs,
+                                  BuildReport* report) {
+  auto lock = store->AcquirePublishLock(options.lock_timeout_seconds);
+  if (!lock.ok()) return lock.status();
+  auto removed = store->RemoveStaleTemporaries(**lock);
+  if (!removed.ok()) return removed.status();
+  report->removed_temporaries = *removed;
+
+  snapshot::ManifestInfo info = MakeManifestInfo(options, created, log, inputs);
+  const std::string content = info.input_digest + info.parameters.dump();
+  info.version = store->NewVersionId(**lock, created, XXH3_64bits(content.data(), content.size()));
+  info.timings = report->timings;
+  absl::Status s = WriteStage(options, obs, *store, pairs, result, info, report);
+  if (!s.ok()) return s;
+  return PublishStage(options, obs, *store, **lock, info.version, report);
 }
 
 }  // namespace
@@ -206,178 +460,25 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   // The root first: a bad --snapshot_root fails before minutes of work.
   std::unique_ptr<SnapshotStore> store;
   if (!options.dry_run) {
-    auto st = SnapshotStore::Create({options.snapshot_root, /*create_if_missing=*/true});
-    if (!st.ok())
-      return absl::Status(st.status().code(),
-                          absl::StrCat("--snapshot_root: ", st.status().message()));
+    auto st = OpenStore(options.snapshot_root);
+    if (!st.ok()) return st.status();
     store = std::move(*st);
   }
-
-  // 1. Read the logs; digest the files in parallel.
-  std::vector<snapshot::InputFileInfo> inputs(options.inputs.size());
-  std::vector<absl::Status> digest_status(options.inputs.size());
-  std::thread digester([&] {
-    for (size_t k = 0; k < options.inputs.size(); ++k) {
-      auto d = snapshot::DigestFile(options.inputs[k]);
-      if (!d.ok()) {
-        digest_status[k] = d.status();
-        continue;
-      }
-      inputs[k] = {options.inputs[k], d->size_bytes, d->xxh3};
-    }
-  });
-  uint64_t total_bytes = 0;
-  for (const std::string& f : options.inputs) {
-    struct stat st;
-    if (::stat(f.c_str(), &st) == 0) total_bytes += static_cast<uint64_t>(st.st_size);
-  }
   ImpressionLog log;
-  {
-    StageTimer timer(obs, &report, "read");
-    uint64_t done_before = 0;
-    for (const std::string& f : options.inputs) {
-      LogReaderOptions ro = options.reader;
-      ro.progress = [&](uint64_t bytes, uint64_t rows) {
-        if (obs.progress && total_bytes > 0) {
-          obs.progress("read", std::min(0.99, double(done_before + bytes) / total_bytes),
-                       log.rows_read + rows);
-        }
-      };
-      s = ReadImpressionLog(f, ro, &log);
-      if (!s.ok()) {
-        digester.join();
-        return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
-      }
-      struct stat st;
-      if (::stat(f.c_str(), &st) == 0) done_before += static_cast<uint64_t>(st.st_size);
-    }
-    digester.join();
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!digest_status[k].ok()) {
-        return absl::Status(digest_status[k].code(),
-                            absl::StrCat("--input: ", digest_status[k].message()));
-      }
-      report.input_bytes += inputs[k].size_bytes;
-    }
-    timer.Done();
-  }
-  report.rows_read = log.rows_read;
-  report.bad_rows_skipped = log.bad_rows_skipped;
-  if (log.size() == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("gate non-empty failed: the input has no usable rows (", log.rows_read,
-                     " rows read, ", log.bad_rows_skipped, " skipped)"));
-  }
-
-  // 2. Pair table; the per-instance columns are no longer needed after it.
+  std::vector<snapshot::InputFileInfo> inputs;
+  s = ReadLogsStage(options, obs, &report, &log, &inputs);
+  if (!s.ok()) return s;
   PairTable pairs;
-  {
-    StageTimer timer(obs, &report, "pair_table");
-    auto p = BuildPairTable(log, options.pipeline.threads);
-    if (!p.ok()) return p.status();
-    pairs = std::move(*p);
-    timer.Done();
-  }
-  std::vector<uint64_t>().swap(log.user_ids);
-  std::vector<uint64_t>().swap(log.item_ids);
-  std::vector<uint8_t>().swap(log.labels);
-  std::vector<float>().swap(log.pilot_scores);
-
-  // 3. The pipeline.
+  s = PairTableStage(options, obs, &report, &log, &pairs);
+  if (!s.ok()) return s;
   PipelineResult result;
-  {
-    StageTimer timer(obs, &report, "pipeline");
-    PipelineOptions po = options.pipeline;
-    po.progress = [&](const std::string& stage, double fraction) {
-      if (obs.progress) obs.progress("pipeline: " + stage, fraction, 0);
-    };
-    auto r = RunPipeline(pairs, po);
-    if (!r.ok()) return r.status();
-    result = std::move(*r);
-    timer.Done();
-  }
-  report.instances = pairs.total_instances;
-  report.negative_instances = pairs.total_negatives;
-  report.pairs = pairs.num_pairs();
-  report.positive_pairs = result.positive_pairs;
-  report.users = pairs.num_users();
-  report.items = pairs.num_items();
-  report.components = result.num_components;
-  report.achieved_negative_mean_rate = result.achieved_negative_mean_rate;
-  report.resistance_route = result.resistance_route;
-  if (!result.uncertainty_converged || !result.score_converged) {
-    report.warnings.push_back(absl::StrCat(
-        "propagation stopped at --propagation_max_iterations (uncertainty ",
-        result.uncertainty_iterations, ", score ", result.score_iterations, " iterations)"));
-  }
-
-  // 4. Gates.
-  {
-    StageTimer timer(obs, &report, "gates");
-    s = CheckGates(pairs, result, options.pipeline.alpha, options.gate_tolerance);
-    if (!s.ok()) return s;
-    timer.Done();
-  }
-
-  // 5. Export.
-  if (!options.export_csv.empty()) {
-    StageTimer timer(obs, &report, "export");
-    s = WriteExportCsv(options.export_csv, pairs, result, log.user_names, log.item_names);
-    if (!s.ok()) return s;
-    timer.Done();
-  }
+  s = PipelineStage(options, obs, pairs, &report, &result);
+  if (!s.ok()) return s;
+  s = GatesAndExportStage(options, obs, pairs, result, log, &report);
+  if (!s.ok()) return s;
   if (options.dry_run) return report;
-
-  // 6. Write <version>.tmp under the publish lock, then publish + retention.
-  auto lock = store->AcquirePublishLock(options.lock_timeout_seconds);
-  if (!lock.ok()) return lock.status();
-  auto removed = store->RemoveStaleTemporaries(**lock);
-  if (!removed.ok()) return removed.status();
-  report.removed_temporaries = *removed;
-
-  snapshot::ManifestInfo info;
-  info.created_at = Rfc3339(created);
-  info.inputs = inputs;
-  info.input_digest = snapshot::InputDigest(inputs);
-  info.parameters = ParametersJson(options);
-  info.input_stats = {{"rows_read", log.rows_read},
-                      {"bad_rows_skipped", log.bad_rows_skipped},
-                      {"bytes_parsed", log.bytes_read}};
-  const std::string content = info.input_digest + info.parameters.dump();
-  info.version = store->NewVersionId(**lock, created, XXH3_64bits(content.data(), content.size()));
-  info.timings = report.timings;
-  {
-    StageTimer timer(obs, &report, "write");
-    SnapshotWriterOptions wo;
-    wo.pairs_format = options.pairs_format;
-    wo.threads = options.pipeline.threads;
-    wo.progress = [&](const std::string& stage, double f) {
-      if (obs.progress) obs.progress("write: " + stage, f, 0);
-    };
-    auto w = WriteSnapshotDir(store->TempDir(info.version), pairs, result, info, wo);
-    if (!w.ok()) {
-      (void)snapshot::RemoveTree(store->TempDir(info.version));
-      return w.status();
-    }
-    report.db_bytes = w->db_bytes;
-    report.db_bytes_per_pair = static_cast<double>(w->db_bytes) / pairs.num_pairs();
-    timer.Done();
-  }
-  {
-    StageTimer timer(obs, &report, "publish");
-    s = store->Publish(**lock, info.version);
-    if (!s.ok()) return s;
-    report.version = info.version;
-    report.snapshot_dir = store->VersionDir(info.version);
-    report.published = true;
-    auto deleted = store->ApplyRetention(**lock, options.keep_versions);
-    if (!deleted.ok()) {
-      report.warnings.push_back(absl::StrCat("retention: ", deleted.status().message()));
-    } else {
-      report.deleted_versions = *deleted;
-    }
-    timer.Done();
-  }
+  s = WriteAndPublishStage(options, obs, store.get(), created, pairs, result, log, inputs, &report);
+  if (!s.ok()) return s;
   return report;
 }
 

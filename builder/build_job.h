@@ -1,6 +1,6 @@
 // The offline build job behind graphsieve-build: read the impression logs,
 // run the MA-EC pipeline, check the validation gates, optionally export the
-// per-pair CSV, write the snapshot and publish it atomically (DESIGN §3,
+// per-pair CSV, write the snapshot and publish it atomically (docs/DESIGN.md §3,
 // docs/SNAPSHOT.md).
 //
 // Thread-safety: RunBuild is a function of its options; two RunBuild calls

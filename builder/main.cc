@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -22,28 +21,16 @@
 #include "absl/strings/str_split.h"
 #include "builder/build_job.h"
 #include "builder/progress.h"
+#include "core/cli/flags.h"
+#include "core/cli/log_flags.h"
+#include "graphsieve/version.h"
 
 // Input.
 ABSL_FLAG(std::string, input, "",
           "Impression log file(s), comma-separated; read in order and concatenated. CSV/TSV with "
           "a header (delimiter detected unless --delimiter), gzip detected from the bytes.");
-ABSL_FLAG(std::string, dataset, "",
-          "Optional column preset: graphsieve | movielens | kuairec | mind (sets columns, "
-          "delimiter and label rule; explicit column flags still override).");
-ABSL_FLAG(std::string, user_col, "user_id", "Name of the user id column.");
-ABSL_FLAG(std::string, item_col, "item_id", "Name of the item id column.");
-ABSL_FLAG(std::string, label_col, "label",
-          "Name of the 0/1 label column (ignored with --label_rule).");
-ABSL_FLAG(std::string, label_rule, "",
-          "Label as a threshold rule on a numeric column, e.g. \"watch_ratio > 3\" "
-          "(ops > >= < <= == !=). Empty: the 0/1 column --label_col.");
-ABSL_FLAG(std::string, pilot_col, "",
-          "Column with a pilot model's score (needed by --method opt|max|mean|product).");
-ABSL_FLAG(std::string, delimiter, "auto",
-          "Field delimiter: auto | comma | tab | pipe | semicolon | one character.");
-ABSL_FLAG(std::string, id_mode, "auto",
-          "auto (decimal integers as is, other text hashed with XXH3-64) | int | string (always "
-          "hashed).");
+// The log-column flags (--dataset, --user-col, --item-col, --label-col, --label-rule,
+// --pilot-col, --delimiter, --id-mode) are defined in core/cli/log_flags.cc.
 ABSL_FLAG(int64_t, max_bad_rows, 0,
           "Malformed rows that may be skipped (and counted) before the build fails.");
 // Method.
@@ -106,17 +93,6 @@ namespace {
 
 constexpr int kExitError = 1, kExitUsage = 2, kExitGate = 3;
 
-absl::StatusOr<char> ParseDelimiter(const std::string& d) {
-  if (d == "auto") return '\0';
-  if (d == "comma" || d == ",") return ',';
-  if (d == "tab" || d == "\\t" || d == "\t") return '\t';
-  if (d == "pipe" || d == "|") return '|';
-  if (d == "semicolon" || d == ";") return ';';
-  if (d.size() == 1) return d[0];
-  return absl::InvalidArgumentError(
-      absl::StrCat("--delimiter: '", d, "' is not auto|comma|tab|pipe|semicolon or one character"));
-}
-
 absl::Status Prefixed(absl::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", s.message()));
 }
@@ -126,35 +102,11 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_input), ',')) {
     if (!f.empty()) o.inputs.emplace_back(f);
   }
+  absl::StatusOr<LogReaderOptions> reader =
+      LogReaderOptionsFromFlags(LogReaderOptions(), /*read_pilot=*/true);
+  if (!reader.ok()) return reader.status();
   LogReaderOptions& r = o.reader;
-  if (!absl::GetFlag(FLAGS_dataset).empty()) {
-    absl::Status s = ApplyDatasetPreset(absl::GetFlag(FLAGS_dataset), &r);
-    if (!s.ok()) return Prefixed("dataset", s);
-  }
-  auto explicitly = [](const auto& flag, const std::string& def) {
-    return absl::GetFlag(flag) != def;
-  };
-  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_user_col, "user_id"))
-    r.user_column = absl::GetFlag(FLAGS_user_col);
-  if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_item_col, "item_id"))
-    r.item_column = absl::GetFlag(FLAGS_item_col);
-  if (!absl::GetFlag(FLAGS_label_rule).empty()) {
-    auto rule = LabelRule::Parse(absl::GetFlag(FLAGS_label_rule));
-    if (!rule.ok()) return Prefixed("label_rule", rule.status());
-    r.label = *rule;
-  } else if (absl::GetFlag(FLAGS_dataset).empty() || explicitly(FLAGS_label_col, "label")) {
-    r.label = LabelRule();
-    r.label.column = absl::GetFlag(FLAGS_label_col);
-  }
-  r.pilot_column = absl::GetFlag(FLAGS_pilot_col);
-  if (absl::GetFlag(FLAGS_delimiter) != "auto" || absl::GetFlag(FLAGS_dataset).empty()) {
-    auto d = ParseDelimiter(absl::GetFlag(FLAGS_delimiter));
-    if (!d.ok()) return d.status();
-    r.delimiter = *d;
-  }
-  auto id_mode = ParseIdMode(absl::GetFlag(FLAGS_id_mode));
-  if (!id_mode.ok()) return Prefixed("id_mode", id_mode.status());
-  r.id_mode = *id_mode;
+  r = *std::move(reader);
   r.max_bad_rows = absl::GetFlag(FLAGS_max_bad_rows);
   r.keep_id_names = !absl::GetFlag(FLAGS_export).empty();
 
@@ -254,7 +206,7 @@ int Main(int argc, char** argv) {
       "  graphsieve-build --input=log.csv --snapshot_root=/var/lib/graphsieve [flags]\n"
       "Flags may be spelled with '-' or '_' (--user-col == --user_col). Exit codes: 0 ok, "
       "1 error, 2 bad flags, 3 a validation gate failed (nothing published).",
-      "builder/main.cc", "graphsieve-build 0.1.0");
+      "builder/main.cc", "graphsieve-build " GRAPHSIEVE_VERSION);
   std::vector<std::string> storage = NormaliseFlagNames(argc, argv);
   std::vector<char*> args = ArgvPointers(storage);
   std::vector<char*> positional =

@@ -63,7 +63,6 @@ enum class PilotSource {
   kNone,    // no pilot: methods that need one are an error
 };
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
-const char* PilotSourceName(PilotSource source);
 
 // kRandom: rates are computed on the training part itself (every training
 // impression is a pair the builder saw). kDeployed: the builder sees an

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -20,21 +19,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/cli/flags.h"
+#include "core/cli/log_flags.h"
 #include "eval/experiment.h"
 #include "eval/movielens.h"
 #include "eval/report.h"
+#include "graphsieve/version.h"
 
 ABSL_FLAG(std::string, log, "", "Impression log to evaluate (CSV/TSV with a header, gzip ok), e.g. "
           "the output of graphsieve-gen. Exactly one of --log and --movielens.");
 ABSL_FLAG(std::string, movielens, "", "MovieLens directory holding u.data (ml-100k): every user x item "
           "pair becomes an impression, positive when rated >= --movielens_min_rating.");
 ABSL_FLAG(double, movielens_min_rating, 4.0, "Rating at or above which a MovieLens pair is positive.");
-ABSL_FLAG(std::string, user_column, "user_id", "User id column of --log.");
-ABSL_FLAG(std::string, item_column, "item_id", "Item id column of --log.");
-ABSL_FLAG(std::string, label, "label", "Label of --log: a 0/1 column name or a rule such as "
-          "'watch_ratio > 3'.");
-ABSL_FLAG(std::string, pilot_column, "", "Pilot score column of --log (graphsieve-gen --pilot writes "
-          "'pilot_score'); empty = none.");
+// The columns of --log: --user-col, --item-col, --label-col / --label-rule, --pilot-col
+// (graphsieve-gen --pilot writes 'pilot_score'), --dataset, --delimiter, --id-mode, and
+// the older spellings --user-column, --item-column, --label, --pilot-column, are the
+// shared log-column flags of core/cli/log_flags.cc.
 ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: auto (the column when "
           "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
           "none.");
@@ -179,17 +179,12 @@ absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>
     *title = absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
     return ReadMovieLensImplicit(ml_dir, m, timestamps);
   }
-  LogReaderOptions r;
-  r.user_column = absl::GetFlag(FLAGS_user_column);
-  r.item_column = absl::GetFlag(FLAGS_item_column);
-  absl::StatusOr<LabelRule> rule = LabelRule::Parse(absl::GetFlag(FLAGS_label));
-  if (!rule.ok()) return absl::InvalidArgumentError(absl::StrCat("--label: ", rule.status().message()));
-  r.label = *rule;
-  r.pilot_column = absl::GetFlag(FLAGS_pilot_column);
-  r.keep_id_names = false;
-  if (absl::Status s = r.Validate(); !s.ok()) return s;
+  LogReaderOptions base;
+  base.keep_id_names = false;
+  absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/true);
+  if (!r.ok()) return r.status();
   ImpressionLog log;
-  if (absl::Status s = ReadImpressionLog(log_path, r, &log); !s.ok()) return s;
+  if (absl::Status s = ReadImpressionLog(log_path, *r, &log); !s.ok()) return s;
   *title = log_path;
   return log;
 }
@@ -243,14 +238,14 @@ absl::Status Run(const std::string& command) {
 int main(int argc, char** argv) {
   graphsieve::ConfigureFlagUsage(
       "Measures whether training on a subsample keeps model quality.\n"
-      "Usage: graphsieve-eval (--log=FILE [--pilot_column=pilot_score] | --movielens=DIR)\n"
+      "Usage: graphsieve-eval (--log=FILE [--pilot_col=pilot_score] | --movielens=DIR)\n"
       "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
       "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
       "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
       "samples negatives, trains target models with the log-odds correction and reports test\n"
       "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
       "Docs: docs/EVALUATION.md",
-      "eval/main.cc", "graphsieve-eval 0.1.0");
+      "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n", rest[1]);

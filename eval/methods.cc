@@ -82,16 +82,6 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
                                                  "', expected auto, column, lr or none"));
 }
 
-const char* PilotSourceName(PilotSource source) {
-  switch (source) {
-    case PilotSource::kAuto: return "auto";
-    case PilotSource::kColumn: return "column";
-    case PilotSource::kTrainLr: return "lr";
-    case PilotSource::kNone: return "none";
-  }
-  return "?";
-}
-
 absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name) {
   if (name == "random") return EvalMode::kRandom;
   if (name == "deployed") return EvalMode::kDeployed;

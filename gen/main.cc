@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <string>
 
-#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -14,7 +13,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/cli/flags.h"
 #include "gen/generator.h"
+#include "graphsieve/version.h"
 
 ABSL_FLAG(std::string, preset, "kuairec",
           "Size preset: kuairec (5,765 users, 10,679 items, ~12M instances, ~1 positive per 35), "
@@ -135,7 +136,7 @@ int main(int argc, char** argv) {
       "repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"
       "Docs: docs/DATA.md",
-      "gen/main.cc", "graphsieve-gen 0.1.0");
+      "gen/main.cc", "graphsieve-gen " GRAPHSIEVE_VERSION);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
     std::fprintf(stderr,

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "core/cli/flags.h"
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -18,7 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
+#include "core/cli/flags.h"
 #include "server/server.h"
+#include "server/version.h"
 
 ABSL_FLAG(std::string, snapshot_root, "",
           "Required. Snapshot directory written by graphsieve-build: <root>/CURRENT names the "
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
       "                    [--poll-interval-seconds 10] [--default-policy node-mean] ...\n"
       "Flag names may use '-' or '_'. On start it prints 'graphsieve-server listening "
       "port=P admin_port=Q' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.",
-      "server/main.cc", "graphsieve-server 0.1.0");
+      "server/main.cc", graphsieve::kServerVersion);
   std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
   std::vector<char*> rest =

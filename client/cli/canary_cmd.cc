@@ -28,9 +28,9 @@ absl::StatusOr<ComparedPairs> PairsFromFile(const std::string& path, const LogRe
   absl::StatusOr<std::unique_ptr<DelimitedStream>> in = DelimitedStream::Open(path, o);
   if (!in.ok()) return in.status();
   DelimitedStream& s = **in;
-  absl::StatusOr<size_t> uc = s.Column(o.user_column, "--user-column");
+  absl::StatusOr<size_t> uc = s.Column(o.user_column, "--user-col (or --user-column)");
   if (!uc.ok()) return uc.status();
-  absl::StatusOr<size_t> ic = s.Column(o.item_column, "--item-column");
+  absl::StatusOr<size_t> ic = s.Column(o.item_column, "--item-col (or --item-column)");
   if (!ic.ok()) return ic.status();
   const int lc = s.FindColumn(o.label.column);
   ComparedPairs out;
@@ -56,7 +56,7 @@ absl::StatusOr<ComparedPairs> PairsFromFile(const std::string& path, const LogRe
     }
   }
   if (out.users.empty())
-    return absl::InvalidArgumentError(absl::StrCat("--pairs ", path, ": no pairs"));
+    return absl::InvalidArgumentError(absl::StrCat("--input ", path, ": no pairs"));
   out.description = absl::StrCat("pairs from ", path, lc >= 0 ? " (labelled)" : "");
   return out;
 }
@@ -155,15 +155,17 @@ int Run() {
     return Fail("canary", absl::InvalidArgumentError(
                               "both --baseline-snapshot and --candidate-snapshot are required"));
   }
-  const std::string pairs_path = absl::GetFlag(FLAGS_pairs),
-                    sample_path = absl::GetFlag(FLAGS_sample_from);
+  absl::StatusOr<std::string> pairs_input = PairsInputFromFlags(/*default_is_stdin=*/false);
+  if (!pairs_input.ok()) return Fail("canary", pairs_input.status());
+  const std::string pairs_path = *pairs_input, sample_path = absl::GetFlag(FLAGS_sample_from);
   if (!pairs_path.empty() && !sample_path.empty()) {
-    return Fail("canary", absl::InvalidArgumentError("give --pairs or --sample-from, not both"));
+    return Fail("canary",
+                absl::InvalidArgumentError("give --input (--pairs) or --sample-from, not both"));
   }
   if (online && pairs_path.empty() && sample_path.empty()) {
     return Fail("canary",
-                absl::InvalidArgumentError(
-                    "servers need the pairs to compare: --pairs FILE or --sample-from LOG"));
+                absl::InvalidArgumentError("servers need the pairs to compare: --input FILE (or "
+                                           "--pairs FILE) or --sample-from LOG"));
   }
   CanaryThresholds thresholds;
   thresholds.delta_threshold = absl::GetFlag(FLAGS_delta_threshold);

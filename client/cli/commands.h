@@ -32,9 +32,15 @@ int RunPin();
 absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::string& target,
                                                                     const char* target_flag);
 
-// LogReaderOptions from --dataset, --user_column, --item_column, --label,
-// --delimiter, --id_mode. Explicit flags override the preset's columns.
+// LogReaderOptions from the shared log-column flags (core/cli/log_flags.h:
+// --dataset, --user-col, --item-col, --label-col/--label-rule, --delimiter,
+// --id-mode and their aliases). Explicit flags override the preset's columns.
 absl::StatusOr<LogReaderOptions> LogOptionsFromFlags();
+
+// The pairs file of rates/canary: --input, or its alias --pairs (both given
+// and different is an error). --input left at "-" means stdin when
+// `default_is_stdin` (rates), no file otherwise (canary: "" is returned).
+absl::StatusOr<std::string> PairsInputFromFlags(bool default_is_stdin);
 
 // Prints "graphsieve <command>: <status message> [CODE]" to stderr, returns exit_code.
 int Fail(const char* command, const absl::Status& status, int exit_code = kExitError);

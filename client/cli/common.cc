@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
+#include "core/cli/log_flags.h"
 
 namespace graphsieve {
 
@@ -33,45 +34,16 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::s
 }
 
 absl::StatusOr<LogReaderOptions> LogOptionsFromFlags() {
-  LogReaderOptions options;
-  const std::string dataset = absl::GetFlag(FLAGS_dataset);
-  if (!dataset.empty()) {
-    if (absl::Status s = ApplyDatasetPreset(dataset, &options); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("--dataset: ", s.message()));
-    }
-  }
-  // Explicit flags override the preset (a flag left at its default does not).
-  auto overridden = [](const std::string& value, const char* def) { return value != def; };
-  if (dataset.empty() || overridden(absl::GetFlag(FLAGS_user_column), "user_id")) {
-    options.user_column = absl::GetFlag(FLAGS_user_column);
-  }
-  if (dataset.empty() || overridden(absl::GetFlag(FLAGS_item_column), "item_id")) {
-    options.item_column = absl::GetFlag(FLAGS_item_column);
-  }
-  if (dataset.empty() || overridden(absl::GetFlag(FLAGS_label), "label")) {
-    absl::StatusOr<LabelRule> rule = LabelRule::Parse(absl::GetFlag(FLAGS_label));
-    if (!rule.ok())
-      return absl::InvalidArgumentError(absl::StrCat("--label: ", rule.status().message()));
-    options.label = *rule;
-  }
-  const std::string delimiter = absl::GetFlag(FLAGS_delimiter);
-  if (delimiter == "tab" || delimiter == "\\t") {
-    options.delimiter = '\t';
-  } else if (delimiter.size() == 1) {
-    options.delimiter = delimiter[0];
-  } else if (!delimiter.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--delimiter must be one character or 'tab', got '", delimiter, "'"));
-  }
-  absl::StatusOr<IdMode> mode = ParseIdMode(absl::GetFlag(FLAGS_id_mode));
-  if (!mode.ok())
-    return absl::InvalidArgumentError(absl::StrCat("--id-mode: ", mode.status().message()));
-  options.id_mode = *mode;
-  options.keep_id_names = false;
-  if (absl::Status s = options.Validate(); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("log flags: ", s.message()));
-  }
-  return options;
+  LogReaderOptions base;
+  base.keep_id_names = false;
+  return LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+}
+
+absl::StatusOr<std::string> PairsInputFromFlags(bool default_is_stdin) {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  const std::string pairs = absl::GetFlag(FLAGS_pairs);
+  if (pairs.empty()) return input == "-" && !default_is_stdin ? std::string() : input;
+  return MergeAliasFlag("input", input, "pairs", pairs, "-");
 }
 
 int Fail(const char* command, const absl::Status& status, int exit_code) {

@@ -136,11 +136,13 @@ int RunFilter() {
   absl::StatusOr<std::unique_ptr<DelimitedStream>> in = DelimitedStream::Open(input, *log_options);
   if (!in.ok()) return Fail("filter", in.status());
   DelimitedStream& log = **in;
-  absl::StatusOr<size_t> user_col = log.Column(log_options->user_column, "--user-column");
+  absl::StatusOr<size_t> user_col =
+      log.Column(log_options->user_column, "--user-col (or --user-column)");
   if (!user_col.ok()) return Fail("filter", user_col.status());
-  absl::StatusOr<size_t> item_col = log.Column(log_options->item_column, "--item-column");
+  absl::StatusOr<size_t> item_col =
+      log.Column(log_options->item_column, "--item-col (or --item-column)");
   if (!item_col.ok()) return Fail("filter", item_col.status());
-  absl::StatusOr<size_t> label_col = log.Column(log_options->label.column, "--label");
+  absl::StatusOr<size_t> label_col = log.Column(log_options->label.column, "--label-col");
   if (!label_col.ok()) return Fail("filter", label_col.status());
   int key_col = -1;
   const std::string key_column = absl::GetFlag(FLAGS_instance_key_column);

@@ -32,27 +32,18 @@ ABSL_FLAG(bool, reject_active, false,
           "never re-adopts it (until the server restarts). With --unpin: switch to CURRENT now.");
 // Input / output.
 ABSL_FLAG(std::string, input, "-",
-          "rates: pairs CSV/TSV with a header naming --user_column and --item_column ('-' = "
-          "stdin, gzip detected). filter: the impression log (required).");
+          "rates, canary: pairs CSV/TSV with a header naming --user-col and --item-col ('-' = "
+          "stdin, gzip detected; canary: a --label-col column is used when present). filter: the "
+          "impression log (required).");
 ABSL_FLAG(std::string, output, "-", "Where CSV rows go ('-' = stdout).");
 ABSL_FLAG(bool, json, false, "Print JSON instead of the human table.");
 ABSL_FLAG(bool, with_version, false,
           "rates: add a snapshot_version column to every row (the version is always printed to "
           "stderr).");
-// Log columns (filter, canary --pairs / --sample_from), as graphsieve-build reads them.
-ABSL_FLAG(std::string, dataset, "",
-          "Column preset of a known log: graphsieve, movielens, kuairec (sets the columns, "
-          "delimiter and label rule; explicit flags override).");
-ABSL_FLAG(std::string, user_column, "user_id", "Name of the user id column.");
-ABSL_FLAG(std::string, item_column, "item_id", "Name of the item id column.");
-ABSL_FLAG(std::string, label, "label",
-          "Label rule: a 0/1 column name, or '<column> <op> <number>' (op > >= < <= == !=), "
-          "e.g. 'watch_ratio > 3'.");
-ABSL_FLAG(std::string, delimiter, "",
-          "Field delimiter: one character, or 'tab'; empty = detect from the header.");
-ABSL_FLAG(std::string, id_mode, "auto",
-          "How id text becomes uint64: auto (decimal integers as is, other text hashed with "
-          "XXH3-64), int, string (always hashed). Must match graphsieve-build's --id_mode.");
+// Log columns (rates, filter, canary --input / --sample_from): --dataset, --user-col,
+// --item-col, --label-col, --label-rule, --delimiter, --id-mode and their aliases
+// are defined once in core/cli/log_flags.cc, shared with graphsieve-build and
+// graphsieve-eval.
 ABSL_FLAG(std::string, instance_key_column, "",
           "filter: column holding a stable per-impression key (integer or text, hashed). Empty = "
           "XXH3-64 of '<line number>\\t<line text>', stable for the same file.");
@@ -67,9 +58,7 @@ ABSL_FLAG(std::string, baseline_snapshot, "",
           "canary offline: baseline snapshot, ROOT (its CURRENT version) or ROOT/VERSION.");
 ABSL_FLAG(std::string, candidate_snapshot, "",
           "canary offline: candidate snapshot, ROOT or ROOT/VERSION.");
-ABSL_FLAG(std::string, pairs, "",
-          "canary: pairs CSV (header with --user_column, --item_column; a --label column is used "
-          "when present).");
+ABSL_FLAG(std::string, pairs, "", "rates, canary: alias of --input (older spelling of canary).");
 ABSL_FLAG(std::string, sample_from, "",
           "canary: an impression log to sample instances from (read like graphsieve-build).");
 ABSL_FLAG(int64_t, sample, 10000,

@@ -5,7 +5,7 @@
 //   graphsieve rates  --server H:P [--input FILE|-]
 //   graphsieve status --server H:P [--json]
 //   graphsieve filter --server H:P --input LOG [--output FILE]
-//   graphsieve canary --baseline H:P --candidate H:P (--pairs FILE | --sample-from LOG)
+//   graphsieve canary --baseline H:P --candidate H:P (--input FILE | --sample-from LOG)
 //   graphsieve canary --baseline-snapshot DIR --candidate-snapshot DIR
 //   graphsieve pin    --server H:P (--version V [--reject-active] | --unpin [--reject-active])
 //
@@ -18,13 +18,18 @@
 #include "absl/strings/str_cat.h"
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
+#include "graphsieve/version.h"
 
 namespace graphsieve {
 namespace {
 
 #define GS_CONNECTION \
   "deadline_seconds", "max_batch_pairs", "max_attempts", "tls_root_cert", "tls_server_name"
-#define GS_LOG_COLUMNS "dataset", "user_column", "item_column", "label", "delimiter", "id_mode"
+// The shared log-column flags (core/cli/log_flags.h), then their older spellings.
+#define GS_ID_COLUMNS "user_col", "item_col", "delimiter", "id_mode", "user_column", "item_column"
+#define GS_LOG_COLUMNS                                                                  \
+  "dataset", "user_col", "item_col", "label_col", "label_rule", "delimiter", "id_mode", \
+      "user_column", "item_column", "label"
 
 const std::vector<Subcommand>& Commands() {
   static const auto* commands = new std::vector<Subcommand>{
@@ -35,8 +40,7 @@ const std::vector<Subcommand>& Commands() {
        "ignored) and writes CSV user_id,item_id,rate,source in input order. The ids are echoed as\n"
        "given; text ids are hashed with XXH3-64 like graphsieve-build. The snapshot version that\n"
        "answered is printed to stderr (and in a snapshot_version column with --with-version).",
-       {"server", GS_CONNECTION, "input", "output", "with_version", "user_column", "item_column",
-        "delimiter", "id_mode"},
+       {"server", GS_CONNECTION, "input", "pairs", "output", "with_version", GS_ID_COLUMNS},
        &RunRates},
       {"status",
        "what a server serves: active snapshot, manifest summary, refresh history",
@@ -58,19 +62,20 @@ const std::vector<Subcommand>& Commands() {
       {"canary",
        "compare a candidate's rates with a baseline's (servers or snapshot dirs)",
        "graphsieve canary --baseline HOST:PORT --candidate HOST:PORT\n"
-       "                  (--pairs FILE | --sample-from LOG [--sample N] [--seed S]) [limits] "
+       "                  (--input FILE | --sample-from LOG [--sample N] [--seed S]) [limits] "
        "[--json]\n"
        "graphsieve canary --baseline-snapshot ROOT[/VERSION] --candidate-snapshot ROOT[/VERSION]\n"
-       "                  [--pairs FILE | --sample-from LOG] [limits] [--json]\n\n"
+       "                  [--input FILE | --sample-from LOG] [limits] [--json]\n\n"
        "Both sides rate the same pairs. Reports both versions, mean/p50/p99/max |delta rate|, the\n"
        "fraction with |delta| > --delta-threshold, the expected kept fraction of negatives under\n"
-       "each (the mean rate over the negative instances of --sample-from or a labelled --pairs\n"
+       "each (the mean rate over the negative instances of --sample-from or a labelled --input\n"
        "file; over all pairs when labels are unknown), the Kolmogorov-Smirnov distance of the two\n"
        "rate distributions and the source mix (EXACT/INFERRED/DEFAULT). Offline without pairs it\n"
        "compares every pair stored in either snapshot, scored as graphsieve-server would.",
-       {"baseline", "candidate", "baseline_snapshot", "candidate_snapshot", GS_CONNECTION, "pairs",
-        "sample_from", "sample", "seed", GS_LOG_COLUMNS, "default_policy", "delta_threshold",
-        "max_mean_delta", "max_p99_delta", "max_ks", "max_fraction_over", "json"},
+       {"baseline", "candidate", "baseline_snapshot", "candidate_snapshot", GS_CONNECTION, "input",
+        "pairs", "sample_from", "sample", "seed", GS_LOG_COLUMNS, "default_policy",
+        "delta_threshold", "max_mean_delta", "max_p99_delta", "max_ks", "max_fraction_over",
+        "json"},
        &RunCanary},
       {"pin",
        "pin a kept snapshot version on a server (operator rollback), or unpin",
@@ -93,7 +98,8 @@ void PrintOverview(std::ostream& out) {
          "Usage: graphsieve <command> [flags]\n       graphsieve <command> --help\n\nCommands:\n";
   for (const Subcommand& c : Commands())
     out << "  " << c.name << std::string(8 - strlen(c.name), ' ') << c.summary << '\n';
-  out << "  help    this text, or `graphsieve help <command>`\n\n"
+  out << "  help    this text, or `graphsieve help <command>`\n"
+         "  version the release (also `graphsieve --version`)\n\n"
          "Exit status: 0 success, 1 canary beyond a threshold, 2 error.\n";
 }
 
@@ -114,6 +120,10 @@ int main(int argc, char** argv) {
     return kExitError;
   }
   const std::string name = argv[1];
+  if (name == "--version" || name == "version") {
+    std::cout << "graphsieve " << graphsieve::kGraphsieveVersion << '\n';
+    return 0;
+  }
   if (name == "help" || name == "--help" || name == "-h") {
     if (argc >= 3) {
       const graphsieve::Subcommand* c = graphsieve::Find(argv[2]);

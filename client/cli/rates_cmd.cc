@@ -75,12 +75,15 @@ int RunRates() {
   if (!client.ok()) return Fail("rates", client.status());
   absl::StatusOr<LogReaderOptions> log_options = LogOptionsFromFlags();
   if (!log_options.ok()) return Fail("rates", log_options.status());
-  absl::StatusOr<std::unique_ptr<DelimitedStream>> in =
-      DelimitedStream::Open(absl::GetFlag(FLAGS_input), *log_options);
+  absl::StatusOr<std::string> input = PairsInputFromFlags(/*default_is_stdin=*/true);
+  if (!input.ok()) return Fail("rates", input.status());
+  absl::StatusOr<std::unique_ptr<DelimitedStream>> in = DelimitedStream::Open(*input, *log_options);
   if (!in.ok()) return Fail("rates", in.status());
-  absl::StatusOr<size_t> user_col = (*in)->Column(log_options->user_column, "--user-column");
+  absl::StatusOr<size_t> user_col =
+      (*in)->Column(log_options->user_column, "--user-col (or --user-column)");
   if (!user_col.ok()) return Fail("rates", user_col.status());
-  absl::StatusOr<size_t> item_col = (*in)->Column(log_options->item_column, "--item-column");
+  absl::StatusOr<size_t> item_col =
+      (*in)->Column(log_options->item_column, "--item-col (or --item-column)");
   if (!item_col.ok()) return Fail("rates", item_col.status());
   std::unique_ptr<std::ostream> holder;
   absl::StatusOr<std::ostream*> out = OpenOutput(absl::GetFlag(FLAGS_output), &holder);

@@ -14,7 +14,8 @@ void ConfigureFlagUsage(std::string_view usage_message, std::string main_file,
   absl::SetProgramUsageMessage(absl::string_view(usage_message.data(), usage_message.size()));
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = [main_file = std::move(main_file)](absl::string_view file) {
-    return absl::EndsWith(file, main_file);
+    // The shared log-column flags (core/cli/log_flags.cc) belong to every program that links them.
+    return absl::EndsWith(file, main_file) || absl::EndsWith(file, "core/cli/log_flags.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
   usage.version_string = [version_line = std::move(version_line)] { return version_line + "\n"; };

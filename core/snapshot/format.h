@@ -1,4 +1,4 @@
-// The on-disk layout of one snapshot version (DESIGN §3, docs/SNAPSHOT.md):
+// The on-disk layout of one snapshot version (docs/DESIGN.md §3, docs/SNAPSHOT.md):
 // key and value encodings, column family names, the RocksDB options that the
 // writer and the reader must agree on, and RocksDB → absl status conversion.
 //

@@ -103,6 +103,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
       {"version", info.version},
       {"created_at", info.created_at},
       {"generator", info.generator},
+      {"generator_version", info.generator_version},
       {"checksum_algorithm", "XXH3-64 (seed 0) of each file's bytes, 16 hex digits"},
       {"inputs", inputs},
       {"input_digest", info.input_digest},

@@ -14,6 +14,7 @@
 #include "core/maec/pipeline.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "graphsieve/version.h"
 #include "nlohmann/json.hpp"
 
 namespace graphsieve {
@@ -38,6 +39,7 @@ struct ManifestInfo {
   std::string version;
   std::string created_at;  // RFC 3339 UTC, e.g. 2026-11-25T22:45:01Z
   std::string generator = "graphsieve-build";
+  std::string generator_version = kGraphsieveVersion;  // project(VERSION) of the build
   std::vector<InputFileInfo> inputs;
   std::string input_digest;                               // InputDigest(inputs)
   nlohmann::json parameters = nlohmann::json::object();   // every flag; must hold "method",

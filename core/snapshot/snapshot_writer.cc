@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <numeric>
 #include <thread>
@@ -145,6 +147,169 @@ absl::Status WriteMetaSst(const std::string& path, const PipelineResult& result,
   return FromRocks(writer.Finish(), path);
 }
 
+void Report(const SnapshotWriterOptions& options, const std::string& stage, double fraction) {
+  if (options.progress) options.progress(stage, fraction);
+}
+
+// The SST files written into the staging directory, ready to be ingested.
+struct StagedFiles {
+  std::vector<std::string> pairs;  // disjoint, ascending key ranges
+  std::string nodes;
+  std::string meta;
+};
+
+// Pairs split into `threads` contiguous key ranges, one SST file each,
+// written in parallel.
+absl::Status WritePairsParallel(const std::string& staging, const PairTable& pairs,
+                                const std::vector<float>& rates,
+                                const SnapshotWriterOptions& options,
+                                std::vector<std::string>* files) {
+  const size_t n = pairs.num_pairs();
+  const size_t parts = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
+  files->assign(parts, "");
+  std::vector<absl::Status> part_status(parts);
+  std::atomic<size_t> written{0};
+  {
+    std::vector<std::thread> workers;
+    for (size_t p = 0; p < parts; ++p) {
+      (*files)[p] = absl::StrFormat("%s/pairs-%03d.sst", staging, p);
+      size_t begin = n * p / parts, end = n * (p + 1) / parts;
+      auto tick = [&, p](size_t k) {
+        size_t w = written.fetch_add(k) + k;
+        if (p == 0) Report(options, "write pairs", std::min(1.0, static_cast<double>(w) / n));
+      };
+      workers.emplace_back([&, p, begin, end, tick] {
+        part_status[p] = WritePairsSst((*files)[p], pairs, rates, begin, end, tick);
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  for (const absl::Status& ps : part_status) {
+    if (!ps.ok()) return ps;
+  }
+  return absl::OkStatus();
+}
+
+// Step 1: every column family's SST files under `staging`.
+absl::Status WriteStagedFiles(const std::string& staging, const PairTable& pairs,
+                              const PipelineResult& result, const snapshot::ManifestInfo& info,
+                              const SnapshotWriterOptions& options, StagedFiles* staged) {
+  absl::Status s = WritePairsParallel(staging, pairs, result.rate, options, &staged->pairs);
+  if (!s.ok()) return s;
+  staged->nodes = staging + "/nodes.sst";
+  staged->meta = staging + "/meta.sst";
+  s = WriteNodesSst(staged->nodes, result.nodes);
+  if (!s.ok()) return s;
+  s = WriteMetaSst(staged->meta, result, info);
+  if (!s.ok()) return s;
+  Report(options, "write pairs", 1.0);
+  return absl::OkStatus();
+}
+
+rocksdb::DBOptions FreshDbOptions(int threads) {
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = true;
+  db_options.create_missing_column_families = true;
+  db_options.info_log = snapshot::NullLogger();
+  db_options.max_background_jobs = std::max(2, threads);
+  db_options.max_subcompactions = static_cast<uint32_t>(threads);
+  db_options.use_fsync = true;
+  db_options.allow_mmap_reads = true;  // CuckooTable (the compaction output is re-opened)
+  db_options.max_manifest_file_size = 64 << 20;
+  return db_options;
+}
+
+// Destroys the handles, then closes the database; the first error wins.
+absl::Status CloseDb(const std::string& db_dir, std::unique_ptr<rocksdb::DB> db,
+                     std::vector<rocksdb::ColumnFamilyHandle*>& handles) {
+  absl::Status first;
+  for (auto* h : handles) {
+    absl::Status c = FromRocks(db->DestroyColumnFamilyHandle(h), db_dir);
+    if (first.ok()) first = c;
+  }
+  handles.clear();
+  absl::Status c = FromRocks(db->Close(), db_dir);
+  if (first.ok()) first = c;
+  return first;
+}
+
+// Ingests (moves) the staged files; for cuckoo, compacts the pairs into one
+// CuckooTable. `handles` are default, pairs, nodes, meta.
+absl::Status IngestStaged(rocksdb::DB* db, const std::vector<rocksdb::ColumnFamilyHandle*>& handles,
+                          const StagedFiles& staged, const SnapshotWriterOptions& options) {
+  rocksdb::IngestExternalFileOptions ingest;
+  ingest.move_files = true;
+  ingest.allow_global_seqno = true;
+  ingest.write_global_seqno = false;
+  absl::Status s =
+      FromRocks(db->IngestExternalFile(handles[1], staged.pairs, ingest), "ingest pairs");
+  if (s.ok())
+    s = FromRocks(db->IngestExternalFile(handles[2], {staged.nodes}, ingest), "ingest nodes");
+  if (s.ok())
+    s = FromRocks(db->IngestExternalFile(handles[3], {staged.meta}, ingest), "ingest meta");
+  if (s.ok() && options.pairs_format == TableFormat::kCuckoo) {
+    Report(options, "compact pairs", 0.0);
+    rocksdb::CompactRangeOptions cro;
+    cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+    cro.exclusive_manual_compaction = true;
+    cro.max_subcompactions = static_cast<uint32_t>(options.threads);
+    s = FromRocks(db->CompactRange(cro, handles[1], nullptr, nullptr), "compact pairs");
+    Report(options, "compact pairs", 1.0);
+  }
+  return s;
+}
+
+// Step 2: a fresh RocksDB at `db_dir` holding the staged files.
+absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& staged,
+                               const SnapshotWriterOptions& options) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(nullptr)},
+      {snapshot::kPairsCf,
+       snapshot::PairsCfOptions(options.pairs_format, /*for_write=*/true, nullptr)},
+      {snapshot::kNodesCf, snapshot::SmallCfOptions(nullptr)},
+      {snapshot::kMetaCf, snapshot::SmallCfOptions(nullptr)},
+  };
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  absl::Status s = FromRocks(
+      rocksdb::DB::Open(FreshDbOptions(options.threads), db_dir, cfs, &handles, &raw), db_dir);
+  if (!s.ok()) return s;
+  std::unique_ptr<rocksdb::DB> db(raw);
+  s = IngestStaged(db.get(), handles, staged, options);
+  absl::Status c = CloseDb(db_dir, std::move(db), handles);
+  if (!s.ok()) return s;
+  return c;
+}
+
+// Step 3: digests of every file under db/, MANIFEST.json, fsync of the tree.
+absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs,
+                                  const PipelineResult& result, const snapshot::ManifestInfo& info,
+                                  const SnapshotWriterOptions& options, SnapshotWriteStats* stats) {
+  Report(options, "checksum", 0.0);
+  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
+  absl::StatusOr<std::vector<std::string>> files = snapshot::ListFilesRecursive(db_dir);
+  if (!files.ok()) return files.status();
+  std::vector<snapshot::ManifestFileEntry> entries;
+  for (const std::string& rel : *files) {
+    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(db_dir + "/" + rel);
+    if (!d.ok()) return d.status();
+    entries.push_back({absl::StrCat(snapshot::kDbDir, "/", rel), d->size_bytes, d->xxh3});
+    stats->db_bytes += d->size_bytes;
+    if (rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".sst") == 0) {
+      // The largest table file is the pairs table (nodes/meta are tiny).
+      stats->pairs_sst_bytes = std::max(stats->pairs_sst_bytes, d->size_bytes);
+    }
+  }
+  stats->files = entries.size();
+  nlohmann::json manifest =
+      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries);
+  const std::string text = manifest.dump(2) + "\n";
+  stats->manifest_bytes = text.size();
+  absl::Status s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
+  if (!s.ok()) return s;
+  return snapshot::FsyncTree(dir);
+}
+
 }  // namespace
 
 absl::Status SnapshotWriterOptions::Validate() const {
@@ -167,139 +332,29 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create snapshot directory ", dir, ": ", std::strerror(errno)));
   }
-  SnapshotWriteStats stats;
-  auto progress = [&](const std::string& stage, double f) {
-    if (options.progress) options.progress(stage, f);
-  };
-  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
   const std::string staging = absl::StrCat(dir, "/staging");
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return absl::InternalError(absl::StrCat("mkdir ", staging, ": ", std::strerror(errno)));
   }
-
-  // 1. SST files: pairs split into `threads` contiguous key ranges.
+  SnapshotWriteStats stats;
+  StagedFiles staged;
   auto t0 = std::chrono::steady_clock::now();
-  const size_t n = pairs.num_pairs();
-  const size_t parts = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
-  std::vector<std::string> pair_files(parts);
-  std::vector<absl::Status> part_status(parts);
-  std::atomic<size_t> written{0};
-  {
-    std::vector<std::thread> workers;
-    for (size_t p = 0; p < parts; ++p) {
-      pair_files[p] = absl::StrFormat("%s/pairs-%03d.sst", staging, p);
-      size_t begin = n * p / parts, end = n * (p + 1) / parts;
-      auto tick = [&, p](size_t k) {
-        size_t w = written.fetch_add(k) + k;
-        if (p == 0) progress("write pairs", std::min(1.0, static_cast<double>(w) / n));
-      };
-      workers.emplace_back([&, p, begin, end, tick] {
-        part_status[p] = WritePairsSst(pair_files[p], pairs, result.rate, begin, end, tick);
-      });
-    }
-    for (auto& w : workers) w.join();
-  }
-  for (const absl::Status& ps : part_status) {
-    if (!ps.ok()) return ps;
-  }
-  const std::string nodes_file = staging + "/nodes.sst";
-  const std::string meta_file = staging + "/meta.sst";
-  s = WriteNodesSst(nodes_file, result.nodes);
+  s = WriteStagedFiles(staging, pairs, result, info, options, &staged);
   if (!s.ok()) return s;
-  s = WriteMetaSst(meta_file, result, info);
-  if (!s.ok()) return s;
-  progress("write pairs", 1.0);
   stats.seconds_sst = SecondsSince(t0);
 
-  // 2. A fresh RocksDB; ingest (move) the files; compact pairs for cuckoo.
   t0 = std::chrono::steady_clock::now();
-  {
-    rocksdb::DBOptions db_options;
-    db_options.create_if_missing = true;
-    db_options.create_missing_column_families = true;
-    db_options.info_log = snapshot::NullLogger();
-    db_options.max_background_jobs = std::max(2, options.threads);
-    db_options.max_subcompactions = static_cast<uint32_t>(options.threads);
-    db_options.use_fsync = true;
-    db_options.allow_mmap_reads = true;  // CuckooTable (the compaction output is re-opened)
-    db_options.max_manifest_file_size = 64 << 20;
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-        {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(nullptr)},
-        {snapshot::kPairsCf,
-         snapshot::PairsCfOptions(options.pairs_format, /*for_write=*/true, nullptr)},
-        {snapshot::kNodesCf, snapshot::SmallCfOptions(nullptr)},
-        {snapshot::kMetaCf, snapshot::SmallCfOptions(nullptr)},
-    };
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    rocksdb::DB* raw = nullptr;
-    s = FromRocks(rocksdb::DB::Open(db_options, db_dir, cfs, &handles, &raw), db_dir);
-    if (!s.ok()) return s;
-    std::unique_ptr<rocksdb::DB> db(raw);
-    auto close = [&]() -> absl::Status {
-      absl::Status first;
-      for (auto* h : handles) {
-        absl::Status c = FromRocks(db->DestroyColumnFamilyHandle(h), db_dir);
-        if (first.ok()) first = c;
-      }
-      handles.clear();
-      absl::Status c = FromRocks(db->Close(), db_dir);
-      if (first.ok()) first = c;
-      db.reset();
-      return first;
-    };
-    rocksdb::IngestExternalFileOptions ingest;
-    ingest.move_files = true;
-    ingest.allow_global_seqno = true;
-    ingest.write_global_seqno = false;
-    s = FromRocks(db->IngestExternalFile(handles[1], pair_files, ingest), "ingest pairs");
-    if (s.ok())
-      s = FromRocks(db->IngestExternalFile(handles[2], {nodes_file}, ingest), "ingest nodes");
-    if (s.ok())
-      s = FromRocks(db->IngestExternalFile(handles[3], {meta_file}, ingest), "ingest meta");
-    if (s.ok() && options.pairs_format == TableFormat::kCuckoo) {
-      progress("compact pairs", 0.0);
-      rocksdb::CompactRangeOptions cro;
-      cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
-      cro.exclusive_manual_compaction = true;
-      cro.max_subcompactions = static_cast<uint32_t>(options.threads);
-      s = FromRocks(db->CompactRange(cro, handles[1], nullptr, nullptr), "compact pairs");
-      progress("compact pairs", 1.0);
-    }
-    absl::Status c = close();
-    if (!s.ok()) return s;
-    if (!c.ok()) return c;
-  }
+  s = IngestIntoFreshDb(absl::StrCat(dir, "/", snapshot::kDbDir), staged, options);
+  if (!s.ok()) return s;
   s = snapshot::RemoveTree(staging);
   if (!s.ok()) return s;
   stats.seconds_ingest = SecondsSince(t0);
 
-  // 3. Digests of every file, manifest, fsync of the whole tree.
   t0 = std::chrono::steady_clock::now();
-  progress("checksum", 0.0);
-  absl::StatusOr<std::vector<std::string>> files = snapshot::ListFilesRecursive(db_dir);
-  if (!files.ok()) return files.status();
-  std::vector<snapshot::ManifestFileEntry> entries;
-  for (const std::string& rel : *files) {
-    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(db_dir + "/" + rel);
-    if (!d.ok()) return d.status();
-    entries.push_back({absl::StrCat(snapshot::kDbDir, "/", rel), d->size_bytes, d->xxh3});
-    stats.db_bytes += d->size_bytes;
-    if (rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".sst") == 0) {
-      // The largest table file is the pairs table (nodes/meta are tiny).
-      stats.pairs_sst_bytes = std::max(stats.pairs_sst_bytes, d->size_bytes);
-    }
-  }
-  stats.files = entries.size();
-  nlohmann::json manifest =
-      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries);
-  const std::string text = manifest.dump(2) + "\n";
-  stats.manifest_bytes = text.size();
-  s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
-  if (!s.ok()) return s;
-  s = snapshot::FsyncTree(dir);
+  s = WriteManifestAndSync(dir, pairs, result, info, options, &stats);
   if (!s.ok()) return s;
   stats.seconds_checksum = SecondsSince(t0);
-  progress("checksum", 1.0);
+  Report(options, "checksum", 1.0);
   return stats;
 }
 

@@ -1,4 +1,4 @@
-// Writes one complete snapshot version directory (DESIGN §3):
+// Writes one complete snapshot version directory (docs/DESIGN.md §3):
 //   <dir>/db/            RocksDB, column families pairs / nodes / meta
 //   <dir>/MANIFEST.json  parameters, counts, histogram, solver summaries,
 //                        XXH3-64 of every file under db/

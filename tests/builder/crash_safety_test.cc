@@ -16,7 +16,7 @@
 #include "core/snapshot/snapshot_store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/snapshot/builder_test_util.h"
+#include "tests/builder/builder_test_util.h"
 #include "tests/snapshot/test_dir.h"
 
 namespace graphsieve {

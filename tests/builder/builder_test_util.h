@@ -1,8 +1,8 @@
 // Helpers for the builder tests: a small deterministic impression log written
 // as CSV, and running the real graphsieve-build binary (path from the
 // GRAPHSIEVE_BUILD_BINARY compile definition) with captured output.
-#ifndef GRAPHSIEVE_TESTS_SNAPSHOT_BUILDER_TEST_UTIL_H_
-#define GRAPHSIEVE_TESTS_SNAPSHOT_BUILDER_TEST_UTIL_H_
+#ifndef GRAPHSIEVE_TESTS_BUILDER_BUILDER_TEST_UTIL_H_
+#define GRAPHSIEVE_TESTS_BUILDER_BUILDER_TEST_UTIL_H_
 
 #include <fcntl.h>
 #include <signal.h>
@@ -86,4 +86,4 @@ inline RunResult RunBuildBinary(const std::vector<std::string>& args, const std:
 }  // namespace testing_util
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_TESTS_SNAPSHOT_BUILDER_TEST_UTIL_H_
+#endif  // GRAPHSIEVE_TESTS_BUILDER_BUILDER_TEST_UTIL_H_

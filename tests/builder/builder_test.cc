@@ -14,7 +14,7 @@
 #include "core/snapshot/snapshot_store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/snapshot/builder_test_util.h"
+#include "tests/builder/builder_test_util.h"
 #include "tests/snapshot/test_dir.h"
 
 namespace graphsieve {
@@ -149,8 +149,8 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--method=best"}, 2, "--method"},
       {{"--resistance=magic"}, 2, "--resistance"},
       {{"--table-format=lsm"}, 2, "--table_format"},
-      {{"--id-mode=hex"}, 2, "--id_mode"},
-      {{"--label-rule=watch_ratio >>> 3"}, 2, "--label_rule"},
+      {{"--id-mode=hex"}, 2, "--id-mode"},
+      {{"--label-rule=watch_ratio >>> 3"}, 2, "--label-rule"},
       {{"--user-col=customer"}, 1, "customer"},
       {{"--input=" + dir_.path() + "/missing.csv"}, 1, "missing.csv"},
   };

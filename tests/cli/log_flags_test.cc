@@ -1,0 +1,142 @@
+// The shared log-column flags: primary spellings, the older aliases and the
+// rule that merges them (core/cli/log_flags.h).
+#include "core/cli/log_flags.h"
+
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "gtest/gtest.h"
+
+namespace graphsieve {
+namespace {
+
+class LogFlagsTest : public ::testing::Test {
+ private:
+  absl::FlagSaver saver_;  // every test starts from the defaults
+};
+
+absl::StatusOr<LogReaderOptions> FromFlags() {
+  return LogReaderOptionsFromFlags(LogReaderOptions(), /*read_pilot=*/true);
+}
+
+TEST_F(LogFlagsTest, DefaultsAreTheReaderDefaults) {
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->user_column, "user_id");
+  EXPECT_EQ(r->item_column, "item_id");
+  EXPECT_EQ(r->label.ToString(), "label");
+  EXPECT_EQ(r->pilot_column, "");
+  EXPECT_EQ(r->delimiter, '\0');
+  EXPECT_EQ(r->id_mode, IdMode::kAuto);
+}
+
+TEST_F(LogFlagsTest, PrimarySpellings) {
+  absl::SetFlag(&FLAGS_user_col, "u");
+  absl::SetFlag(&FLAGS_item_col, "i");
+  absl::SetFlag(&FLAGS_label_rule, "watch_ratio > 3");
+  absl::SetFlag(&FLAGS_pilot_col, "p");
+  absl::SetFlag(&FLAGS_delimiter, "pipe");
+  absl::SetFlag(&FLAGS_id_mode, "string");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->user_column, "u");
+  EXPECT_EQ(r->item_column, "i");
+  EXPECT_EQ(r->label.ToString(), "watch_ratio > 3");
+  EXPECT_EQ(r->pilot_column, "p");
+  EXPECT_EQ(r->delimiter, '|');
+  EXPECT_EQ(r->id_mode, IdMode::kString);
+}
+
+TEST_F(LogFlagsTest, AliasesAloneAreUsed) {
+  absl::SetFlag(&FLAGS_user_column, "u");
+  absl::SetFlag(&FLAGS_item_column, "i");
+  absl::SetFlag(&FLAGS_label, "rating >= 4");
+  absl::SetFlag(&FLAGS_pilot_column, "p");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->user_column, "u");
+  EXPECT_EQ(r->item_column, "i");
+  EXPECT_EQ(r->label.ToString(), "rating >= 4");
+  EXPECT_EQ(r->pilot_column, "p");
+}
+
+TEST_F(LogFlagsTest, LabelAliasWithAColumnNameSetsTheColumn) {
+  absl::SetFlag(&FLAGS_label, "clicked");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->label.column, "clicked");
+  EXPECT_EQ(r->label.op, LabelRule::Op::kBinary);
+}
+
+TEST_F(LogFlagsTest, AliasAndPrimaryAgreeingIsFine) {
+  absl::SetFlag(&FLAGS_user_col, "u");
+  absl::SetFlag(&FLAGS_user_column, "u");
+  absl::SetFlag(&FLAGS_label_col, "clicked");
+  absl::SetFlag(&FLAGS_label, "clicked");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->user_column, "u");
+  EXPECT_EQ(r->label.column, "clicked");
+}
+
+TEST_F(LogFlagsTest, AliasAndPrimaryDisagreeingIsAnErrorNamingBoth) {
+  absl::SetFlag(&FLAGS_item_col, "a");
+  absl::SetFlag(&FLAGS_item_column, "b");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("--item-col='a'"), std::string::npos) << r.status();
+  EXPECT_NE(r.status().message().find("--item-column='b'"), std::string::npos) << r.status();
+}
+
+TEST_F(LogFlagsTest, LabelAliasDisagreeingWithTheRuleIsAnError) {
+  absl::SetFlag(&FLAGS_label_rule, "watch_ratio > 3");
+  absl::SetFlag(&FLAGS_label, "watch_ratio > 2");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--label="), std::string::npos) << r.status();
+}
+
+TEST_F(LogFlagsTest, DatasetPresetIsOverriddenOnlyByGivenFlags) {
+  absl::SetFlag(&FLAGS_dataset, "kuairec");
+  absl::StatusOr<LogReaderOptions> preset = FromFlags();
+  ASSERT_TRUE(preset.ok()) << preset.status();
+  EXPECT_EQ(preset->item_column, "video_id");
+  EXPECT_EQ(preset->label.ToString(), "watch_ratio > 3");
+  absl::SetFlag(&FLAGS_item_column, "clip");  // the alias overrides the preset too
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->item_column, "clip");
+  EXPECT_EQ(r->label.ToString(), "watch_ratio > 3");
+}
+
+TEST_F(LogFlagsTest, PilotColumnIsIgnoredWhenNotRead) {
+  absl::SetFlag(&FLAGS_pilot_col, "p");
+  absl::StatusOr<LogReaderOptions> r =
+      LogReaderOptionsFromFlags(LogReaderOptions(), /*read_pilot=*/false);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->pilot_column, "");
+}
+
+TEST_F(LogFlagsTest, BadValuesNameTheFlag) {
+  absl::SetFlag(&FLAGS_delimiter, "two");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--delimiter"), std::string::npos) << r.status();
+  absl::SetFlag(&FLAGS_delimiter, "auto");
+  absl::SetFlag(&FLAGS_id_mode, "hex");
+  r = FromFlags();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--id-mode"), std::string::npos) << r.status();
+}
+
+TEST(MergeAliasFlagTest, Rule) {
+  EXPECT_EQ(*MergeAliasFlag("input", "-", "pairs", "p.csv", "-"), "p.csv");
+  EXPECT_EQ(*MergeAliasFlag("input", "a.csv", "pairs", "-", "-"), "a.csv");
+  EXPECT_EQ(*MergeAliasFlag("input", "a.csv", "pairs", "a.csv", "-"), "a.csv");
+  EXPECT_FALSE(MergeAliasFlag("input", "a.csv", "pairs", "b.csv", "-").ok());
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -10,8 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "builder/build_job.h"
 #include "eval/random.h"
-#include "server/batch_scorer.h"
-#include "graphsieve/v1/sampling.pb.h"
+#include "core/serving/batch_scorer.h"
 
 namespace graphsieve::eval {
 namespace {
@@ -123,19 +122,19 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
 absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,
                                      absl::Span<const uint64_t> items, absl::Span<float> rates,
                                      absl::Span<uint8_t> sources, SourceShares* counts) const {
-  // The server's scorer with the server's default policy and chunking.
+  // The server's scorer (core/serving) with the server's default policy and
+  // chunk size (server/options.h).
   const BatchScorer scorer(DefaultPolicy{}, 4096);
-  std::vector<int> raw(users.size());
+  std::vector<RateSource> raw(users.size());
   SourceCounts c;
-  if (absl::Status s = scorer.Score(*reader_, nullptr, users, items, nullptr, rates,
-                                    absl::MakeSpan(raw), &c);
+  if (absl::Status s = scorer.Score(*reader_, users, items, nullptr, rates, absl::MakeSpan(raw), &c);
       !s.ok()) {
     return s;
   }
   for (size_t i = 0; i < raw.size(); ++i) {
-    sources[i] = raw[i] == v1::RATE_SOURCE_EXACT      ? kExact
-                 : raw[i] == v1::RATE_SOURCE_INFERRED ? kInferred
-                                                      : kDefault;
+    sources[i] = raw[i] == RateSource::kExact      ? kExact
+                 : raw[i] == RateSource::kInferred ? kInferred
+                                                   : kDefault;
   }
   if (counts != nullptr) *counts = {c.exact, c.inferred, c.by_default};
   return absl::OkStatus();

@@ -77,7 +77,8 @@ class DeployedSnapshot {
                                                                  const std::string& work_dir);
 
   // Rates and sources of pairs (users[i], items[i]) exactly as the server's
-  // GetSamplingRate answers them with its default policy (node-mean).
+  // GetSamplingRate answers them with its default policy (node-mean): the
+  // server's BatchScorer (core/serving/batch_scorer.h).
   // REQUIRES: all spans have the same size.
   absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                      absl::Span<float> rates, absl::Span<uint8_t> sources,

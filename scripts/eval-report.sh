@@ -7,6 +7,7 @@
 #                                             # popularity-exposure log; see the report)
 #   KUAIREC_SCALE1=1 LEGACY=1 scripts/eval-report.sh   # and kuairec at scale 1 (long)
 #   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh
+#   GP_SCALE1=1 scripts/eval-report.sh        # also the preference log at scale 1 (12M, fm)
 #
 # Configures and builds `build/` (Release) if needed, builds graphsieve-eval and
 # graphsieve-gen, runs the experiments and replaces the text between the
@@ -65,8 +66,10 @@ BASE=(--alphas=0.2 --gammas=0.5 --include_full=false --work_dir="$SNAP_WORK")
 # maec without propagation at floors 0.01 / 0.05.
 FLOOR=(--methods=uniform,maec,maec-prop --floors=0.01,0.05)
 # The mixture rule pi = min(1, rho (h / mean h + kappa)): maec with three kappas, the
-# propagated variant, and the max-ensemble with a separate kappa for the pilot member.
-MIXTURE=(--methods=uniform,maec-mix,maec-prop-mix,max-raw-mix --kappas=0.1,0.25,1 --pilot_kappas=1)
+# propagated floor-rule default again (with counterfactual positives once core/maec has them),
+# the propagated mixture variant, and the max-ensemble with a separate kappa for the pilot member.
+MIXTURE=(--methods=uniform,maec-prop,maec-mix,maec-prop-mix,max-raw-mix --floors=0.01 --kappas=0.1,0.25,1
+         --pilot_kappas=1)
 # Fresh seeds: today's default and the floor-rule candidate; then the mixture candidate.
 FRESH_A=(--first_seed="$FRESH_SEED" --methods=uniform,maec --floors=0.05)
 FRESH_B=(--first_seed="$FRESH_SEED" --methods=uniform,maec-prop --floors=0.01)
@@ -184,6 +187,17 @@ preference() {
   fi
 }
 
+# The preference-exposure log at scale 1 (12M instances), fm, floor rule (opt-in: GP_SCALE1=1).
+preference_scale1() {
+  "$GEN" --preset=kuairec --scale=1 --seed=7 --pilot --exposure=preference --quiet \
+    --output="$WORK/pref-1.csv"
+  local GP=(--log="$WORK/pref-1.csv" --pilot_column=pilot_score --pilot=column --models=fm)
+  for mode in random deployed; do
+    run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
+  done
+}
+
 legacy_movielens() {
   [[ -n "$ML_DIR" ]] || return 0
   local ML=(--movielens="$ML_DIR" --pilot=lr)
@@ -213,7 +227,11 @@ legacy_kuairec() {
 }
 
 movielens_all() { movielens; if [[ "${LEGACY:-0}" == "1" ]]; then legacy_movielens; fi; }
-kuairec_all() { preference; if [[ "${LEGACY:-0}" == "1" ]]; then legacy_kuairec; fi; }
+kuairec_all() {
+  preference
+  if [[ "${GP_SCALE1:-0}" == "1" ]]; then preference_scale1; fi
+  if [[ "${LEGACY:-0}" == "1" ]]; then legacy_kuairec; fi
+}
 
 if [[ "${STITCH_ONLY:-0}" == "1" ]]; then
   stitch

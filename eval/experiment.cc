@@ -84,6 +84,13 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
   p.score_propagation = c.spec.score_propagation;
   p.correct_pilot = c.spec.correct_pilot;
   p.seed = seed;
+  // The rate rule (core/maec/rates.h): the floor ϱ, or the mixture rule's κ
+  // with the pilot member's own κ when the grid gives one.
+  p.rate_rule = c.spec.mixture ? RateRule::kMixture : RateRule::kFloor;
+  if (c.spec.mixture) {
+    p.kappa = c.kappa;
+    if (c.pilot_kappa > 0.0) p.pilot_kappa = c.pilot_kappa;
+  }
   return p;
 }
 
@@ -204,9 +211,9 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   }
   const PipelineOptions p = internal::PipelineOptionsFor(c, o, seed);
   auto fail = [&](const absl::Status& st) {
-    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g): %s",
-                                                   c.spec.name, c.alpha, c.floor, c.gamma,
-                                                   std::string(st.message())));
+    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g kappa=%g/%g): %s",
+                                                   c.spec.name, c.alpha, c.floor, c.gamma, c.kappa,
+                                                   c.pilot_kappa, std::string(st.message())));
   };
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);

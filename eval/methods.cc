@@ -131,12 +131,6 @@ absl::Status ExperimentOptions::Validate() const {
   if (seeds < 1 || seeds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
   }
-  for (const std::string& m : methods) {
-    if (ParseMethodSpec(m)->mixture) {  // until core/maec's mixture rule lands (issue 12)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "method ", m, " needs the mixture rate rule of core/maec, which this build lacks"));
-    }
-  }
   if (mode == EvalMode::kDeployed) {
     if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
       return absl::InvalidArgumentError(

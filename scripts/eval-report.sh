@@ -73,7 +73,7 @@ MIXTURE=(--methods=uniform,maec-prop,maec-mix,maec-prop-mix,max-raw-mix --floors
 # Fresh seeds: today's default and the floor-rule candidate; then the mixture candidate.
 FRESH_A=(--first_seed="$FRESH_SEED" --methods=uniform,maec --floors=0.05)
 FRESH_B=(--first_seed="$FRESH_SEED" --methods=uniform,maec-prop --floors=0.01)
-MIXTURE_FRESH=(--first_seed="$FRESH_SEED" --methods=uniform,maec-mix,max-raw-mix
+MIXTURE_FRESH=(--first_seed="$FRESH_SEED" --methods=${MIXTURE_FRESH_METHODS:-uniform,maec-mix,maec-prop-mix,max-raw-mix}
                --kappas="${MIXTURE_KAPPA:-0.25}" --pilot_kappas=1)
 
 # stitch: copies every finished $WORK/NAME.md between its markers in the report.

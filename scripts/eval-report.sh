@@ -196,6 +196,9 @@ preference_scale1() {
     run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
   done
+  # The recommended default on fresh seeds (today's mode only: time).
+  run gp1-mixture-fresh01-random "Generated kuairec scale 1 (12M), preference exposure, random split, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \
+    "${GP[@]}" "${BASE[@]}" --first_seed="$FRESH_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
 }
 
 legacy_movielens() {

@@ -196,9 +196,11 @@ preference_scale1() {
     run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
   done
-  # The recommended default on fresh seeds (today's mode only: time).
-  run gp1-mixture-fresh01-random "Generated kuairec scale 1 (12M), preference exposure, random split, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \
-    "${GP[@]}" "${BASE[@]}" --first_seed="$FRESH_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
+  # The recommended default on fresh seeds.
+  for mode in random deployed; do
+    run "gp1-mixture-fresh01-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --first_seed="$FRESH_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
+  done
 }
 
 legacy_movielens() {

@@ -9,64 +9,26 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "core/maec/rates.h"
+#include "eval/experiment_internal.h"
 #include "eval/metrics.h"
 #include "eval/random.h"
 
 namespace graphsieve::eval {
+
 namespace {
+
+using internal::Append;
+using internal::CheckBothClasses;
+using internal::Config;
+using internal::DenseLog;
+using internal::Densify;
+using internal::SeedData;
+
 
 constexpr uint64_t kKeepStream = 0x6b656570ULL;  // "keep"
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The log with dense user/item indices (over the whole log, so every test
-// user and item has a parameter, trained or not).
-struct DenseLog {
-  Instances all;
-  uint32_t num_users = 0, num_items = 0;
-};
-
-DenseLog Densify(const ImpressionLog& log) {
-  DenseLog d;
-  absl::flat_hash_map<uint64_t, uint32_t> users, items;
-  d.all.user.resize(log.size());
-  d.all.item.resize(log.size());
-  d.all.label = log.labels;
-  for (size_t i = 0; i < log.size(); ++i) {
-    d.all.user[i] = users.try_emplace(log.user_ids[i], static_cast<uint32_t>(users.size())).first->second;
-    d.all.item[i] = items.try_emplace(log.item_ids[i], static_cast<uint32_t>(items.size())).first->second;
-  }
-  d.num_users = static_cast<uint32_t>(users.size());
-  d.num_items = static_cast<uint32_t>(items.size());
-  return d;
-}
-
-void Append(const Instances& from, size_t i, Instances* to) {
-  to->user.push_back(from.user[i]);
-  to->item.push_back(from.item[i]);
-  to->label.push_back(from.label[i]);
-}
-
-// Everything that depends on the seed but not on the method.
-struct SeedData {
-  Instances train, validation, test;
-  ImpressionLog train_log;             // original ids, for the pipeline
-  PairTable pairs;
-  std::vector<uint32_t> pair_of;       // per training instance
-  uint64_t train_negatives = 0;
-};
-
-absl::Status CheckBothClasses(const Instances& d, const std::string& name) {
-  uint64_t pos = 0;
-  for (uint8_t y : d.label) pos += y;
-  if (pos == 0 || pos == d.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the ", name, " part has ", pos, " positives of ",
-                                                   d.size(), " instances; need both classes "
-                                                   "(is the log too small?)"));
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& dense,
@@ -97,45 +59,17 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
     if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
   }
   if (need_pilot && (o.pilot == PilotSource::kTrainLr || (o.pilot == PilotSource::kAuto && !has_pilot))) {
-    ModelOptions m = o.model;
-    m.kind = ModelKind::kLogistic;
-    m.seed = Mix64(seed) ^ 0x9170ULL;
-    absl::StatusOr<std::unique_ptr<CtrModel>> pilot = CtrModel::Create(m, dense.num_users, dense.num_items);
-    if (!pilot.ok()) return pilot.status();
-    if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(s.train, s.validation); !t.ok()) {
-      return absl::Status(t.status().code(), absl::StrCat("pilot model: ", t.status().message()));
-    }
-    const std::vector<double> p = (*pilot)->PredictProbabilities(s.train);
-    s.train_log.pilot_scores.assign(p.begin(), p.end());
+    absl::StatusOr<std::vector<float>> p =
+        internal::TrainPilot(o, dense, seed, s.train, s.validation, s.train);
+    if (!p.ok()) return p.status();
+    s.train_log.pilot_scores = *std::move(p);
     *pilot_name = "lr (one-hot logistic regression trained on the training part)";
   } else if (need_pilot) {
     *pilot_name = "column (the log's pilot score)";
   }
-  absl::StatusOr<PairTable> pairs = BuildPairTable(s.train_log, o.pipeline.threads);
-  if (!pairs.ok()) return pairs.status();
-  s.pairs = *std::move(pairs);
-  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, uint32_t> index;
-  index.reserve(s.pairs.num_pairs());
-  for (size_t p = 0; p < s.pairs.num_pairs(); ++p) {
-    index.emplace(std::make_pair(s.pairs.user_ids[s.pairs.pair_user[p]],
-                                 s.pairs.item_ids[s.pairs.pair_item[p]]),
-                  static_cast<uint32_t>(p));
-  }
-  s.pair_of.resize(s.train.size());
-  for (size_t i = 0; i < s.train.size(); ++i) {
-    auto it = index.find(std::make_pair(s.train_log.user_ids[i], s.train_log.item_ids[i]));
-    if (it == index.end()) {
-      return absl::InternalError(absl::StrCat("training instance ", i, " has no pair in the pair table"));
-    }
-    s.pair_of[i] = it->second;
-  }
+  if (absl::Status st = internal::IndexTrainingPairs(o.pipeline.threads, &s); !st.ok()) return st;
   return s;
 }
-
-struct Config {
-  MethodSpec spec;
-  double alpha = 1.0, floor = 0.0, gamma = 0.0;
-};
 
 std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const ExperimentOptions& o) {
   // Alpha outermost, so a table reads as one block of methods per alpha.
@@ -147,13 +81,22 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
         out.push_back({spec, alpha, 0.0, 0.0});
         continue;
       }
+      std::vector<double> gammas = spec.uses_gamma() ? o.gammas : std::vector<double>{0.0};
+      if (spec.mixture) {
+        std::vector<double> pilot_kappas = {0.0};  // 0 = the graph member's κ
+        if (spec.needs_pilot() && !o.pilot_kappas.empty()) pilot_kappas = o.pilot_kappas;
+        for (double kappa : o.kappas) {
+          for (double pk : pilot_kappas) {
+            for (double gamma : gammas) {
+              out.push_back({spec, alpha, 0.0, gamma, kappa, spec.needs_pilot() ? (pk > 0 ? pk : kappa) : 0.0});
+            }
+          }
+        }
+        continue;
+      }
       for (double floor : o.floors) {
         if (floor >= alpha) continue;
-        if (!spec.uses_gamma()) {
-          out.push_back({spec, alpha, floor, 0.0});
-          continue;
-        }
-        for (double gamma : o.gammas) out.push_back({spec, alpha, floor, gamma});
+        for (double gamma : gammas) out.push_back({spec, alpha, floor, gamma});
       }
     }
   }
@@ -163,25 +106,22 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
 // Per pair rates of one configuration.
 absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData& s,
                                                 const ExperimentOptions& o, uint64_t seed,
-                                                bool* refused_by_data) {
+                                                bool* refused_by_data,
+                                                std::vector<uint8_t>* sources) {
   *refused_by_data = false;
+  sources->clear();
   if (c.spec.kind == MethodSpec::Kind::kFull) return std::vector<float>(s.pairs.num_pairs(), 1.0f);
   if (c.spec.kind == MethodSpec::Kind::kUniform) {
     return std::vector<float>(s.pairs.num_pairs(), static_cast<float>(c.alpha));
   }
-  PipelineOptions p = o.pipeline;
-  p.method = c.spec.method;
-  p.alpha = c.alpha;
-  p.floor = c.floor;
-  p.gamma = c.spec.uses_gamma() ? c.gamma : p.gamma;
-  p.uncertainty_propagation = c.spec.uncertainty_propagation;
-  p.score_propagation = c.spec.score_propagation;
-  p.correct_pilot = c.spec.correct_pilot;
-  p.seed = seed;
+  if (o.mode == EvalMode::kDeployed) {
+    return internal::ComputeDeployedRates(c, s, o, seed, refused_by_data, sources);
+  }
+  const PipelineOptions p = internal::PipelineOptionsFor(c, o, seed);
   auto fail = [&](const absl::Status& st) {
-    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g): %s",
-                                                   c.spec.name, c.alpha, c.floor, c.gamma,
-                                                   std::string(st.message())));
+    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g kappa=%g/%g): %s",
+                                                   c.spec.name, c.alpha, c.floor, c.gamma, c.kappa,
+                                                   c.pilot_kappa, std::string(st.message())));
   };
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);
@@ -219,10 +159,19 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
 // Draws the subsample: positives kept, negatives kept when u_i < rate; every
 // kept instance carries the offset log(rate of its pair) (the counterfactual
 // rate for positives), or 0 for positives under zero_positive_offset.
-Instances Subsample(const SeedData& s, const std::vector<float>& rate, uint64_t seed,
+Instances Subsample(const SeedData& s, const std::vector<float>& rate,
+                    const std::vector<uint8_t>& sources, uint64_t seed,
                     bool zero_positive_offset, double floor, RunResult* run) {
   Instances out;
   uint64_t kept_negatives = 0, at_floor = 0, at_one = 0;
+  uint64_t by_source[3] = {0, 0, 0};
+  if (!sources.empty()) {
+    for (size_t i = 0; i < s.train.size(); ++i) ++by_source[std::min<uint8_t>(2, sources[s.pair_of[i]])];
+    const double n = static_cast<double>(std::max<size_t>(1, s.train.size()));
+    run->source_exact = by_source[0] / n;
+    run->source_inferred = by_source[1] / n;
+    run->source_default = by_source[2] / n;
+  }
   double positive_rate_sum = 0.0;
   uint64_t positive_pairs = 0;
   for (size_t i = 0; i < s.train.size(); ++i) {
@@ -283,7 +232,8 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
 }  // namespace
 
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
-                                               const ExperimentOptions& o) {
+                                               const ExperimentOptions& o,
+                                               absl::Span<const int64_t> timestamps) {
   if (absl::Status st = o.Validate(); !st.ok()) return st;
   if (log.size() < 10) {
     return absl::InvalidArgumentError(absl::StrCat("the log has ", log.size(),
@@ -315,8 +265,16 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
   for (int k = 0; k < o.seeds; ++k) {
     const uint64_t seed = o.first_seed + static_cast<uint64_t>(k);
     std::string pilot_name;
-    absl::StatusOr<SeedData> s = PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
+    absl::StatusOr<SeedData> s =
+        o.mode == EvalMode::kDeployed
+            ? internal::PrepareDeployedSeed(log, dense, timestamps, o, seed, need_pilot, &pilot_name)
+            : PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
     if (!s.ok()) return s.status();
+    if (o.mode == EvalMode::kDeployed) {
+      result.earlier_instances = s->earlier.size();
+      result.later_instances = s->later_instances;
+      result.period_split = timestamps.empty() ? "seeded" : "time";
+    }
     if (need_pilot) result.pilot = pilot_name;
     result.train_instances = s->train.size();
     result.validation_instances = s->validation.size();
@@ -327,7 +285,9 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
     for (const Config& c : runs) {
       const auto rate_start = std::chrono::steady_clock::now();
       bool refused_by_data = false;
-      absl::StatusOr<std::vector<float>> rate = ComputeRates(c, *s, o, seed, &refused_by_data);
+      std::vector<uint8_t> sources;
+      absl::StatusOr<std::vector<float>> rate =
+          ComputeRates(c, *s, o, seed, &refused_by_data, &sources);
       if (!rate.ok() && refused_by_data) {
         result.skipped.push_back(absl::StrCat("seed ", seed, ": ", rate.status().message()));
         if (o.progress) o.progress(absl::StrCat("skipped: ", result.skipped.back()));
@@ -338,10 +298,13 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
       base.method = c.spec.name;
       base.alpha = c.alpha;
       base.floor = c.floor;
+      base.kappa = c.kappa;
+      base.pilot_kappa = c.pilot_kappa;
       base.gamma = c.gamma;
       base.seed = seed;
       base.rate_seconds = SecondsSince(rate_start);
-      const Instances sample = Subsample(*s, *rate, seed, o.zero_positive_offset, c.floor, &base);
+      const Instances sample =
+          Subsample(*s, *rate, sources, seed, o.zero_positive_offset, c.floor, &base);
       for (ModelKind kind : o.models) {
         RunResult run = base;
         if (absl::Status st = TrainAndMeasure(sample, *s, dense, o, kind, seed, &run); !st.ok()) {
@@ -351,9 +314,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
         }
         if (o.progress) {
           o.progress(absl::StrFormat(
-              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f %s: auc=%.4f logloss=%.4f ndcg=%.4f "
+              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f ndcg=%.4f "
               "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
-              seed, run.method, run.alpha, run.floor, run.gamma, run.model, run.auc, run.log_loss,
+              seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa, run.model,
+              run.auc, run.log_loss,
               run.ndcg, run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
               run.rate_seconds, run.train_seconds, run.epochs));
         }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
 #include "eval/model.h"
@@ -37,6 +38,8 @@ namespace graphsieve::eval {
 //   mean, product  the other ensembles of maec-prop and opt
 //   maec-prop-sqrt, opt-sqrt  investigation: rates from the square root of the
 //              method's final score (a flatter rate distribution), refit to alpha
+//   NAME-mix   for maec, maec-u, maec-prop, opt, max, max-raw: the same with the
+//              mixture rate rule (κ grid instead of the floor grid)
 struct MethodSpec {
   enum class Kind { kFull, kUniform, kPipeline } kind = Kind::kPipeline;
   std::string name;
@@ -45,6 +48,7 @@ struct MethodSpec {
   bool score_propagation = false;
   bool correct_pilot = false;
   double score_power = 1.0;   // rates from score^power (1 = the pipeline's own rates)
+  bool mixture = false;       // the mixture rate rule π = min(1, ρ(s/s̄ + κ)) instead of the floor
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };
@@ -60,11 +64,24 @@ enum class PilotSource {
 };
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
 
+// kRandom: rates are computed on the training part itself (every training
+// impression is a pair the builder saw). kDeployed: the builder sees an
+// earlier period, the later period's impressions are rated by the server's
+// scorer on that snapshot (eval/deployed.h, docs/EVALUATION.md).
+enum class EvalMode { kRandom, kDeployed };
+absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name);  // "random" | "deployed"
+const char* EvalModeName(EvalMode mode);
+
 struct ExperimentOptions {
   std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};
   std::vector<double> alphas = {0.2};     // target kept fraction of negatives
   std::vector<double> floors = {0.01};    // rate floor grid (pipeline methods)
   std::vector<double> gammas = {0.5};     // propagation weight grid (methods with propagation)
+  // Mixture rule (methods named *-mix): the uniform share κ of the MA-EC
+  // score, and of the pilot score in the pilot methods and ensembles
+  // (pilot_kappas empty = the same κ as the graph member).
+  std::vector<double> kappas = {0.25};
+  std::vector<double> pilot_kappas;
   std::vector<ModelKind> models = {ModelKind::kLogistic, ModelKind::kFactorisation};
   ModelOptions model;                     // training options; kind and seed set per run
   PipelineOptions pipeline;               // base options; method, alpha, floor, gamma, switches set per run
@@ -79,6 +96,13 @@ struct ExperimentOptions {
   // Train the unsampled model too (the `full` rows). Off only for grids that
   // are reported next to a run that has it (it is the slowest model to train).
   bool include_full = true;
+  EvalMode mode = EvalMode::kRandom;
+  // kDeployed: share of the instances in the later period (by time when
+  // timestamps are given, else a seeded draw per instance; deployed.h).
+  double later_fraction = 0.5;
+  // kDeployed: snapshots are built in fresh directories under this one
+  // (empty = $TMPDIR or /tmp) and removed after use.
+  std::string work_dir;
   std::function<void(const std::string&)> progress;  // one line per finished run; may be empty
   absl::Status Validate() const;
 };
@@ -87,6 +111,7 @@ struct ExperimentOptions {
 struct RunResult {
   std::string method;                     // MethodSpec name
   double alpha = 1.0, floor = 0.0, gamma = 0.0;  // alpha 1 for full; floor/gamma 0 when unused
+  double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule's κ (graph member, pilot member); 0 = floor rule
   std::string model;                      // "lr" | "fm"
   uint64_t seed = 0;
   double auc = 0.0, log_loss = 0.0, ndcg = 0.0;
@@ -97,6 +122,9 @@ struct RunResult {
   double negatives_at_one = 0.0;          // share of training negatives kept with rate 1
   int epochs = 0, best_epoch = 0;
   double rate_seconds = 0.0, train_seconds = 0.0;
+  // kDeployed, graph/pilot methods: shares of the training instances whose
+  // rate was EXACT / INFERRED / DEFAULT; all -1 when not applicable.
+  double source_exact = -1.0, source_inferred = -1.0, source_default = -1.0;
 };
 
 struct ExperimentResult {
@@ -104,6 +132,10 @@ struct ExperimentResult {
   uint64_t train_instances = 0, validation_instances = 0, test_instances = 0;
   std::string pilot;                      // what the pilot score was ("column", "lr", "none")
   std::vector<RunResult> runs;
+  // kDeployed: sizes of the two periods (the later one is split 80/10/10)
+  // and how they were split ("time" or "seeded"); empty/0 in kRandom.
+  uint64_t earlier_instances = 0, later_instances = 0;
+  std::string period_split;
   // Configurations the pipeline refused for these data (e.g. alpha unreachable
   // with the floor because most negatives have zero conductance), with its
   // message; one entry per configuration and seed.
@@ -115,8 +147,11 @@ struct ExperimentResult {
 // (empty, one class in a part), the pipeline's errors with the method named,
 // except its INVALID_ARGUMENT for a configuration these data cannot meet,
 // which is recorded in `skipped` and the experiment goes on.
+// `timestamps` (kDeployed only, may be empty): per instance its time, < 0
+// for untimed instances (AssignPeriods, deployed.h).
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
-                                               const ExperimentOptions& options);
+                                               const ExperimentOptions& options,
+                                               absl::Span<const int64_t> timestamps = {});
 
 }  // namespace graphsieve::eval
 

@@ -41,18 +41,25 @@ ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: au
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "Comma-separated sampling methods; full (no sampling) is always run unless "
           "--include_full=false. Known: "
-          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product.");
+          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product, "
+          "and with the mixture rate rule maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix.");
 ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
           "methods; combinations with floor >= alpha are skipped.");
 ABSL_FLAG(std::string, gammas, "0.5", "Comma-separated propagation weights gamma in [0,1) for methods "
           "with propagation.");
+ABSL_FLAG(std::string, kappas, "0.25", "Comma-separated κ (uniform share of the mixture rate rule "
+          "π = min(1, ρ(s/s̄ + κ))) for the *-mix methods.");
+ABSL_FLAG(std::string, pilot_kappas, "", "Comma-separated κ of the pilot member for opt-mix and the "
+          "*-mix ensembles (empty = the same as --kappas).");
 ABSL_FLAG(std::string, models, "lr,fm", "Comma-separated target models: lr (one-hot logistic "
-          "regression), fm (logistic factorisation: user+item embeddings and biases).");
+          "regression), fm (logistic factorisation: user+item embeddings and biases), mlp "
+          "(DeepFM-style: fm plus a ReLU hidden layer over the concatenated embeddings).");
 ABSL_FLAG(int, seeds, 3, "Repetitions; seed s drives the split, the pilot, the subsample and the "
           "model initialisation.");
 ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+seeds-1).");
-ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm model.");
+ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm and mlp models.");
+ABSL_FLAG(int, hidden, 32, "Hidden ReLU units of the mlp model.");
 ABSL_FLAG(double, learning_rate, 0.1, "Adagrad step size of the target models.");
 ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
 ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
@@ -70,6 +77,17 @@ ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
 ABSL_FLAG(std::string, title, "", "Section title of the Markdown report (default: the input's name).");
 ABSL_FLAG(std::string, output_md, "", "Write the Markdown report here (default: standard output).");
 ABSL_FLAG(std::string, output_json, "", "Write every run and summary as JSON here.");
+ABSL_FLAG(std::string, mode, "random", "random: rates computed on the training part itself (every "
+          "training impression is a pair the builder saw). deployed: split the log into an earlier "
+          "and a later period (MovieLens by rating time, else a seeded draw), build a real snapshot "
+          "of the earlier period and rate the later period's training impressions as "
+          "graphsieve-server would (EXACT/INFERRED/DEFAULT); see docs/EVALUATION.md.");
+ABSL_FLAG(std::string, period_split, "auto", "deployed: how the periods are split: time (MovieLens "
+          "rating times), seeded (a seeded draw per instance), auto (time when the input has "
+          "timestamps, i.e. --movielens, else seeded).");
+ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
+ABSL_FLAG(std::string, work_dir, "", "deployed: build snapshots under this directory (default "
+          "$TMPDIR or /tmp); each is removed after use.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
 
 namespace graphsieve::eval {
@@ -101,6 +119,16 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
     if (!v.ok()) return v.status();
     *dst = *v;
   }
+  if (absl::StatusOr<std::vector<double>> k = ParseDoubles("kappas", absl::GetFlag(FLAGS_kappas)); k.ok()) {
+    o.kappas = *k;
+  } else {
+    return k.status();
+  }
+  if (!absl::GetFlag(FLAGS_pilot_kappas).empty()) {
+    absl::StatusOr<std::vector<double>> k = ParseDoubles("pilot_kappas", absl::GetFlag(FLAGS_pilot_kappas));
+    if (!k.ok()) return k.status();
+    o.pilot_kappas = *k;
+  }
   o.models.clear();
   for (absl::string_view m : absl::StrSplit(absl::GetFlag(FLAGS_models), ',', absl::SkipWhitespace())) {
     absl::StatusOr<ModelKind> k = ParseModelKind(std::string(m));
@@ -110,6 +138,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.seeds = absl::GetFlag(FLAGS_seeds);
   o.first_seed = absl::GetFlag(FLAGS_first_seed);
   o.model.dim = absl::GetFlag(FLAGS_dim);
+  o.model.hidden = absl::GetFlag(FLAGS_hidden);
   o.model.learning_rate = absl::GetFlag(FLAGS_learning_rate);
   o.model.l2 = absl::GetFlag(FLAGS_l2);
   o.model.max_epochs = absl::GetFlag(FLAGS_max_epochs);
@@ -117,6 +146,11 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.ndcg_k = absl::GetFlag(FLAGS_ndcg_k);
   o.zero_positive_offset = absl::GetFlag(FLAGS_zero_positive_offset);
   o.include_full = absl::GetFlag(FLAGS_include_full);
+  absl::StatusOr<EvalMode> mode = ParseEvalMode(absl::GetFlag(FLAGS_mode));
+  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
+  o.mode = *mode;
+  o.later_fraction = absl::GetFlag(FLAGS_later_fraction);
+  o.work_dir = absl::GetFlag(FLAGS_work_dir);
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
   if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
   o.pilot = *pilot;
@@ -133,7 +167,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   return o;
 }
 
-absl::StatusOr<ImpressionLog> LoadInput(std::string* title) {
+absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>* timestamps) {
   const std::string log_path = absl::GetFlag(FLAGS_log);
   const std::string ml_dir = absl::GetFlag(FLAGS_movielens);
   if (log_path.empty() == ml_dir.empty()) {
@@ -143,7 +177,7 @@ absl::StatusOr<ImpressionLog> LoadInput(std::string* title) {
     MovieLensOptions m;
     m.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
     *title = absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
-    return ReadMovieLensImplicit(ml_dir, m);
+    return ReadMovieLensImplicit(ml_dir, m, timestamps);
   }
   LogReaderOptions base;
   base.keep_id_names = false;
@@ -168,10 +202,21 @@ absl::Status Run(const std::string& command) {
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
   std::string title;
-  absl::StatusOr<ImpressionLog> log = LoadInput(&title);
+  std::vector<int64_t> timestamps;
+  absl::StatusOr<ImpressionLog> log =
+      LoadInput(&title, options->mode == EvalMode::kDeployed ? &timestamps : nullptr);
   if (!log.ok()) return log.status();
+  const std::string split = absl::GetFlag(FLAGS_period_split);
+  if (split == "seeded") {
+    timestamps.clear();
+  } else if (split == "time" && timestamps.empty()) {
+    return absl::InvalidArgumentError("--period_split=time needs timestamps; only --movielens has them");
+  } else if (split != "auto" && split != "time") {
+    return absl::InvalidArgumentError(absl::StrCat("--period_split: unknown '", split,
+                                                   "', expected auto, time or seeded"));
+  }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
-  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options);
+  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options, timestamps);
   if (!result.ok()) return result.status();
   const std::vector<Summary> cells = SummariseRuns(result->runs);
   ReportContext context{title, command, options->ndcg_k};
@@ -195,7 +240,7 @@ int main(int argc, char** argv) {
       "Measures whether training on a subsample keeps model quality.\n"
       "Usage: graphsieve-eval (--log=FILE [--pilot_col=pilot_score] | --movielens=DIR)\n"
       "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
-      "         [--output_md=FILE] [--output_json=FILE]\n"
+      "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
       "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
       "samples negatives, trains target models with the log-odds correction and reports test\n"
       "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"

@@ -13,6 +13,7 @@ struct NamedSpec {
   Method method;
   bool uncertainty, score, correct_pilot;
   double score_power = 1.0;
+  bool mixture = false;
 };
 
 constexpr NamedSpec kSpecs[] = {
@@ -29,6 +30,12 @@ constexpr NamedSpec kSpecs[] = {
     {"opt-sqrt", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 0.5},
     {"mean", MethodSpec::Kind::kPipeline, Method::kMean, true, true, false},
     {"product", MethodSpec::Kind::kPipeline, Method::kProduct, true, true, false},
+    {"maec-mix", MethodSpec::Kind::kPipeline, Method::kMaec, false, false, false, 1.0, true},
+    {"maec-u-mix", MethodSpec::Kind::kPipeline, Method::kMaec, true, false, false, 1.0, true},
+    {"maec-prop-mix", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true},
+    {"opt-mix", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 1.0, true},
+    {"max-mix", MethodSpec::Kind::kPipeline, Method::kMax, true, true, false, 1.0, true},
+    {"max-raw-mix", MethodSpec::Kind::kPipeline, Method::kMax, false, false, false, 1.0, true},
 };
 
 }  // namespace
@@ -52,6 +59,7 @@ absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name) {
       s.score_propagation = n.score;
       s.correct_pilot = n.correct_pilot;
       s.score_power = n.score_power;
+      s.mixture = n.mixture;
       return s;
     }
   }
@@ -74,6 +82,17 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
                                                  "', expected auto, column, lr or none"));
 }
 
+absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name) {
+  if (name == "random") return EvalMode::kRandom;
+  if (name == "deployed") return EvalMode::kDeployed;
+  return absl::InvalidArgumentError(absl::StrCat("unknown mode '", std::string(name),
+                                                 "', expected random or deployed"));
+}
+
+const char* EvalModeName(EvalMode mode) {
+  return mode == EvalMode::kDeployed ? "deployed" : "random";
+}
+
 absl::Status ExperimentOptions::Validate() const {
   if (methods.empty()) return absl::InvalidArgumentError("methods is empty");
   for (const std::string& m : methods) {
@@ -92,6 +111,17 @@ absl::Status ExperimentOptions::Validate() const {
     }
   }
   if (gammas.empty()) return absl::InvalidArgumentError("gammas is empty");
+  if (kappas.empty()) return absl::InvalidArgumentError("kappas is empty");
+  for (double k : kappas) {
+    if (!(k > 0.0 && std::isfinite(k))) {
+      return absl::InvalidArgumentError(absl::StrCat("kappa must be > 0, got ", k));
+    }
+  }
+  for (double k : pilot_kappas) {
+    if (!(k > 0.0 && std::isfinite(k))) {
+      return absl::InvalidArgumentError(absl::StrCat("pilot kappa must be > 0, got ", k));
+    }
+  }
   for (double g : gammas) {
     if (!(g >= 0.0 && g < 1.0)) {
       return absl::InvalidArgumentError(absl::StrCat("gamma must be in [0, 1), got ", g));
@@ -100,6 +130,19 @@ absl::Status ExperimentOptions::Validate() const {
   if (models.empty()) return absl::InvalidArgumentError("models is empty");
   if (seeds < 1 || seeds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
+  }
+  if (mode == EvalMode::kDeployed) {
+    if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("later_fraction must be in (0, 1), got ", later_fraction));
+    }
+    for (const std::string& m : methods) {
+      if (ParseMethodSpec(m)->score_power != 1.0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "method ", m, " is an investigation variant of the rates; it has no snapshot, so it "
+            "cannot run in deployed mode"));
+      }
+    }
   }
   if (ndcg_k < 1) return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
   if (absl::Status s = model.Validate(); !s.ok()) return s;

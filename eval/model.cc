@@ -1,5 +1,6 @@
 #include "eval/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -51,18 +52,41 @@ absl::Status Instances::Validate(uint32_t num_users, uint32_t num_items,
 absl::StatusOr<ModelKind> ParseModelKind(std::string_view name) {
   if (name == "lr") return ModelKind::kLogistic;
   if (name == "fm") return ModelKind::kFactorisation;
+  if (name == "mlp") return ModelKind::kMlp;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown model '", std::string(name), "', expected lr (logistic regression) or fm "
-                   "(logistic factorisation)"));
+      absl::StrCat("unknown model '", std::string(name), "', expected lr (logistic regression), fm "
+                   "(logistic factorisation) or mlp (factorisation + ReLU layer, DeepFM-style)"));
 }
 
 const char* ModelKindName(ModelKind kind) {
-  return kind == ModelKind::kLogistic ? "lr" : "fm";
+  switch (kind) {
+    case ModelKind::kLogistic: return "lr";
+    case ModelKind::kFactorisation: return "fm";
+    case ModelKind::kMlp: return "mlp";
+  }
+  return "?";
+}
+
+const char* ModelKindDescription(ModelKind kind) {
+  switch (kind) {
+    case ModelKind::kLogistic: return "lr (one-hot logistic regression)";
+    case ModelKind::kFactorisation:
+      return "fm (logistic factorisation, user+item embeddings + biases)";
+    case ModelKind::kMlp:
+      return "mlp (DeepFM-style: fm + a ReLU hidden layer over the concatenated embeddings)";
+  }
+  return "?";
 }
 
 absl::Status ModelOptions::Validate() const {
-  if (kind == ModelKind::kFactorisation && (dim < 1 || dim > 1024)) {
+  if (kind != ModelKind::kLogistic && (dim < 1 || dim > 1024)) {
     return absl::InvalidArgumentError(absl::StrCat("dim must be in [1, 1024], got ", dim));
+  }
+  if (kind == ModelKind::kMlp && (hidden < 1 || hidden > 4096)) {
+    return absl::InvalidArgumentError(absl::StrCat("hidden must be in [1, 4096], got ", hidden));
+  }
+  if (!(dense_l2 >= 0.0 && dense_l2 < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("dense_l2 must be in [0, 1), got ", dense_l2));
   }
   if (!(learning_rate > 0.0 && learning_rate <= 10.0)) {
     return absl::InvalidArgumentError(
@@ -89,7 +113,8 @@ absl::Status ModelOptions::Validate() const {
 
 CtrModel::CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num_items)
     : options_(options), num_users_(num_users), num_items_(num_items) {
-  const int dim = options.kind == ModelKind::kFactorisation ? options.dim : 0;
+  const int dim = options.kind == ModelKind::kLogistic ? 0 : options.dim;
+  const int hidden = options.kind == ModelKind::kMlp ? options.hidden : 0;
   params_.user_bias = Eigen::VectorXf::Zero(num_users);
   params_.item_bias = Eigen::VectorXf::Zero(num_items);
   params_.user_emb.resize(dim, num_users);
@@ -101,12 +126,28 @@ CtrModel::CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num
   for (Eigen::Index c = 0; c < params_.item_emb.size(); ++c) {
     params_.item_emb.data()[c] = static_cast<float>(options.init_std * rng.Normal());
   }
+  // He initialisation of the hidden layer; small output weights so the
+  // network starts near the factorisation model; a small positive unit bias
+  // keeps the units alive while the embeddings are still near 0.
+  params_.w1.resize(2 * dim, hidden);
+  const double w1_std = hidden > 0 ? std::sqrt(2.0 / (2.0 * dim)) : 0.0;
+  for (Eigen::Index c = 0; c < params_.w1.size(); ++c) {
+    params_.w1.data()[c] = static_cast<float>(w1_std * rng.Normal());
+  }
+  params_.b1 = Eigen::VectorXf::Constant(hidden, 0.01f);
+  params_.w2.resize(hidden);
+  for (Eigen::Index c = 0; c < params_.w2.size(); ++c) {
+    params_.w2[c] = static_cast<float>(rng.Normal() / std::sqrt(std::max(1, hidden)));
+  }
   const float a0 = static_cast<float>(options.initial_accumulator);
   accum_.bias = a0;
   accum_.user_bias = Eigen::VectorXf::Constant(num_users, a0);
   accum_.item_bias = Eigen::VectorXf::Constant(num_items, a0);
   accum_.user_emb = Eigen::MatrixXf::Constant(dim, num_users, a0);
   accum_.item_emb = Eigen::MatrixXf::Constant(dim, num_items, a0);
+  accum_.w1 = Eigen::MatrixXf::Constant(2 * dim, hidden, a0);
+  accum_.b1 = Eigen::VectorXf::Constant(hidden, a0);
+  accum_.w2 = Eigen::VectorXf::Constant(hidden, a0);
 }
 
 absl::StatusOr<std::unique_ptr<CtrModel>> CtrModel::Create(const ModelOptions& options,
@@ -122,8 +163,47 @@ absl::StatusOr<std::unique_ptr<CtrModel>> CtrModel::Create(const ModelOptions& o
 
 double CtrModel::LogitOf(const Params& p, uint32_t user, uint32_t item) const {
   double g = p.bias + p.user_bias[user] + p.item_bias[item];
-  if (p.user_emb.rows() > 0) g += p.user_emb.col(user).dot(p.item_emb.col(item));
+  const Eigen::Index dim = p.user_emb.rows();
+  if (dim == 0) return g;
+  const auto pu = p.user_emb.col(user);
+  const auto qi = p.item_emb.col(item);
+  g += pu.dot(qi);
+  for (Eigen::Index h = 0; h < p.w2.size(); ++h) {
+    const float z = p.b1[h] + p.w1.col(h).head(dim).dot(pu) + p.w1.col(h).tail(dim).dot(qi);
+    if (z > 0.0f) g += static_cast<double>(p.w2[h]) * z;
+  }
   return g;
+}
+
+void CtrModel::MlpStep(uint32_t user, uint32_t item, float grad, Eigen::VectorXf* gu,
+                       Eigen::VectorXf* gi) {
+  const Eigen::Index dim = params_.user_emb.rows();
+  const float lr = static_cast<float>(options_.learning_rate);
+  const float l2 = static_cast<float>(options_.dense_l2);
+  const auto pu = params_.user_emb.col(user);
+  const auto qi = params_.item_emb.col(item);
+  for (Eigen::Index h = 0; h < params_.w2.size(); ++h) {
+    auto w = params_.w1.col(h);
+    const float z = params_.b1[h] + w.head(dim).dot(pu) + w.tail(dim).dot(qi);
+    if (z <= 0.0f) continue;  // ReLU: no gradient through an inactive unit
+    const float delta = grad * params_.w2[h];
+    // Input gradient first, with the weights of this step.
+    *gu += delta * w.head(dim);
+    *gi += delta * w.tail(dim);
+    const float g2 = grad * z + l2 * params_.w2[h];
+    accum_.w2[h] += g2 * g2;
+    params_.w2[h] -= lr * g2 / std::sqrt(accum_.w2[h]);
+    const float gb = delta + l2 * params_.b1[h];
+    accum_.b1[h] += gb * gb;
+    params_.b1[h] -= lr * gb / std::sqrt(accum_.b1[h]);
+    auto acc = accum_.w1.col(h);
+    for (Eigen::Index k = 0; k < 2 * dim; ++k) {
+      const float x = k < dim ? pu[k] : qi[k - dim];
+      const float gw = delta * x + l2 * w[k];
+      acc[k] += gw * gw;
+      w[k] -= lr * gw / std::sqrt(acc[k]);
+    }
+  }
 }
 
 double CtrModel::Logit(uint32_t user, uint32_t item) const { return LogitOf(params_, user, item); }
@@ -143,6 +223,7 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
   const float lr = static_cast<float>(options_.learning_rate);
   const float l2 = static_cast<float>(options_.l2);
   const bool factorised = params_.user_emb.rows() > 0;
+  const bool mlp = params_.w2.size() > 0;
   Eigen::VectorXf gu, gi;
   for (uint32_t idx : order) {
     const uint32_t u = train.user[idx], v = train.item[idx];
@@ -160,6 +241,7 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
     if (factorised) {
       gu = grad * params_.item_emb.col(v) + l2 * params_.user_emb.col(u);
       gi = grad * params_.user_emb.col(u) + l2 * params_.item_emb.col(v);
+      if (mlp) MlpStep(u, v, grad, &gu, &gi);
       accum_.user_emb.col(u).array() += gu.array().square();
       accum_.item_emb.col(v).array() += gi.array().square();
       params_.user_emb.col(u).array() -= lr * gu.array() / accum_.user_emb.col(u).array().sqrt();

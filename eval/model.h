@@ -1,8 +1,13 @@
 // Target CTR models of the evaluation, trained with the log-odds correction.
 //
-// Both are logistic models of a (user, item) pair:
+// All are logistic models of a (user, item) pair:
 //   logistic regression on user/item one-hot:  g = b + w_u + w_i
 //   logistic factorisation machine:            g = b + w_u + w_i + <p_u, q_i>
+//   DeepFM-style MLP (the paper's target class): the factorisation model plus
+//   a one-hidden-layer ReLU network over the concatenated embeddings,
+//     g = b + w_u + w_i + <p_u, q_i> + v . relu(W [p_u; q_i] + c)
+//   which learns user x item interactions a dot product of the same
+//   dimension cannot represent (tests/eval/model_test.cc).
 // trained by Adagrad SGD on the objective of DESIGN §2.9,
 //   sum over kept instances of  y (g - l) - log(1 + exp(g - l)),
 // where l = log(pi) is the instance's offset (0 for unsampled data), with L2
@@ -34,13 +39,20 @@ struct Instances {
   absl::Status Validate(uint32_t num_users, uint32_t num_items, const std::string& name) const;
 };
 
-enum class ModelKind { kLogistic, kFactorisation };
-absl::StatusOr<ModelKind> ParseModelKind(std::string_view name);  // "lr" | "fm"
-const char* ModelKindName(ModelKind kind);                          // "lr" | "fm"
+enum class ModelKind { kLogistic, kFactorisation, kMlp };
+absl::StatusOr<ModelKind> ParseModelKind(std::string_view name);  // "lr" | "fm" | "mlp"
+const char* ModelKindName(ModelKind kind);                          // "lr" | "fm" | "mlp"
+// One line for reports, e.g. "fm (logistic factorisation, ...)".
+const char* ModelKindDescription(ModelKind kind);
 
 struct ModelOptions {
   ModelKind kind = ModelKind::kFactorisation;
-  int dim = 16;                   // embedding dimension of the factorisation model (ignored by lr)
+  int dim = 16;                   // embedding dimension of fm and mlp (ignored by lr)
+  int hidden = 32;                // hidden ReLU units of mlp
+  // L2 weight per update of the mlp's shared layer weights (W, c, v). They are
+  // updated by every instance, so the per-parameter `l2` would shrink them
+  // ~(instances / users) times harder than an embedding.
+  double dense_l2 = 1e-7;
   double learning_rate = 0.05;    // Adagrad step size
   double initial_accumulator = 0.1;  // Adagrad's starting sum of squared gradients
   double l2 = 1e-5;               // L2 weight applied at every update of a parameter
@@ -79,10 +91,15 @@ class CtrModel {
     double bias = 0.0;
     Eigen::VectorXf user_bias, item_bias;
     Eigen::MatrixXf user_emb, item_emb;  // dim x users, dim x items
+    Eigen::MatrixXf w1;                  // mlp: 2*dim x hidden (column h = unit h's weights)
+    Eigen::VectorXf b1, w2;              // mlp: hidden
   };
   CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num_items);
   double LogitOf(const Params& p, uint32_t user, uint32_t item) const;
   void RunEpoch(const Instances& train, int epoch);
+  // One Adagrad step of the mlp's layer and its input gradient for the
+  // embeddings (added to *gu, *gi). `grad` = d(-objective)/dg.
+  void MlpStep(uint32_t user, uint32_t item, float grad, Eigen::VectorXf* gu, Eigen::VectorXf* gi);
 
   ModelOptions options_;
   uint32_t num_users_, num_items_;

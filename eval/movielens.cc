@@ -5,6 +5,7 @@
 #include <fstream>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,12 +22,14 @@ absl::Status MovieLensOptions::Validate() const {
 }
 
 absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
-                                                    const MovieLensOptions& options) {
+                                                    const MovieLensOptions& options,
+                                                    std::vector<int64_t>* timestamps) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   const std::string path = absl::StrCat(dir, "/u.data");
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open MovieLens ratings ", path));
   absl::flat_hash_set<uint64_t> positives;  // user << 32 | item
+  absl::flat_hash_map<uint64_t, int64_t> rated_at;  // user << 32 | item -> timestamp
   std::vector<uint64_t> users, items;
   std::string line;
   uint64_t line_no = 0;
@@ -53,6 +56,15 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
       return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": rating '",
                                                      std::string(f[2]), "' is not a number"));
     }
+    if (timestamps != nullptr) {
+      int64_t t = 0;
+      if (f.size() < 4 || !absl::SimpleAtoi(f[3], &t) || t < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no,
+                                                       ": expected a non-negative integer timestamp "
+                                                       "in the fourth field"));
+      }
+      rated_at[(uint64_t{user} << 32) | item] = t;
+    }
     users.push_back(user);
     items.push_back(item);
     if (rating >= options.positive_min_rating) positives.insert((uint64_t{user} << 32) | item);
@@ -71,6 +83,10 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
         " impressions exceeds max_impressions ", options.max_impressions));
   }
   ImpressionLog log;
+  if (timestamps != nullptr) {
+    timestamps->clear();
+    timestamps->reserve(total);
+  }
   log.user_ids.reserve(total);
   log.item_ids.reserve(total);
   log.labels.reserve(total);
@@ -79,6 +95,10 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
       log.user_ids.push_back(u);
       log.item_ids.push_back(v);
       log.labels.push_back(positives.contains((u << 32) | v) ? 1 : 0);
+      if (timestamps != nullptr) {
+        const auto it = rated_at.find((u << 32) | v);
+        timestamps->push_back(it == rated_at.end() ? -1 : it->second);
+      }
     }
   }
   log.rows_read = line_no;

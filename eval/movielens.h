@@ -8,7 +8,9 @@
 #ifndef GRAPHSIEVE_EVAL_MOVIELENS_H_
 #define GRAPHSIEVE_EVAL_MOVIELENS_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/io/log_reader.h"
@@ -22,11 +24,14 @@ struct MovieLensOptions {
 };
 
 // Reads `<dir>/u.data` (tab-separated user, item, rating, timestamp; no header)
-// and returns the cross product in (user, item) order. Errors: NOT_FOUND naming
+// and returns the cross product in (user, item) order. With `timestamps`, it
+// also receives per impression the rating's Unix time, or -1 for an unrated
+// pair (the timestamp field is then required). Errors: NOT_FOUND naming
 // the file, INVALID_ARGUMENT "<file>:<line>: <problem>" for a malformed line,
 // an empty file, or a cross product above max_impressions.
 absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
-                                                    const MovieLensOptions& options);
+                                                    const MovieLensOptions& options,
+                                                    std::vector<int64_t>* timestamps = nullptr);
 
 }  // namespace graphsieve::eval
 

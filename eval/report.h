@@ -22,12 +22,16 @@ Stat Summarise(const std::vector<double>& values);
 struct Summary {
   std::string model, method;
   double alpha = 1.0, floor = 0.0, gamma = 0.0;
+  double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule; 0 = floor rule
   Stat auc, log_loss, ndcg, kept;
   Stat at_floor, at_one;   // shares of training negatives at the floor / at rate 1
   // Paired over seeds: this method's AUC minus uniform's at the same alpha
   // (same split, same uniform numbers); n = 0 when uniform was not run.
   Stat delta_auc_vs_uniform;
   Stat delta_auc_vs_full;  // minus the unsampled model's AUC
+  // Deployed mode: shares of training instances rated EXACT / INFERRED /
+  // DEFAULT (n = 0 when the method has no snapshot: full, uniform, kRandom).
+  Stat source_exact, source_inferred, source_default;
 };
 
 // Cells in run order (full first, then the grid in the order it was run).

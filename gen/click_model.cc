@@ -19,6 +19,9 @@ enum Stream : uint64_t {
   kUserRows = 6,
   kUserPilot = 7,
   kUserShuffle = 8,
+  kUserPolicy = 9,      // kPreference: the previous model's noise per (user, item)
+  kUserPolicyRows = 10, // kPreference: repeats and labels
+  kPolicyCalibration = 11,
 };
 
 // Zipf weights on a seeded random rank order, so ids do not sort by weight.
@@ -110,29 +113,45 @@ void ClickModel::CalibratePairScale() {
 }
 
 // Finds mu with E[sigmoid(mu + score)] = positive_rate over the expected
-// pairs: all pairs when there are few, else a seeded weighted sample.
+// pairs: all pairs when there are few, else a seeded weighted sample. Under
+// kPreference the exposure does not depend on mu, so the pairs are those the
+// policy shows to a seeded sample of users (each pair weighted by its
+// expected instances, 1 + repeat_rate, the same for all).
 void ClickModel::CalibrateMu() {
   const int64_t users = options_.num_users, items = options_.num_items;
   std::vector<double> score, weight;
-  auto add = [&](int64_t u, int64_t j) {
-    const double w = std::min(1.0, c_ * user_weight_[u] * item_weight_[j]);
+  auto add = [&](int64_t u, int64_t j, double w) {
     if (w <= 0) return;
     score.push_back(Score(u, j));
     weight.push_back(w);
   };
   constexpr int64_t kSample = 200000;
-  if (users * items <= 2 * kSample) {
+  if (options_.exposure == Exposure::kPreference) {
+    Rng rng(options_.seed, kPolicyCalibration, 0);
+    std::vector<uint32_t> shown;
+    const int64_t sample_users = std::min<int64_t>(users, 256);
+    for (int64_t s = 0; s < sample_users; ++s) {
+      const int64_t u = users <= 256 ? s : static_cast<int64_t>(rng.Below(users));
+      PreferenceItems(u, &shown);
+      for (uint32_t j : shown) add(u, j, 1.0);
+    }
+  } else if (users * items <= 2 * kSample) {
     for (int64_t u = 0; u < users; ++u)
-      for (int64_t j = 0; j < items; ++j) add(u, j);
+      for (int64_t j = 0; j < items; ++j) add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
   } else {
     Rng rng(options_.seed, kCalibration, 0);
     for (int64_t s = 0; s < kSample; ++s) {
       const int64_t u = static_cast<int64_t>(rng.Below(users));
-      add(u, static_cast<int64_t>(rng.Below(items)));
+      const int64_t j = static_cast<int64_t>(rng.Below(items));
+      add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
     }
   }
   double total_weight = 0;
   for (double w : weight) total_weight += w;
+  if (total_weight <= 0) {  // nothing exposed in the sample: any mu will do
+    mu_ = 0;
+    return;
+  }
   double lo = -30, hi = 30;
   for (int it = 0; it < 60 && hi - lo > 1e-10; ++it) {
     const double mid = 0.5 * (lo + hi);
@@ -144,8 +163,70 @@ void ClickModel::CalibrateMu() {
   mu_ = 0.5 * (lo + hi);
 }
 
-void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
-  out->clear();
+void ClickModel::PreferenceItems(int64_t u, std::vector<uint32_t>* items) const {
+  items->clear();
+  const int64_t num_items = options_.num_items;
+  // The popularity mode's pairs of this user (the same random draws) fix how
+  // many pairs the user gets and are the exploration candidates.
+  std::vector<uint32_t> popular;
+  Rng draw(options_.seed, kUserRows, static_cast<uint64_t>(u));
+  const double ca = c_ * user_weight_[u];
+  for (int64_t j = 0; j < num_items; ++j) {  // the draws of GeneratePopularityUser, in order
+    if (draw.Uniform() >= ca * item_weight_[j]) continue;
+    popular.push_back(static_cast<uint32_t>(j));
+    int count = 1;
+    while (draw.Uniform() < repeat_q_) ++count;
+    for (int k = 0; k < count; ++k) draw.Uniform();  // its labels
+  }
+  const size_t n = popular.size();
+  const size_t exploit =
+      std::min(n, static_cast<size_t>(std::llround((1.0 - options_.exploration) * static_cast<double>(n))));
+  // The previous model's score of every item for this user; its top `exploit`.
+  Rng noise(options_.seed, kUserPolicy, static_cast<uint64_t>(u));
+  std::vector<std::pair<double, uint32_t>> ranked(num_items);
+  for (int64_t j = 0; j < num_items; ++j) {
+    ranked[j] = {options_.policy_slope * Score(u, j) + options_.policy_noise_stddev * noise.Normal(),
+                 static_cast<uint32_t>(j)};
+  }
+  if (exploit > 0) {
+    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit - 1),
+                     ranked.end(), std::greater<std::pair<double, uint32_t>>());
+  }
+  std::vector<uint8_t> shown(num_items, 0);
+  for (size_t k = 0; k < exploit; ++k) {
+    items->push_back(ranked[k].second);
+    shown[ranked[k].second] = 1;
+  }
+  for (uint32_t j : popular) {
+    if (items->size() >= n) break;
+    if (!shown[j]) {
+      items->push_back(j);
+      shown[j] = 1;
+    }
+  }
+  std::sort(items->begin(), items->end());
+}
+
+void ClickModel::EmitPair(int64_t u, int64_t j, int count, Rng* labels, Rng* pilot,
+                          std::vector<Instance>* out) const {
+  const double logit = mu_ + Score(u, j);
+  const double prob = Sigmoid(logit);
+  for (int k = 0; k < count; ++k) {
+    Instance inst;
+    inst.item = static_cast<uint32_t>(j);
+    inst.label = labels->Uniform() < prob ? 1 : 0;
+    inst.probability = static_cast<float>(prob);
+    inst.pilot = 0.0f;
+    if (options_.pilot) {
+      inst.pilot = static_cast<float>(Sigmoid(mu_ + options_.pilot_slope * (logit - mu_) +
+                                              options_.pilot_shift +
+                                              options_.pilot_noise_stddev * pilot->Normal()));
+    }
+    out->push_back(inst);
+  }
+}
+
+void ClickModel::GeneratePopularityUser(int64_t u, std::vector<Instance>* out) const {
   const uint64_t seed = options_.seed;
   Rng rows(seed, kUserRows, static_cast<uint64_t>(u));
   Rng pilot(seed, kUserPilot, static_cast<uint64_t>(u));
@@ -156,21 +237,30 @@ void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
     if (rows.Uniform() >= p) continue;
     int count = 1;
     while (rows.Uniform() < repeat_q_) ++count;
-    const double logit = mu_ + Score(u, j);
-    const double prob = Sigmoid(logit);
-    for (int k = 0; k < count; ++k) {
-      Instance inst;
-      inst.item = static_cast<uint32_t>(j);
-      inst.label = rows.Uniform() < prob ? 1 : 0;
-      inst.probability = static_cast<float>(prob);
-      inst.pilot = 0.0f;
-      if (options_.pilot) {
-        inst.pilot = static_cast<float>(Sigmoid(mu_ + options_.pilot_slope * (logit - mu_) +
-                                                options_.pilot_shift +
-                                                options_.pilot_noise_stddev * pilot.Normal()));
-      }
-      out->push_back(inst);
-    }
+    EmitPair(u, j, count, &rows, &pilot, out);
+  }
+}
+
+void ClickModel::GeneratePreferenceUser(int64_t u, std::vector<Instance>* out) const {
+  const uint64_t seed = options_.seed;
+  std::vector<uint32_t> items;
+  PreferenceItems(u, &items);
+  Rng rows(seed, kUserPolicyRows, static_cast<uint64_t>(u));
+  Rng pilot(seed, kUserPilot, static_cast<uint64_t>(u));
+  for (uint32_t j : items) {
+    int count = 1;
+    while (rows.Uniform() < repeat_q_) ++count;
+    EmitPair(u, j, count, &rows, &pilot, out);
+  }
+}
+
+void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {
+  out->clear();
+  const uint64_t seed = options_.seed;
+  if (options_.exposure == Exposure::kPreference) {
+    GeneratePreferenceUser(u, out);
+  } else {
+    GeneratePopularityUser(u, out);
   }
   Rng shuffle(seed, kUserShuffle, static_cast<uint64_t>(u));
   for (size_t i = out->size(); i > 1; --i) std::swap((*out)[i - 1], (*out)[shuffle.Below(i)]);

@@ -79,6 +79,13 @@ class ClickModel {
  private:
   explicit ClickModel(const GeneratorOptions& options) : options_(options) {}
   double Score(int64_t u, int64_t j) const;  // logit without mu
+  // kPreference: user u's distinct impressed items (generator.h, "Exposure").
+  void PreferenceItems(int64_t u, std::vector<uint32_t>* items) const;
+  // Emits `count` instances of pair (u, j) into *out.
+  void EmitPair(int64_t u, int64_t j, int count, Rng* labels, Rng* pilot,
+                std::vector<Instance>* out) const;
+  void GeneratePopularityUser(int64_t u, std::vector<Instance>* out) const;
+  void GeneratePreferenceUser(int64_t u, std::vector<Instance>* out) const;
   void CalibratePairScale();
   void CalibrateMu();
 

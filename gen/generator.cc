@@ -19,6 +19,18 @@ namespace graphsieve {
 using gen_internal::ClickModel;
 using gen_internal::Instance;
 
+absl::StatusOr<Exposure> ParseExposure(std::string_view name) {
+  if (name == "popularity") return Exposure::kPopularity;
+  if (name == "preference") return Exposure::kPreference;
+  return absl::InvalidArgumentError(absl::StrCat("unknown exposure '",
+                                                 absl::string_view(name.data(), name.size()),
+                                                 "', expected popularity or preference"));
+}
+
+const char* ExposureName(Exposure exposure) {
+  return exposure == Exposure::kPreference ? "preference" : "popularity";
+}
+
 absl::Status GeneratorOptions::Validate() const {
   auto bad = [](const char* what) { return absl::InvalidArgumentError(what); };
   if (num_users < 1) return bad("num_users must be >= 1");
@@ -49,6 +61,11 @@ absl::Status GeneratorOptions::Validate() const {
   if (!std::isfinite(popularity_click_coupling) || !std::isfinite(pilot_slope) ||
       !std::isfinite(pilot_shift)) {
     return bad("popularity_click_coupling, pilot_slope and pilot_shift must be finite");
+  }
+  if (!(exploration >= 0 && exploration <= 1)) return bad("exploration must be in [0, 1]");
+  if (!std::isfinite(policy_slope) || !(policy_noise_stddev >= 0) ||
+      !std::isfinite(policy_noise_stddev)) {
+    return bad("policy_slope must be finite and policy_noise_stddev >= 0");
   }
   if (threads < 1 || threads > 64) return bad("threads must be in [1, 64]");
   if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");

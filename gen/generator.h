@@ -15,6 +15,16 @@
 // Rows come out user by user (as KuaiRec's big_matrix.csv), each user's
 // instances shuffled.
 //
+// Exposure (which pairs are impressed). kPopularity: the above, independent
+// of preference. kPreference: a logging policy that depends on the user's
+// preference, as in real recommender logs. User u gets the same number n_u of
+// distinct pairs as the popularity draw gives; round((1 - exploration)·n_u) of
+// them are the user's top items under a previous model's score
+//   policy_slope·(bias_u + bias_j + <f_u, f_j>) + policy_noise_stddev·N(0,1)
+// (a noisy, flatter copy of the truth) and the rest are the user's
+// popularity-drawn items not already shown (exploration). mu is calibrated
+// over the exposed pairs, so the positive rate stays `positive_rate`.
+//
 // Determinism: every random number comes from a counter-based generator keyed
 // by (seed, stream, user), so the same options give the same bytes on every
 // run and machine with the same libm (exp/log/cos of glibc).
@@ -35,6 +45,10 @@
 
 namespace graphsieve {
 
+enum class Exposure { kPopularity, kPreference };
+absl::StatusOr<Exposure> ParseExposure(std::string_view name);  // "popularity" | "preference"
+const char* ExposureName(Exposure exposure);
+
 struct GeneratorOptions {
   int64_t num_users = 5765;                // distinct users
   int64_t num_items = 10679;               // distinct items
@@ -48,6 +62,10 @@ struct GeneratorOptions {
   double item_bias_stddev = 0.8;           // spread of the item click bias (logit units)
   double factor_stddev = 0.6;              // per-coordinate spread of the factors
   double popularity_click_coupling = 0.2;  // logit bonus per stddev of an item's log-popularity
+  Exposure exposure = Exposure::kPopularity;  // which pairs are impressed (see above)
+  double exploration = 0.2;        // kPreference: share of a user's pairs drawn by popularity
+  double policy_slope = 0.7;       // kPreference: the previous model's score = slope·true score
+  double policy_noise_stddev = 1.0;  // kPreference: + this much N(0,1) noise per pair
   bool pilot = false;                      // write a pilot_score column
   double pilot_slope = 0.7;  // pilot logit = mu + slope·(true logit − mu) + shift + noise
   double pilot_shift = 0.5;  // logit units; > 0 over-predicts clicks

@@ -41,6 +41,13 @@ ABSL_FLAG(int64_t, instances, 0,
           "Override the number of instances (0 = from the preset and scale).");
 ABSL_FLAG(double, positive_rate, 1.0 / 35.0, "Target mean click probability over instances.");
 ABSL_FLAG(double, repeat_rate, 0.0256, "Mean extra impressions of a pair (instances/pairs - 1).");
+ABSL_FLAG(std::string, exposure, "popularity",
+          "Which pairs are impressed: popularity (power-law activity x popularity, independent of "
+          "preference) or preference (a logging policy: each user's top items under a noisy "
+          "previous model, plus --exploration of popularity-drawn items). docs/DATA.md section 4.");
+ABSL_FLAG(double, exploration, 0.2,
+          "With --exposure=preference: share of each user's pairs drawn by popularity instead of "
+          "the previous model's top items.");
 ABSL_FLAG(int, threads, 2,
           "Worker threads (1..64) generating and formatting users; the output is identical for any "
           "value.");
@@ -72,6 +79,15 @@ int Run() {
   if (absl::GetFlag(FLAGS_users) != 0) options.num_users = absl::GetFlag(FLAGS_users);
   if (absl::GetFlag(FLAGS_items) != 0) options.num_items = absl::GetFlag(FLAGS_items);
   if (absl::GetFlag(FLAGS_instances) != 0) options.num_instances = absl::GetFlag(FLAGS_instances);
+  absl::StatusOr<graphsieve::Exposure> exposure =
+      graphsieve::ParseExposure(absl::GetFlag(FLAGS_exposure));
+  if (!exposure.ok()) {
+    std::fprintf(stderr, "graphsieve-gen: --exposure: %s\n",
+                 std::string(exposure.status().message()).c_str());
+    return 2;
+  }
+  options.exposure = *exposure;
+  options.exploration = absl::GetFlag(FLAGS_exploration);
   options.positive_rate = absl::GetFlag(FLAGS_positive_rate);
   options.repeat_rate = absl::GetFlag(FLAGS_repeat_rate);
   const bool quiet = absl::GetFlag(FLAGS_quiet);

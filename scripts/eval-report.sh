@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates the measured tables of docs/EVALUATION.md (the paper's comparisons).
+# Regenerates the measured tables of docs/EVALUATION.md.
 #
-#   scripts/eval-report.sh            # MovieLens 100K (when present) + generated kuairec at scale 0.1
-#   KUAIREC_SCALE1=1 scripts/eval-report.sh   # also kuairec at scale 1 (long: see the report)
+#   scripts/eval-report.sh                    # the current tables: both modes (random split and
+#                                             # deployed), MovieLens 100K + the preference-exposure log
+#   LEGACY=1 scripts/eval-report.sh           # also the earlier tables (the paper's configuration,
+#                                             # popularity-exposure log; see the report)
+#   KUAIREC_SCALE1=1 LEGACY=1 scripts/eval-report.sh   # and kuairec at scale 1 (long)
+#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh
+#   GP_SCALE1=1 scripts/eval-report.sh        # also the preference log at scale 1 (12M, fm)
 #
 # Configures and builds `build/` (Release) if needed, builds graphsieve-eval and
 # graphsieve-gen, runs the experiments and replaces the text between the
@@ -42,18 +47,34 @@ GEN="$BUILD/gen/graphsieve-gen"
 # The target models' settings (chosen on the validation split of the full data; see the report).
 MODEL_FLAGS=(--models=lr,fm --dim=16 --learning_rate=0.1 --l2=3e-3 --max_epochs=15 --patience=2)
 COMMON=(--seeds="$SEEDS" --threads="$THREADS" "${MODEL_FLAGS[@]}")
-# The paper's comparison at alpha = 0.2.
+# Legacy (LEGACY=1): the paper's comparison at alpha = 0.2, the alpha sweep, the
+# ablations and the first recommended default, on the popularity-exposure log.
 COMPARE=(--methods=uniform,opt,maec,maec-prop,max --alphas=0.2)
-# The alpha sweep (alpha = 0.2 is in the comparison; no full model, it is there too).
 SWEEP=(--methods=uniform,maec-prop,max --alphas=0.05,0.1,0.5 --include_full=false)
-# Ablations at alpha = 0.2 on the fm model: floor, propagation steps, a flatter rate curve.
 ABLATION=(--models=fm --methods=uniform,maec,maec-u,maec-prop,maec-prop-sqrt,max-raw --alphas=0.2
           --floors=0.01,0.05 --gammas=0.5 --include_full=false)
-# The recommended builder default (maec without propagation, floor 0.05, picked from the
-# ablation on seeds 1-3) and the max-ensemble of maec and opt, re-measured on fresh seeds
-# 4-6 (no selection on these), at the budget and at alpha = 0.5, both models.
 DEFAULTS=(--first_seed=4 --methods=uniform,opt,maec,max-raw --alphas=0.2,0.5 --floors=0.05
           --include_full=false)
+
+# Current tables (issues 12 and 17): alpha = 0.2, both modes. Selection on seeds
+# 1..SEEDS, the final candidates again on fresh seeds (FRESH_SEED..).
+FRESH_SEED="${FRESH_SEED:-4}"
+SNAP_WORK="$WORK/snapshots"  # deployed mode builds its snapshots here (removed after each use)
+mkdir -p "$SNAP_WORK"
+BASE=(--alphas=0.2 --gammas=0.5 --include_full=false --work_dir="$SNAP_WORK")
+# The floor rule: today's builder default (maec-prop, floor 0.01, gamma 0.5) and
+# maec without propagation at floors 0.01 / 0.05.
+FLOOR=(--methods=uniform,maec,maec-prop --floors=0.01,0.05)
+# The mixture rule pi = min(1, rho (h / mean h + kappa)): maec with three kappas, the
+# propagated floor-rule default again (with counterfactual positives once core/maec has them),
+# the propagated mixture variant, and the max-ensemble with a separate kappa for the pilot member.
+MIXTURE=(--methods=uniform,maec-prop,maec-mix,maec-prop-mix,max-raw-mix --floors=0.01 --kappas=0.1,0.25,1
+         --pilot_kappas=1)
+# Fresh seeds: today's default and the floor-rule candidate; then the mixture candidate.
+FRESH_A=(--first_seed="$FRESH_SEED" --methods=uniform,maec --floors=0.05)
+FRESH_B=(--first_seed="$FRESH_SEED" --methods=uniform,maec-prop --floors=0.01)
+MIXTURE_FRESH=(--first_seed="$FRESH_SEED" --methods=${MIXTURE_FRESH_METHODS:-uniform,maec-mix,maec-prop-mix,max-raw-mix}
+               --kappas="${MIXTURE_KAPPA:-0.25}" --pilot_kappas=1)
 
 # stitch: copies every finished $WORK/NAME.md between its markers in the report.
 stitch() {
@@ -89,25 +110,111 @@ run() {
 # absent NAME TEXT : a section that could not be measured says why.
 absent() { printf '_%s_\n' "$2" > "$WORK/$1.md"; }
 
+want() { [[ -z "${ONLY:-}" || "${ONLY}" == "$1" ]]; }
+
 movielens() {
-  if [[ -n "$ML_DIR" ]]; then
-    local ML=(--movielens="$ML_DIR" --pilot=lr)
-    run ml-compare "MovieLens 100K (implicit: all 943 × 1682 pairs, positive = rating ≥ 4), α = 0.2" \
-      "${ML[@]}" "${COMPARE[@]}"
-    run ml-sweep "MovieLens 100K, α sweep" "${ML[@]}" "${SWEEP[@]}"
-    run ml-ablation "MovieLens 100K, ablations at α = 0.2 (fm)" "${ML[@]}" "${ABLATION[@]}"
-    run ml-defaults "MovieLens 100K, the recommended default (maec, no propagation, ϱ = 0.05) and max-raw, fresh seeds 4–6" \
-      "${ML[@]}" "${DEFAULTS[@]}"
-  else
+  if [[ -z "$ML_DIR" ]]; then
     local msg="MovieLens 100K was not found (looked for ${ML100K_DIR:-../shared/data/ml-100k and /work/shared/data/ml-100k}/u.data; set ML100K_DIR). This section was not regenerated."
-    absent ml-compare "$msg"
-    absent ml-sweep "$msg"
-    absent ml-ablation "$msg"
-    absent ml-defaults "$msg"
+    for n in ml-floor-random ml-floor-deployed ml-floor-deployed-seeded ml-fresh-a-random \
+             ml-fresh-a-deployed ml-fresh-b-random ml-fresh-b-deployed ml-mixture-random \
+             ml-mixture-deployed ml-mixture-fresh-random ml-mixture-fresh-deployed; do
+      absent "$n" "$msg"
+    done
+    return 0
+  fi
+  local ML=(--movielens="$ML_DIR" --pilot=lr)
+  local T="MovieLens 100K (implicit, rating ≥ 4), α = 0.2"
+  if want floor; then
+    run ml-floor-random "$T, random split, floor rule, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+      --models=lr,fm,mlp "${FLOOR[@]}"
+    run ml-floor-deployed "$T, deployed (rating-time split), floor rule, seeds 1–$SEEDS" "${ML[@]}" \
+      "${BASE[@]}" --models=lr,fm,mlp --mode=deployed "${FLOOR[@]}"
+    run ml-floor-deployed-seeded "$T, deployed (seeded split), floor rule, seeds 1–$SEEDS" "${ML[@]}" \
+      "${BASE[@]}" --models=lr,fm --mode=deployed --period_split=seeded "${FLOOR[@]}"
+  fi
+  if want fresh; then
+    for mode in random deployed; do
+      run "ml-fresh-a-$mode" "$T, $mode, maec ϱ = 0.05, fresh seeds" "${ML[@]}" "${BASE[@]}" \
+        --models=lr,fm,mlp --mode="$mode" "${FRESH_A[@]}"
+      run "ml-fresh-b-$mode" "$T, $mode, today's default (maec-prop, ϱ = 0.01, γ = 0.5), fresh seeds" \
+        "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp --mode="$mode" "${FRESH_B[@]}"
+    done
+  fi
+  if want mixture; then
+    for mode in random deployed; do
+      run "ml-mixture-$mode" "$T, $mode, mixture rule, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+        --models=fm --mode="$mode" "${MIXTURE[@]}"
+    done
+  fi
+  if want mixture-fresh; then
+    for mode in random deployed; do
+      run "ml-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
+        "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp --mode="$mode" "${MIXTURE_FRESH[@]}"
+    done
   fi
 }
 
-kuairec() {
+preference() {
+  "$GEN" --preset=kuairec --scale=0.1 --seed=7 --pilot --exposure=preference --quiet \
+    --output="$WORK/pref-0.1.csv"
+  local GP=(--log="$WORK/pref-0.1.csv" --pilot_column=pilot_score --pilot=column --models=fm)
+  local T="Generated kuairec 0.1, preference exposure (graphsieve-gen --preset=kuairec --scale=0.1 --seed=7 --pilot --exposure=preference), α = 0.2"
+  if want floor; then
+    for mode in random deployed; do
+      run "gp-floor-$mode" "$T, $mode, floor rule, seeds 1–$SEEDS" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" "${FLOOR[@]}"
+    done
+  fi
+  if want fresh; then
+    for mode in random deployed; do
+      run "gp-fresh-a-$mode" "$T, $mode, maec ϱ = 0.05, fresh seeds" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" "${FRESH_A[@]}"
+      run "gp-fresh-b-$mode" "$T, $mode, today's default, fresh seeds" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" "${FRESH_B[@]}"
+    done
+  fi
+  if want mixture; then
+    for mode in random deployed; do
+      run "gp-mixture-$mode" "$T, $mode, mixture rule, seeds 1–$SEEDS" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" "${MIXTURE[@]}"
+    done
+  fi
+  if want mixture-fresh; then
+    for mode in random deployed; do
+      run "gp-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
+        "${GP[@]}" "${BASE[@]}" --mode="$mode" "${MIXTURE_FRESH[@]}"
+    done
+  fi
+}
+
+# The preference-exposure log at scale 1 (12M instances), fm, floor rule (opt-in: GP_SCALE1=1).
+preference_scale1() {
+  "$GEN" --preset=kuairec --scale=1 --seed=7 --pilot --exposure=preference --quiet \
+    --output="$WORK/pref-1.csv"
+  local GP=(--log="$WORK/pref-1.csv" --pilot_column=pilot_score --pilot=column --models=fm)
+  for mode in random deployed; do
+    run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
+  done
+  # The recommended default on fresh seeds.
+  for mode in random deployed; do
+    run "gp1-mixture-fresh01-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --first_seed="$FRESH_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
+  done
+}
+
+legacy_movielens() {
+  [[ -n "$ML_DIR" ]] || return 0
+  local ML=(--movielens="$ML_DIR" --pilot=lr)
+  run ml-compare "MovieLens 100K (implicit: all 943 × 1682 pairs, positive = rating ≥ 4), α = 0.2" \
+    "${ML[@]}" "${COMPARE[@]}"
+  run ml-sweep "MovieLens 100K, α sweep" "${ML[@]}" "${SWEEP[@]}"
+  run ml-ablation "MovieLens 100K, ablations at α = 0.2 (fm)" "${ML[@]}" "${ABLATION[@]}"
+  run ml-defaults "MovieLens 100K, the recommended default (maec, no propagation, ϱ = 0.05) and max-raw, fresh seeds 4–6" \
+    "${ML[@]}" "${DEFAULTS[@]}"
+}
+
+legacy_kuairec() {
   "$GEN" --preset=kuairec --scale=0.1 --seed=7 --pilot --quiet --output="$WORK/kuairec-0.1.csv"
   local KR=(--log="$WORK/kuairec-0.1.csv" --pilot_column=pilot_score --pilot=column)
   run kr-compare "Generated kuairec (graphsieve-gen --preset=kuairec --scale=0.1 --seed=7 --pilot), α = 0.2" \
@@ -121,9 +228,14 @@ kuairec() {
     run kr1-compare "Generated kuairec, scale 1 (12M instances), α = 0.2, ϱ = 0.05" \
       --log="$WORK/kuairec-1.csv" --pilot_column=pilot_score --pilot=column --threads=2 \
       --methods=uniform,opt,maec,maec-prop,max-raw --alphas=0.2 --floors=0.05 --include_full=false
-  else
-    absent kr1-compare "Not run by default (set KUAIREC_SCALE1=1); see the runtime note."
   fi
+}
+
+movielens_all() { movielens; if [[ "${LEGACY:-0}" == "1" ]]; then legacy_movielens; fi; }
+kuairec_all() {
+  preference
+  if [[ "${GP_SCALE1:-0}" == "1" ]]; then preference_scale1; fi
+  if [[ "${LEGACY:-0}" == "1" ]]; then legacy_kuairec; fi
 }
 
 if [[ "${STITCH_ONLY:-0}" == "1" ]]; then
@@ -132,8 +244,8 @@ if [[ "${STITCH_ONLY:-0}" == "1" ]]; then
 fi
 
 # The two datasets run side by side (one pipeline thread each by default on 2 cores).
-movielens & ml_pid=$!
-kuairec & kr_pid=$!
+movielens_all & ml_pid=$!
+kuairec_all & kr_pid=$!
 status=0
 wait "$ml_pid" || status=$?
 wait "$kr_pid" || status=$?

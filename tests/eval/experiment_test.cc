@@ -84,6 +84,39 @@ TEST(ExperimentTest, GridSkipsFloorsAtOrAboveAlpha) {
   EXPECT_EQ(r->runs.size(), 7u);
 }
 
+// The *-mix methods use the mixture rate rule: one row per κ (and pilot κ
+// for the ensembles), α reached, no floor; κ in the report's rule column.
+TEST(ExperimentTest, MixtureMethodsGridOverKappaAndReachAlpha) {
+  const ImpressionLog log = testing::SyntheticLog(120, 80, 4);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"uniform", "maec-mix", "max-raw-mix"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  o.include_full = false;
+  o.kappas = {0.25, 1.0};
+  o.pilot_kappas = {0.5};
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->runs.size(), 5u);  // uniform + 2 kappas x (maec-mix, max-raw-mix)
+  std::set<std::pair<std::string, double>> seen;
+  for (const RunResult& run : r->runs) {
+    if (run.method == "uniform") continue;
+    seen.insert({run.method, run.kappa});
+    EXPECT_EQ(run.floor, 0.0);
+    EXPECT_EQ(run.pilot_kappa, run.method == "max-raw-mix" ? 0.5 : 0.0);
+    EXPECT_NEAR(run.kept_negative_fraction, 0.2, 0.03) << run.method << " kappa " << run.kappa;
+  }
+  EXPECT_EQ(seen.size(), 4u);
+  // A larger κ pulls the rates towards α: different rates for the same pairs.
+  double positive_rate[2] = {0, 0};
+  for (const RunResult& run : r->runs) {
+    if (run.method == "maec-mix") positive_rate[run.kappa == 1.0] = run.mean_rate_positive_pairs;
+  }
+  EXPECT_GT(std::abs(positive_rate[0] - positive_rate[1]), 1e-3);
+  const std::string md = FormatMarkdown(*r, SummariseRuns(r->runs), {"t", "", 10});
+  EXPECT_NE(md.find("κ 0.25, pilot κ 0.5"), std::string::npos) << md;
+}
+
 TEST(ExperimentTest, RejectsBadInputsWithClearMessages) {
   const ImpressionLog log = testing::SyntheticLog(40, 30, 1);
   ExperimentOptions o = SmallOptions();

@@ -1,0 +1,143 @@
+#include "eval/deployed.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "builder/build_job.h"
+#include "eval/random.h"
+#include "core/serving/batch_scorer.h"
+
+namespace graphsieve::eval {
+namespace {
+
+constexpr uint64_t kPeriodStream = 0x70657264ULL;  // "perd"
+
+absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (f == nullptr) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
+  const bool pilot = !log.pilot_scores.empty();
+  std::fputs(pilot ? "user_id,item_id,label,pilot_score\n" : "user_id,item_id,label\n", f);
+  for (size_t i = 0; i < log.size(); ++i) {
+    if (pilot) {
+      // %.9g round-trips a float exactly, so the builder reads the same score.
+      std::fprintf(f, "%llu,%llu,%u,%.9g\n", static_cast<unsigned long long>(log.user_ids[i]),
+                   static_cast<unsigned long long>(log.item_ids[i]), log.labels[i],
+                   static_cast<double>(log.pilot_scores[i]));
+    } else {
+      std::fprintf(f, "%llu,%llu,%u\n", static_cast<unsigned long long>(log.user_ids[i]),
+                   static_cast<unsigned long long>(log.item_ids[i]), log.labels[i]);
+    }
+  }
+  const bool failed = std::ferror(f) != 0;
+  if (std::fclose(f) != 0 || failed) return absl::DataLossError(absl::StrCat("error writing ", path));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PeriodOptions::Validate() const {
+  if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("later_fraction must be in (0, 1), got ", later_fraction));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Period>> AssignPeriods(const ImpressionLog& log,
+                                                  absl::Span<const int64_t> timestamps,
+                                                  const PeriodOptions& options) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  const size_t n = log.size();
+  std::vector<Period> out(n, Period::kEarlier);
+  auto draw = [&](size_t i, double p) {
+    return UnitFromIndex(options.seed, kPeriodStream, i) < p ? Period::kLater : Period::kEarlier;
+  };
+  if (timestamps.empty()) {
+    for (size_t i = 0; i < n; ++i) out[i] = draw(i, options.later_fraction);
+    return out;
+  }
+  if (timestamps.size() != n) {
+    return absl::InvalidArgumentError(absl::StrCat(timestamps.size(), " timestamps for ", n,
+                                                   " instances"));
+  }
+  std::vector<int64_t> timed;
+  for (int64_t t : timestamps) {
+    if (t >= 0) timed.push_back(t);
+  }
+  if (timed.empty()) return absl::InvalidArgumentError("no instance has a timestamp");
+  const size_t k = std::min(timed.size() - 1,
+                            static_cast<size_t>((1.0 - options.later_fraction) *
+                                                static_cast<double>(timed.size())));
+  std::nth_element(timed.begin(), timed.begin() + static_cast<std::ptrdiff_t>(k), timed.end());
+  const int64_t cutoff = timed[k];
+  absl::flat_hash_map<uint64_t, std::pair<uint64_t, uint64_t>> per_user;  // (later, timed)
+  for (size_t i = 0; i < n; ++i) {
+    if (timestamps[i] < 0) continue;
+    auto& c = per_user[log.user_ids[i]];
+    c.first += timestamps[i] >= cutoff;
+    c.second += 1;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (timestamps[i] >= 0) {
+      out[i] = timestamps[i] >= cutoff ? Period::kLater : Period::kEarlier;
+      continue;
+    }
+    const auto it = per_user.find(log.user_ids[i]);
+    const double share = it == per_user.end()
+                             ? options.later_fraction
+                             : static_cast<double>(it->second.first) / it->second.second;
+    out[i] = draw(i, share);
+  }
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
+    const ImpressionLog& log, const PipelineOptions& pipeline, const std::string& work_dir) {
+  const std::string csv = absl::StrCat(work_dir, "/earlier.csv");
+  if (absl::Status s = WriteLogCsv(log, csv); !s.ok()) return s;
+  BuildOptions b;
+  b.inputs = {csv};
+  if (!log.pilot_scores.empty()) b.reader.pilot_column = "pilot_score";
+  b.pipeline = pipeline;
+  b.pipeline.progress = nullptr;
+  b.snapshot_root = absl::StrCat(work_dir, "/snapshots");
+  b.keep_versions = 1;
+  absl::StatusOr<BuildReport> report = RunBuild(b, BuildObserver{});
+  std::remove(csv.c_str());
+  if (!report.ok()) return report.status();
+  if (!report->published) return absl::InternalError("the builder published no version");
+  SnapshotReaderOptions r;  // the server's defaults: in-memory index, checksums verified
+  absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
+      SnapshotReader::Open(b.snapshot_root, report->version, r);
+  if (!reader.ok()) return reader.status();
+  return std::unique_ptr<DeployedSnapshot>(
+      new DeployedSnapshot(b.snapshot_root, report->version, *std::move(reader)));
+}
+
+absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,
+                                     absl::Span<const uint64_t> items, absl::Span<float> rates,
+                                     absl::Span<uint8_t> sources, SourceShares* counts) const {
+  // The server's scorer (core/serving) with the server's default policy and
+  // chunk size (server/options.h).
+  const BatchScorer scorer(DefaultPolicy{}, 4096);
+  std::vector<RateSource> raw(users.size());
+  SourceCounts c;
+  if (absl::Status s = scorer.Score(*reader_, users, items, nullptr, rates, absl::MakeSpan(raw), &c);
+      !s.ok()) {
+    return s;
+  }
+  for (size_t i = 0; i < raw.size(); ++i) {
+    sources[i] = raw[i] == RateSource::kExact      ? kExact
+                 : raw[i] == RateSource::kInferred ? kInferred
+                                                   : kDefault;
+  }
+  if (counts != nullptr) *counts = {c.exact, c.inferred, c.by_default};
+  return absl::OkStatus();
+}
+
+}  // namespace graphsieve::eval

@@ -1,0 +1,104 @@
+// The deployed mode of graphsieve-eval (docs/EVALUATION.md, "Deployed
+// mode"): in production the builder runs on yesterday's log and the ingestion
+// filter rates today's impressions through the server, mostly by the
+// unseen-pair path. This file holds the two halves of that:
+//
+//  * AssignPeriods splits a log into an earlier period (the builder's input)
+//    and a later one (the impressions to rate, train and test on): by time
+//    when the log has timestamps, else by a seeded draw per instance.
+//  * DeployedSnapshot builds a real snapshot of the earlier period with the
+//    builder's job (builder/build_job.h: pipeline, gates, snapshot writer,
+//    publish) into a snapshot root, opens it as graphsieve-server does and
+//    rates pairs with the server's own scorer (core/serving/batch_scorer.h),
+//    so every rate and source (EXACT / INFERRED / DEFAULT) is the one a
+//    graphsieve-server on that root answers (tests/eval/deployed_test.cc
+//    checks this against the real server binary).
+//
+// Thread-safety: AssignPeriods is pure; a DeployedSnapshot is immutable after
+// Build and Score() may run concurrently.
+#ifndef GRAPHSIEVE_EVAL_DEPLOYED_H_
+#define GRAPHSIEVE_EVAL_DEPLOYED_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/io/log_reader.h"
+#include "core/maec/pipeline.h"
+#include "core/snapshot/snapshot_reader.h"
+
+namespace graphsieve::eval {
+
+enum class Period : uint8_t { kEarlier = 0, kLater = 1 };
+
+struct PeriodOptions {
+  // Share of the instances in the later period: with timestamps, the later
+  // period starts at the (1 - later_fraction) quantile of the timestamps.
+  double later_fraction = 0.5;
+  uint64_t seed = 1;  // the seeded draws (untimed instances, or every instance without timestamps)
+  absl::Status Validate() const;
+};
+
+// Period of every instance of `log`.
+//  * `timestamps` empty: a seeded draw per instance, later with probability
+//    later_fraction (repeats of a pair may fall in both periods).
+//  * else timestamps[i] >= 0 is instance i's time and < 0 means "untimed"
+//    (MovieLens' unrated pairs in the all-pairs implicit setup). Timed
+//    instances at or after the cutoff are later. An untimed instance of user u
+//    is later with probability = the share of u's timed instances that are
+//    later (later_fraction for a user without timed ones): a user's unrated
+//    impressions are spread over the periods like the user's ratings, so a
+//    user who only appears later has all their impressions later.
+// Errors: INVALID_ARGUMENT for bad options, a timestamps size other than the
+// log's, or no timed instance.
+absl::StatusOr<std::vector<Period>> AssignPeriods(const ImpressionLog& log,
+                                                  absl::Span<const int64_t> timestamps,
+                                                  const PeriodOptions& options);
+
+// Where a rate came from; the server's sources (core/serving/rate_source.h).
+struct SourceShares {
+  uint64_t exact = 0, inferred = 0, by_default = 0;
+};
+
+class DeployedSnapshot {
+ public:
+  // Writes `log` as CSV (user_id,item_id,label[,pilot_score]) into `work_dir`,
+  // runs the builder job with `pipeline` (dry_run off, gates on) publishing
+  // into `work_dir`/snapshots, and opens the published version with the
+  // server's default reader options. `work_dir` must exist and is left for
+  // the caller to remove. Errors: the builder's (INVALID_ARGUMENT when the
+  // pipeline refuses the configuration for these data, FAILED_PRECONDITION
+  // for a failed gate), the reader's.
+  static absl::StatusOr<std::unique_ptr<DeployedSnapshot>> Build(const ImpressionLog& log,
+                                                                 const PipelineOptions& pipeline,
+                                                                 const std::string& work_dir);
+
+  // Rates and sources of pairs (users[i], items[i]) exactly as the server's
+  // GetSamplingRate answers them with its default policy (node-mean): the
+  // server's BatchScorer (core/serving/batch_scorer.h).
+  // REQUIRES: all spans have the same size.
+  absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+                     absl::Span<float> rates, absl::Span<uint8_t> sources,
+                     SourceShares* counts) const;
+
+  const std::string& snapshot_root() const { return root_; }
+  const std::string& version() const { return version_; }
+
+  // Source codes written by Score.
+  static constexpr uint8_t kExact = 0, kInferred = 1, kDefault = 2;
+
+ private:
+  DeployedSnapshot(std::string root, std::string version,
+                   std::shared_ptr<const SnapshotReader> reader)
+      : root_(std::move(root)), version_(std::move(version)), reader_(std::move(reader)) {}
+  // Constant after construction.
+  const std::string root_, version_;
+  const std::shared_ptr<const SnapshotReader> reader_;
+};
+
+}  // namespace graphsieve::eval
+
+#endif  // GRAPHSIEVE_EVAL_DEPLOYED_H_

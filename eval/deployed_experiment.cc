@@ -1,0 +1,155 @@
+// The deployed mode of the experiment (experiment.h, EvalMode::kDeployed):
+// per seed, the earlier period is the builder's input and the later period
+// is split 80/10/10; per configuration a real snapshot of the earlier period
+// rates the later training pairs as the server would (deployed.h).
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/snapshot/file_util.h"
+#include "eval/deployed.h"
+#include "eval/experiment_internal.h"
+#include "eval/split.h"
+
+namespace graphsieve::eval::internal {
+namespace {
+
+// A fresh directory under o.work_dir (or $TMPDIR, or /tmp).
+absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
+  std::string base = o.work_dir;
+  if (base.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string templ = absl::StrCat(base, "/graphsieve-eval-XXXXXX");
+  if (::mkdtemp(templ.data()) == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot create a snapshot work directory under ", base));
+  }
+  return templ;
+}
+
+}  // namespace
+
+absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const DenseLog& dense,
+                                             absl::Span<const int64_t> timestamps,
+                                             const ExperimentOptions& o, uint64_t seed,
+                                             bool need_pilot, std::string* pilot_name) {
+  PeriodOptions po;
+  po.later_fraction = o.later_fraction;
+  po.seed = seed;
+  absl::StatusOr<std::vector<Period>> periods = AssignPeriods(log, timestamps, po);
+  if (!periods.ok()) return periods.status();
+  SeedData s;
+  const bool has_pilot = !log.pilot_scores.empty();
+  const bool column_pilot =
+      need_pilot && has_pilot && o.pilot != PilotSource::kTrainLr;
+  std::vector<size_t> later;
+  Instances earlier_dense;
+  for (size_t i = 0; i < log.size(); ++i) {
+    if ((*periods)[i] == Period::kLater) {
+      later.push_back(i);
+      continue;
+    }
+    s.earlier.user_ids.push_back(log.user_ids[i]);
+    s.earlier.item_ids.push_back(log.item_ids[i]);
+    s.earlier.labels.push_back(log.labels[i]);
+    if (column_pilot) s.earlier.pilot_scores.push_back(log.pilot_scores[i]);
+    Append(dense.all, i, &earlier_dense);
+  }
+  if (later.size() < 10 || s.earlier.size() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "deployed mode: the earlier period has ", s.earlier.size(), " and the later period ",
+        later.size(), " instances; need both (later at least 10)"));
+  }
+  if (absl::Status st = CheckBothClasses(earlier_dense, "earlier-period"); !st.ok()) return st;
+  SplitOptions split = o.split;
+  split.seed = seed;
+  absl::StatusOr<std::vector<Part>> parts = SplitByInstance(later.size(), split);
+  if (!parts.ok()) return parts.status();
+  for (size_t k = 0; k < later.size(); ++k) {
+    const size_t i = later[k];
+    switch ((*parts)[k]) {
+      case Part::kTrain:
+        Append(dense.all, i, &s.train);
+        s.train_log.user_ids.push_back(log.user_ids[i]);
+        s.train_log.item_ids.push_back(log.item_ids[i]);
+        s.train_log.labels.push_back(log.labels[i]);
+        s.train_negatives += log.labels[i] == 0;
+        break;
+      case Part::kValidation: Append(dense.all, i, &s.validation); break;
+      case Part::kTest: Append(dense.all, i, &s.test); break;
+    }
+  }
+  for (const auto& [d, name] : {std::pair<const Instances*, const char*>{&s.train, "later training"},
+                                {&s.validation, "later validation"}, {&s.test, "later test"}}) {
+    if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
+  }
+  s.later_instances = later.size();
+  if (need_pilot && !column_pilot) {
+    if (o.pilot == PilotSource::kColumn) {
+      return absl::InvalidArgumentError("--pilot=column but the log has no pilot score column");
+    }
+    // The builder's pilot: an LR trained on the earlier period (what a
+    // previous model would have been trained on), early-stopped on the later
+    // validation part.
+    absl::StatusOr<std::vector<float>> p =
+        TrainPilot(o, dense, seed, earlier_dense, s.validation, earlier_dense);
+    if (!p.ok()) return p.status();
+    s.earlier.pilot_scores = *std::move(p);
+    *pilot_name = "lr (one-hot logistic regression trained on the earlier period)";
+  } else if (need_pilot) {
+    *pilot_name = "column (the log's pilot score)";
+  }
+  if (absl::Status st = IndexTrainingPairs(o.pipeline.threads, &s); !st.ok()) return st;
+  return s;
+}
+
+absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const SeedData& s,
+                                                        const ExperimentOptions& o, uint64_t seed,
+                                                        bool* refused_by_data,
+                                                        std::vector<uint8_t>* sources) {
+  *refused_by_data = false;
+  auto fail = [&](const absl::Status& st) {
+    return absl::Status(st.code(),
+                        absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g, deployed): %s",
+                                        c.spec.name, c.alpha, c.floor, c.gamma,
+                                        std::string(st.message())));
+  };
+  const PipelineOptions p = PipelineOptionsFor(c, o, seed);
+  if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
+  absl::StatusOr<std::string> dir = MakeWorkDir(o);
+  if (!dir.ok()) return dir.status();
+  absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap = DeployedSnapshot::Build(s.earlier, p, *dir);
+  if (!snap.ok()) {
+    (void)snapshot::RemoveTree(*dir);
+    // The pipeline refusing the configuration, or a gate (alpha not reached).
+    *refused_by_data =
+        absl::IsInvalidArgument(snap.status()) || absl::IsFailedPrecondition(snap.status());
+    return fail(snap.status());
+  }
+  const size_t n = s.pairs.num_pairs();
+  std::vector<uint64_t> users(n), items(n);
+  for (size_t q = 0; q < n; ++q) {
+    users[q] = s.pairs.user_ids[s.pairs.pair_user[q]];
+    items[q] = s.pairs.item_ids[s.pairs.pair_item[q]];
+  }
+  std::vector<float> rates(n);
+  sources->assign(n, 0);
+  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources), nullptr);
+  snap->reset();
+  (void)snapshot::RemoveTree(*dir);
+  if (!st.ok()) return fail(st);
+  for (size_t q = 0; q < n; ++q) {
+    if (!(rates[q] > 0.0f && rates[q] <= 1.0f)) {
+      return fail(absl::InternalError(absl::StrCat("pair ", q, " has rate ", rates[q],
+                                                   ", expected (0, 1]")));
+    }
+  }
+  return rates;
+}
+
+}  // namespace graphsieve::eval::internal

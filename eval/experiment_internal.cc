@@ -1,0 +1,105 @@
+// The shared helpers of the experiment's two modes (experiment_internal.h).
+#include "eval/experiment_internal.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "eval/random.h"
+
+namespace graphsieve::eval {
+
+namespace internal {
+
+DenseLog Densify(const ImpressionLog& log) {
+  DenseLog d;
+  absl::flat_hash_map<uint64_t, uint32_t> users, items;
+  d.all.user.resize(log.size());
+  d.all.item.resize(log.size());
+  d.all.label = log.labels;
+  for (size_t i = 0; i < log.size(); ++i) {
+    d.all.user[i] = users.try_emplace(log.user_ids[i], static_cast<uint32_t>(users.size())).first->second;
+    d.all.item[i] = items.try_emplace(log.item_ids[i], static_cast<uint32_t>(items.size())).first->second;
+  }
+  d.num_users = static_cast<uint32_t>(users.size());
+  d.num_items = static_cast<uint32_t>(items.size());
+  return d;
+}
+
+void Append(const Instances& from, size_t i, Instances* to) {
+  to->user.push_back(from.user[i]);
+  to->item.push_back(from.item[i]);
+  to->label.push_back(from.label[i]);
+}
+
+absl::Status IndexTrainingPairs(int threads, SeedData* s) {
+  absl::StatusOr<PairTable> pairs = BuildPairTable(s->train_log, threads);
+  if (!pairs.ok()) return pairs.status();
+  s->pairs = *std::move(pairs);
+  absl::flat_hash_map<std::pair<uint64_t, uint64_t>, uint32_t> index;
+  index.reserve(s->pairs.num_pairs());
+  for (size_t p = 0; p < s->pairs.num_pairs(); ++p) {
+    index.emplace(std::make_pair(s->pairs.user_ids[s->pairs.pair_user[p]],
+                                 s->pairs.item_ids[s->pairs.pair_item[p]]),
+                  static_cast<uint32_t>(p));
+  }
+  s->pair_of.resize(s->train.size());
+  for (size_t i = 0; i < s->train.size(); ++i) {
+    auto it = index.find(std::make_pair(s->train_log.user_ids[i], s->train_log.item_ids[i]));
+    if (it == index.end()) {
+      return absl::InternalError(absl::StrCat("training instance ", i, " has no pair in the pair table"));
+    }
+    s->pair_of[i] = it->second;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const DenseLog& dense,
+                                              uint64_t seed, const Instances& train,
+                                              const Instances& validation, const Instances& score) {
+  ModelOptions m = o.model;
+  m.kind = ModelKind::kLogistic;
+  m.seed = Mix64(seed) ^ 0x9170ULL;
+  absl::StatusOr<std::unique_ptr<CtrModel>> pilot = CtrModel::Create(m, dense.num_users, dense.num_items);
+  if (!pilot.ok()) return pilot.status();
+  if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(train, validation); !t.ok()) {
+    return absl::Status(t.status().code(), absl::StrCat("pilot model: ", t.status().message()));
+  }
+  const std::vector<double> p = (*pilot)->PredictProbabilities(score);
+  return std::vector<float>(p.begin(), p.end());
+}
+
+PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, uint64_t seed) {
+  PipelineOptions p = o.pipeline;
+  p.method = c.spec.method;
+  p.alpha = c.alpha;
+  p.floor = c.floor;
+  p.gamma = c.spec.uses_gamma() ? c.gamma : p.gamma;
+  p.uncertainty_propagation = c.spec.uncertainty_propagation;
+  p.score_propagation = c.spec.score_propagation;
+  p.correct_pilot = c.spec.correct_pilot;
+  p.seed = seed;
+  // The rate rule (core/maec/rates.h): the floor ϱ, or the mixture rule's κ
+  // with the pilot member's own κ when the grid gives one.
+  p.rate_rule = c.spec.mixture ? RateRule::kMixture : RateRule::kFloor;
+  if (c.spec.mixture) {
+    p.kappa = c.kappa;
+    if (c.pilot_kappa > 0.0) p.pilot_kappa = c.pilot_kappa;
+  }
+  return p;
+}
+
+absl::Status CheckBothClasses(const Instances& d, const std::string& name) {
+  uint64_t pos = 0;
+  for (uint8_t y : d.label) pos += y;
+  if (pos == 0 || pos == d.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("the ", name, " part has ", pos, " positives of ",
+                                                   d.size(), " instances; need both classes "
+                                                   "(is the log too small?)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace internal
+
+}  // namespace graphsieve::eval

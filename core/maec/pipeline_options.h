@@ -32,11 +32,14 @@ struct PipelineOptions {
   // How a score becomes a rate (rates.h, docs/METHOD.md "Rate rules"):
   //   kFloor    π = min(max(ρs, ϱ), 1); α can be unreachable (the error says so)
   //   kMixture  π = min(1, ρ(s/h̄ + κ)); every α ∈ (0, 1] is reachable
-  RateRule rate_rule = RateRule::kFloor;
+  // Default: the mixture rule with κ = 0.1, chosen on evidence (docs/EVALUATION.md
+  // "Verdict": best worst case over MovieLens and the preference-driven log, in
+  // today's and the deployed mode); it reaches every α on every log.
+  RateRule rate_rule = RateRule::kMixture;
   double floor = 0.01;                 // floor rule: ϱ of the MA-EC score; must be < alpha
   std::optional<double> pilot_floor;   // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
   double product_floor = 0.01;         // floor rule: floor of the product ensemble
-  double kappa = 0.25;                 // mixture: uniform share κ of the MA-EC score, > 0
+  double kappa = 0.1;                  // mixture: uniform share κ of the MA-EC score, > 0
   std::optional<double> pilot_kappa;   // mixture: κ of the pilot score; unset = kappa
   double product_kappa = 0.25;         // mixture: κ of the product ensemble's refit
   // A positive pair's rate is its counterfactual rate: the rate it would get

@@ -142,8 +142,9 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
   const std::vector<BadFlagCase> cases = {
       {{"--alpha=0"}, 2, "--alpha"},
       {{"--alpha=-0.5"}, 2, "--alpha"},
-      {{"--alpha=0.1", "--floor=0.1"}, 2, "--floor"},
-      {{"--floor=0.5"}, 2, "--floor"},
+      {{"--alpha=0.1", "--floor=0.1", "--rate-rule=floor"}, 2, "--floor"},
+      {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
+      {{"--kappa=0"}, 2, "--kappa"},
       {{"--gamma=1"}, 2, "--gamma"},
       {{"--keep=0"}, 2, "--keep"},
       {{"--method=best"}, 2, "--method"},

@@ -118,6 +118,7 @@ TEST(Pipeline, ConductanceOnceThenMethods) {
 
 TEST(Pipeline, OptionsAreValidated) {
   PipelineOptions o;
+  o.rate_rule = RateRule::kFloor;  // the floor is only checked under its rule
   o.floor = 0.3;
   EXPECT_THAT(std::string(o.Validate().message()), ::testing::HasSubstr("floor must be in [0, alpha)"));
   o = PipelineOptions();
@@ -144,6 +145,7 @@ TEST_P(Unseen, ScorerIsOnePropagationStepFromNodeSums) {
   }
   PairTable t = *BuildPairTable(seen, 1);
   PipelineOptions o;
+  o.rate_rule = RateRule::kFloor;  // the by-hand rate below is the floor rule's clip
   o.symmetric_normalisation = symmetric;
   o.sketch_dim = 48;
   PipelineResult r = *RunPipeline(t, o);

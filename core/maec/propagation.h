@@ -1,4 +1,4 @@
-// Propagation over the line graph of all pairs (DESIGN §2.5–2.6), computed on
+// Propagation over the line graph of all pairs (docs/DESIGN.md §2.5–2.6), computed on
 // the bipartite pair graph in O(pairs) per step through per-node sums.
 //
 // Two pairs are neighbours when they share a user or an item. With
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "core/maec/pipeline.h"
+#include "core/maec/pair_table.h"
 
 namespace graphsieve {
 

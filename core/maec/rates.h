@@ -1,4 +1,4 @@
-// Sampling rates from scores (DESIGN §2.7): π = min(max(ρ·s, ϱ), 1) with ρ
+// Sampling rates from scores (docs/DESIGN.md §2.7): π = min(max(ρ·s, ϱ), 1) with ρ
 // chosen in closed form so that the mean of π over the negative INSTANCES
 // (each pair weighted by its negative count) is exactly α. (The paper prints
 // the clip as max(min(ρh, ϱ), 1), which is 1 everywhere: an erratum.)

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/maec/pipeline.h"
+#include "core/maec/pipeline_options.h"
 
 namespace graphsieve {
 

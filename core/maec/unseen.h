@@ -1,4 +1,4 @@
-// Scoring pairs the builder never saw (DESIGN §2, last paragraph).
+// Scoring pairs the builder never saw (docs/DESIGN.md §2, last paragraph).
 //
 // DRAFT CONTRACT shared by core/maec (produces it), core/snapshot (stores it)
 // and server/ (uses it). The snapshot stores one NodeRecord per node and one
@@ -41,7 +41,7 @@ struct NodeTable {
 
 // Global constants of one snapshot. Stored in the snapshot's meta.
 struct UnseenModel {
-  int method = 0;                      // Method enum value (pipeline.h)
+  int method = 0;                      // Method enum value (pipeline_options.h)
   double alpha = 0.2, floor = 0.01;
   double rho = 1.0;                    // rate scale ρ
   double gamma = 0.5;

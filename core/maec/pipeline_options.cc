@@ -40,6 +40,7 @@ ResistanceOptions PipelineOptions::Resistance() const {
   r.block_columns = block_columns;
   r.seed = seed;
   r.threads = threads;
+  r.comm = comm;
   return r;
 }
 

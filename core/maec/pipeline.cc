@@ -18,13 +18,34 @@ namespace graphsieve {
 namespace {
 
 struct Corrected {
-  std::vector<double> uncertainty;  // B̂ per pair
-  std::vector<double> score;        // final score per pair
+  std::vector<double> uncertainty;  // B̂ per pair, propagated with every pair's own label (node sums)
+  std::vector<double> score;        // Ẑ per pair, likewise (node sums)
+  std::vector<double> rate_score;   // what rates are made from: Ẑ, counterfactual for positive pairs
   PropagationReport uncertainty_report, score_report;
 };
 
+// A positive pair's score as if it were a negative, everything else as built
+// (docs/METHOD.md "Counterfactual positives"). Propagation is linear, x* =
+// M x⁽⁰⁾, so changing only p's initial value by Δ moves p's fixed point by
+// M_pp·Δ (M_pp = 1 for a step that is switched off):
+//   B⁽⁰⁾: 1 − z → z          B̂ᶜᶠ = B̂ + M_pp (2z − 1)
+//   Ẑ⁽⁰⁾: 1 − B̂ → B̂ᶜᶠ       Ẑᶜᶠ = Ẑ + M_pp (B̂ᶜᶠ − (1 − B̂))
+void CounterfactualPositives(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                             const std::vector<double>& z, const PipelineOptions& o, Corrected* c) {
+  const bool any_step = o.uncertainty_propagation || o.score_propagation;
+  const std::vector<double> self = any_step ? SelfInfluence(pairs, degrees, o.gamma) : std::vector<double>();
+  for (size_t p = 0; p < z.size(); ++p) {
+    if (!pairs.label[p]) continue;
+    const double mb = o.uncertainty_propagation ? self[p] : 1.0;
+    const double ms = o.score_propagation ? self[p] : 1.0;
+    const double b_cf = c->uncertainty[p] + mb * (2.0 * z[p] - 1.0);
+    const double s_cf = c->score[p] + ms * (b_cf - (1.0 - c->uncertainty[p]));
+    c->rate_score[p] = std::max(s_cf, 0.0);
+  }
+}
+
 // docs/DESIGN.md §2.5–2.6 applied to a base prediction z ∈ [0, 1] per pair.
-Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, std::vector<double> z,
+Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, const std::vector<double>& z,
                   const PipelineOptions& o) {
   Corrected c;
   PropagationOptions po;
@@ -36,12 +57,15 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, st
   c.uncertainty.resize(z.size());
   for (size_t p = 0; p < z.size(); ++p) c.uncertainty[p] = std::abs(double(pairs.label[p]) - z[p]);
   if (o.uncertainty_propagation) c.uncertainty_report = Propagate(pairs, degrees, po, &c.uncertainty);
-  c.score = std::move(z);
+  c.score.resize(z.size());
   for (size_t p = 0; p < c.score.size(); ++p) {
     c.score[p] = pairs.label[p] ? 1.0 - c.uncertainty[p] : c.uncertainty[p];
   }
   if (o.score_propagation) c.score_report = Propagate(pairs, degrees, po, &c.score);
+  c.rate_score = c.score;
+  if (o.counterfactual_positives) CounterfactualPositives(pairs, degrees, z, o, &c);
   for (double& s : c.score) s = std::max(s, 0.0);
+  for (double& s : c.rate_score) s = std::max(s, 0.0);
   return c;
 }
 
@@ -78,7 +102,7 @@ Corrected MaecScore(const PairTable& pairs, absl::Span<const uint32_t> degrees,
   const double span = range.max - range.min;
   std::vector<double> z(pairs.num_pairs());
   for (size_t p = 0; p < z.size(); ++p) z[p] = span > 0 ? (cond.hardness[p] - range.min) / span : 0.0;
-  return Correct(pairs, degrees, std::move(z), o);
+  return Correct(pairs, degrees, z, o);
 }
 
 struct MethodRates {
@@ -87,15 +111,38 @@ struct MethodRates {
   RateFit fit;
 };
 
+// One member's rule: which rule, its floor (floor rule) and κ (mixture).
+struct RuleParams {
+  RateRule rule;
+  double floor;
+  double kappa;
+};
+RuleParams MaecRule(const PipelineOptions& o) { return {o.rate_rule, o.floor, o.kappa}; }
+RuleParams PilotRule(const PipelineOptions& o) { return {o.rate_rule, o.PilotFloor(), o.PilotKappa()}; }
+// The refit of a max/product ensemble. Under the mixture rule the max of two
+// mixture rates is > 0 everywhere, so a pure rescale (floor rule, ϱ = 0)
+// reaches every α; the product gets its own uniform share.
+RuleParams CombinedRule(const PipelineOptions& o) {
+  if (o.method == Method::kProduct) return {o.rate_rule, o.product_floor, o.product_kappa};
+  if (o.rate_rule == RateRule::kMixture) return {RateRule::kFloor, 0.0, 0.0};
+  return {o.rate_rule, o.floor, o.kappa};
+}
+
+absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTable& pairs, const RuleParams& r,
+                                  const PipelineOptions& o, std::vector<double>* rate) {
+  if (r.rule == RateRule::kMixture) return FitMixtureRates(score, pairs.negatives, o.alpha, r.kappa, rate, o.threads);
+  return FitRates(score, pairs.negatives, o.alpha, r.floor, rate, o.threads);
+}
+
 // max / mean / product of the MA-EC and pilot rates (docs/METHOD.md "Methods").
 absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs, const std::vector<double>& maec_score,
                                           const std::vector<double>& pilot, const PipelineOptions& o) {
   const size_t P = pairs.num_pairs();
   MethodRates out;
   std::vector<double> rate_m, rate_o;
-  absl::StatusOr<RateFit> fit = FitRates(maec_score, pairs.negatives, o.alpha, o.floor, &rate_m, o.threads);
+  absl::StatusOr<RateFit> fit = FitByRule(maec_score, pairs, MaecRule(o), o, &rate_m);
   if (!fit.ok()) return fit.status();
-  fit = FitRates(pilot, pairs.negatives, o.alpha, o.floor, &rate_o, o.threads);
+  fit = FitByRule(pilot, pairs, PilotRule(o), o, &rate_o);
   if (!fit.ok()) return fit.status();
   out.score.resize(P);
   for (size_t p = 0; p < P; ++p) {
@@ -108,11 +155,10 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs, const std::vec
     out.rate = out.score;
     double sum = 0, w = 0;
     for (size_t p = 0; p < P; ++p) sum += pairs.negatives[p] * out.rate[p], w += pairs.negatives[p];
-    out.fit = RateFit{1.0, w > 0 ? sum / w : o.alpha, 1.0};
+    out.fit = RateFit{1.0, w > 0 ? sum / w : o.alpha, 1.0, 0.0};
     return out;
   }
-  const double fl = o.method == Method::kProduct ? o.product_floor : o.floor;
-  fit = FitRates(out.score, pairs.negatives, o.alpha, fl, &out.rate, o.threads);
+  fit = FitByRule(out.score, pairs, CombinedRule(o), o, &out.rate);
   if (!fit.ok()) return fit.status();
   out.fit = *fit;
   return out;
@@ -126,18 +172,20 @@ absl::StatusOr<MethodRates> RatesFor(const PairTable& pairs, absl::Span<const ui
   if (o.method == Method::kUniform) {
     out.score.assign(P, o.alpha);
     out.rate.assign(P, o.alpha);
-    out.fit = RateFit{0.0, o.alpha, 1.0};
+    out.fit = RateFit{0.0, o.alpha, 1.0, 0.0};
     return out;
   }
+  RuleParams rule = MaecRule(o);
   if (o.method == Method::kMaec) {
     out.score = maec_score;
   } else {
     std::vector<double> pilot(pairs.pilot_mean.begin(), pairs.pilot_mean.end());
-    if (o.correct_pilot) pilot = Correct(pairs, degrees, std::move(pilot), o).score;
+    if (o.correct_pilot) pilot = Correct(pairs, degrees, pilot, o).rate_score;
     if (o.method != Method::kOpt) return EnsembleRates(pairs, maec_score, pilot, o);
     out.score = std::move(pilot);
+    rule = PilotRule(o);
   }
-  absl::StatusOr<RateFit> fit = FitRates(out.score, pairs.negatives, o.alpha, o.floor, &out.rate, o.threads);
+  absl::StatusOr<RateFit> fit = FitByRule(out.score, pairs, rule, o, &out.rate);
   if (!fit.ok()) return fit.status();
   out.fit = *fit;
   return out;
@@ -185,7 +233,10 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit, const 
   UnseenModel m;
   m.method = static_cast<int>(o.method);
   m.alpha = o.alpha;
-  m.floor = o.method == Method::kProduct ? o.product_floor : o.floor;
+  m.floor = o.method == Method::kProduct ? o.product_floor : o.method == Method::kOpt ? o.PilotFloor() : o.floor;
+  m.rate_rule = static_cast<int>(o.rate_rule);
+  m.kappa = o.kappa;
+  m.score_mean = fit.score_mean;
   m.rho = fit.rho;
   m.gamma = o.gamma;
   m.geff_min = std::isfinite(range.min) ? range.min : 0.0;
@@ -215,7 +266,7 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
   res.score_converged = !o.score_propagation || maec.score_report.converged;
   clock.Done("propagation");
 
-  absl::StatusOr<MethodRates> rates = RatesFor(pairs, degrees, maec.score, o);
+  absl::StatusOr<MethodRates> rates = RatesFor(pairs, degrees, maec.rate_score, o);
   if (!rates.ok()) return rates.status();
   res.rho = rates->fit.rho;
   res.achieved_negative_mean_rate = rates->fit.achieved_mean;
@@ -224,6 +275,7 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
   res.geff = cond.geff;
   res.hardness = cond.hardness;
   res.uncertainty.assign(maec.uncertainty.begin(), maec.uncertainty.end());
+  res.propagated_score.assign(maec.score.begin(), maec.score.end());
   res.score.assign(rates->score.begin(), rates->score.end());
   res.rate.assign(rates->rate.begin(), rates->rate.end());
   res.num_components = cond.num_components;

@@ -32,8 +32,11 @@ struct PipelineResult {
   // Per pair, same order as PairTable.
   std::vector<float> geff;             // effective conductance over the positive graph
   std::vector<float> hardness;         // geff - direct conductance
-  std::vector<float> uncertainty;      // propagated uncertainty B̂ of the MA-EC prediction
-  std::vector<float> score;            // final (propagated) score the rate was made from
+  std::vector<float> uncertainty;      // propagated uncertainty B̂ of the MA-EC prediction (own labels)
+  std::vector<float> propagated_score; // propagated MA-EC score Ẑ with every pair's own label: what
+                                       // the node sums hold (NodeRecord::sum_score)
+  std::vector<float> score;            // final score the rate was made from; for a positive pair its
+                                       // counterfactual score (docs/METHOD.md "Counterfactual positives")
   std::vector<float> rate;             // sampling rate in (0, 1]
   // Per node: users 0..U-1 then items U..U+I-1 (unseen.h).
   NodeTable nodes;

@@ -1,5 +1,7 @@
 #include "core/maec/pipeline_options.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace graphsieve {
@@ -47,11 +49,20 @@ ResistanceOptions PipelineOptions::Resistance() const {
 absl::Status PipelineOptions::Validate() const {
   auto bad = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
   if (!(alpha > 0.0 && alpha <= 1.0)) return bad("alpha must be in (0, 1], got ", alpha);
-  if (!(floor >= 0.0 && floor < alpha)) {
-    return bad("floor must be in [0, alpha) = [0, ", alpha, "), got ", floor);
-  }
-  if (!(product_floor >= 0.0 && product_floor < alpha)) {
-    return bad("product_floor must be in [0, alpha) = [0, ", alpha, "), got ", product_floor);
+  if (rate_rule == RateRule::kFloor) {
+    // The floor rule cannot reach α at or below a floor.
+    for (auto [name, value] : {std::pair{"floor", floor}, {"pilot_floor", PilotFloor()},
+                               {"product_floor", product_floor}}) {
+      if (!(value >= 0.0 && value < alpha)) {
+        return bad(name, " must be in [0, alpha) = [0, ", alpha, ") with rate rule 'floor', got ", value,
+                   " (rate rule 'mixture' reaches every alpha)");
+      }
+    }
+  } else {
+    for (auto [name, value] : {std::pair{"kappa", kappa}, {"pilot_kappa", PilotKappa()},
+                               {"product_kappa", product_kappa}}) {
+      if (!(value > 0.0 && value <= 1e6)) return bad(name, " must be in (0, 1e6], got ", value);
+    }
   }
   if (!(gamma >= 0.0 && gamma < 1.0)) return bad("gamma must be in [0, 1), got ", gamma);
   if (!(propagation_tolerance > 0.0)) return bad("propagation_tolerance must be > 0, got ", propagation_tolerance);

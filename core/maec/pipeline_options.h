@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/maec/rates.h"
 #include "core/maec/resistance_options.h"
 
 namespace graphsieve {
@@ -27,8 +29,20 @@ bool NeedsPilot(Method m);
 struct PipelineOptions {
   Method method = Method::kMaec;
   double alpha = 0.2;                  // target mean rate over negative instances
-  double floor = 0.01;                 // rate floor ϱ; must be < alpha
-  double product_floor = 0.01;         // floor of the product ensemble
+  // How a score becomes a rate (rates.h, docs/METHOD.md "Rate rules"):
+  //   kFloor    π = min(max(ρs, ϱ), 1); α can be unreachable (the error says so)
+  //   kMixture  π = min(1, ρ(s/h̄ + κ)); every α ∈ (0, 1] is reachable
+  RateRule rate_rule = RateRule::kFloor;
+  double floor = 0.01;                 // floor rule: ϱ of the MA-EC score; must be < alpha
+  std::optional<double> pilot_floor;   // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
+  double product_floor = 0.01;         // floor rule: floor of the product ensemble
+  double kappa = 0.25;                 // mixture: uniform share κ of the MA-EC score, > 0
+  std::optional<double> pilot_kappa;   // mixture: κ of the pilot score; unset = kappa
+  double product_kappa = 0.25;         // mixture: κ of the product ensemble's refit
+  // A positive pair's rate is its counterfactual rate: the rate it would get
+  // as a negative (docs/METHOD.md "Counterfactual positives"). false = the
+  // label-dependent rate of earlier versions (for measurement only).
+  bool counterfactual_positives = true;
   double gamma = 0.5;                  // propagation weight γ in [0, 1)
   bool uncertainty_propagation = true; // docs/DESIGN.md §2.5
   bool score_propagation = true;       // docs/DESIGN.md §2.6
@@ -54,6 +68,8 @@ struct PipelineOptions {
   absl::Status Validate() const;
   // The resistance stage's share of these options.
   ResistanceOptions Resistance() const;
+  double PilotFloor() const { return pilot_floor.value_or(floor); }
+  double PilotKappa() const { return pilot_kappa.value_or(kappa); }
 };
 
 }  // namespace graphsieve

@@ -1,0 +1,289 @@
+#include "builder/dist_exchange.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/io/partition.h"
+
+namespace graphsieve {
+namespace dist_internal {
+namespace {
+
+constexpr size_t kRowsPerRound = size_t{1} << 23;   // rows sent per rank per round (~170 MB)
+constexpr size_t kPairsPerRound = size_t{1} << 22;  // pairs gathered per rank per round
+
+template <typename T>
+void Put(std::string* out, const T& v) {
+  out->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+template <typename T>
+T Take(const std::string& in, size_t* off) {
+  T v;
+  std::memcpy(&v, in.data() + *off, sizeof v);
+  *off += sizeof v;
+  return v;
+}
+
+// Rounds every rank runs: the largest count over the ranks, in chunks.
+size_t Rounds(Communicator& comm, size_t count, size_t per_round) {
+  double r = static_cast<double>((count + per_round - 1) / per_round);
+  comm.AllReduceMax(absl::MakeSpan(&r, 1));
+  return static_cast<size_t>(r);
+}
+
+// Ids of every rank, sorted and unique.
+std::vector<uint64_t> AllIds(Communicator& comm, const std::vector<uint64_t>& mine) {
+  const std::vector<std::string> parts =
+      comm.AllGather(std::string(reinterpret_cast<const char*>(mine.data()), mine.size() * 8));
+  std::vector<uint64_t> all;
+  for (const std::string& p : parts) {
+    const size_t n = p.size() / 8;
+    const size_t old = all.size();
+    all.resize(old + n);
+    std::memcpy(all.data() + old, p.data(), n * 8);
+  }
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+// Local index -> global index of the same id.
+std::vector<uint32_t> IndexMap(const std::vector<uint64_t>& local, const std::vector<uint64_t>& global) {
+  std::vector<uint32_t> map(local.size());
+  for (size_t i = 0; i < local.size(); ++i) {
+    map[i] = static_cast<uint32_t>(std::lower_bound(global.begin(), global.end(), local[i]) - global.begin());
+  }
+  return map;
+}
+
+void PutNames(std::string* out, const absl::flat_hash_map<uint64_t, std::string>& names) {
+  Put<uint64_t>(out, names.size());
+  for (const auto& [id, name] : names) {
+    Put<uint64_t>(out, id);
+    Put<uint64_t>(out, name.size());
+    out->append(name);
+  }
+}
+
+void TakeNames(const std::string& in, size_t* off, absl::flat_hash_map<uint64_t, std::string>* names) {
+  const uint64_t n = Take<uint64_t>(in, off);
+  for (uint64_t k = 0; k < n; ++k) {
+    const uint64_t id = Take<uint64_t>(in, off), len = Take<uint64_t>(in, off);
+    names->emplace(id, in.substr(*off, len));
+    *off += len;
+  }
+}
+
+// One rank's share as received on rank 0.
+struct Part {
+  std::vector<uint32_t> user, item, instances, negatives;
+  std::vector<uint8_t> label;
+  std::vector<float> rate, geff, hardness, score;
+};
+
+void PutPairs(const PairTable& t, const PipelineResult& r, bool with_export, size_t begin, size_t end,
+              std::string* out) {
+  for (size_t p = begin; p < end; ++p) {
+    Put(out, t.pair_user[p]);
+    Put(out, t.pair_item[p]);
+    Put(out, t.instances[p]);
+    Put(out, t.negatives[p]);
+    Put(out, t.label[p]);
+    Put(out, r.rate[p]);
+    if (with_export) {
+      Put(out, r.geff[p]);
+      Put(out, r.hardness[p]);
+      Put(out, r.score[p]);
+    }
+  }
+}
+
+void TakePairs(const std::string& in, bool with_export, Part* part) {
+  size_t off = 0;
+  while (off < in.size()) {
+    part->user.push_back(Take<uint32_t>(in, &off));
+    part->item.push_back(Take<uint32_t>(in, &off));
+    part->instances.push_back(Take<uint32_t>(in, &off));
+    part->negatives.push_back(Take<uint32_t>(in, &off));
+    part->label.push_back(Take<uint8_t>(in, &off));
+    part->rate.push_back(Take<float>(in, &off));
+    if (with_export) {
+      part->geff.push_back(Take<float>(in, &off));
+      part->hardness.push_back(Take<float>(in, &off));
+      part->score.push_back(Take<float>(in, &off));
+    }
+  }
+}
+
+// Appends pair i of `part` to the global table and result.
+void Append(const Part& part, size_t i, bool with_export, GatheredPairs* out) {
+  PairTable& t = out->pairs;
+  t.pair_user.push_back(part.user[i]);
+  t.pair_item.push_back(part.item[i]);
+  t.instances.push_back(part.instances[i]);
+  t.negatives.push_back(part.negatives[i]);
+  t.label.push_back(part.label[i]);
+  t.total_instances += part.instances[i];
+  t.total_negatives += part.negatives[i];
+  out->result.rate.push_back(part.rate[i]);
+  if (with_export) {
+    out->result.geff.push_back(part.geff[i]);
+    out->result.hardness.push_back(part.hardness[i]);
+    out->result.score.push_back(part.score[i]);
+  }
+}
+
+// Every rank's pairs are sorted by (user, item) and no user is on two ranks:
+// a merge by user restores the single-process order.
+void MergeByUser(std::vector<Part>& parts, bool with_export, GatheredPairs* out) {
+  size_t total = 0;
+  for (const Part& p : parts) total += p.user.size();
+  out->pairs.pair_user.reserve(total);
+  std::vector<size_t> at(parts.size(), 0);
+  while (true) {
+    int best = -1;
+    for (size_t r = 0; r < parts.size(); ++r) {
+      if (at[r] < parts[r].user.size() &&
+          (best < 0 || parts[r].user[at[r]] < parts[best].user[at[best]])) {
+        best = static_cast<int>(r);
+      }
+    }
+    if (best < 0) break;
+    const uint32_t u = parts[best].user[at[best]];
+    while (at[best] < parts[best].user.size() && parts[best].user[at[best]] == u) {
+      Append(parts[best], at[best]++, with_export, out);
+    }
+  }
+}
+
+}  // namespace
+
+void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names) {
+  std::string mine;
+  PutNames(&mine, log.user_names);
+  PutNames(&mine, log.item_names);
+  for (const std::string& part : comm.GatherToRoot(mine)) {
+    size_t off = 0;
+    TakeNames(part, &off, &names->user_names);
+    TakeNames(part, &off, &names->item_names);
+  }
+}
+
+void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log) {
+  const int n = comm.size();
+  const bool pilot = !log->pilot_scores.empty();
+  ImpressionLog mine;
+  const size_t rounds = Rounds(comm, log->size(), kRowsPerRound);
+  for (size_t round = 0; round < rounds; ++round) {
+    std::vector<std::string> out(n);
+    const size_t begin = std::min(log->size(), round * kRowsPerRound);
+    const size_t end = std::min(log->size(), begin + kRowsPerRound);
+    for (size_t i = begin; i < end; ++i) {
+      std::string& o = out[PartitionOfUser(log->user_ids[i], n)];
+      Put(&o, log->user_ids[i]);
+      Put(&o, log->item_ids[i]);
+      Put(&o, log->labels[i]);
+      Put(&o, pilot ? log->pilot_scores[i] : 0.0f);
+    }
+    for (const std::string& in : comm.AllToAll(out)) {
+      for (size_t off = 0; off < in.size();) {
+        mine.user_ids.push_back(Take<uint64_t>(in, &off));
+        mine.item_ids.push_back(Take<uint64_t>(in, &off));
+        mine.labels.push_back(Take<uint8_t>(in, &off));
+        const float s = Take<float>(in, &off);
+        if (pilot) mine.pilot_scores.push_back(s);
+      }
+    }
+  }
+  log->user_ids = std::move(mine.user_ids);
+  log->item_ids = std::move(mine.item_ids);
+  log->labels = std::move(mine.labels);
+  log->pilot_scores = std::move(mine.pilot_scores);
+}
+
+absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log, PairTable* pairs) {
+  absl::Status status;
+  if (log->size() > 0) {  // a rank may hold no user at all
+    absl::StatusOr<PairTable> t = BuildPairTable(*log, threads);
+    if (t.ok()) *pairs = std::move(*t); else status = t.status();
+  }
+  std::vector<uint64_t>().swap(log->user_ids);
+  std::vector<uint64_t>().swap(log->item_ids);
+  std::vector<uint8_t>().swap(log->labels);
+  std::vector<float>().swap(log->pilot_scores);
+  status = AgreeOnStatus(comm, status);
+  if (!status.ok()) return status;
+  std::vector<uint64_t> users = AllIds(comm, pairs->user_ids), items = AllIds(comm, pairs->item_ids);
+  const std::vector<uint32_t> umap = IndexMap(pairs->user_ids, users), imap = IndexMap(pairs->item_ids, items);
+  for (uint32_t& u : pairs->pair_user) u = umap[u];
+  for (uint32_t& i : pairs->pair_item) i = imap[i];
+  pairs->user_ids = std::move(users);
+  pairs->item_ids = std::move(items);
+  return absl::OkStatus();
+}
+
+PositiveGraph AllGatherPositiveGraph(Communicator& comm, const PairTable& pairs) {
+  std::string mine;
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
+    if (!pairs.label[p]) continue;
+    Put(&mine, (uint64_t{pairs.pair_user[p]} << 32) | pairs.pair_item[p]);
+  }
+  std::vector<uint64_t> edges;
+  for (const std::string& part : comm.AllGather(mine)) {
+    const size_t old = edges.size();
+    edges.resize(old + part.size() / 8);
+    std::memcpy(edges.data() + old, part.data(), part.size());
+  }
+  std::sort(edges.begin(), edges.end());
+  PairTable positives;
+  positives.user_ids = pairs.user_ids;
+  positives.item_ids = pairs.item_ids;
+  positives.pair_user.resize(edges.size());
+  positives.pair_item.resize(edges.size());
+  positives.label.assign(edges.size(), 1);
+  for (size_t e = 0; e < edges.size(); ++e) {
+    positives.pair_user[e] = static_cast<uint32_t>(edges[e] >> 32);
+    positives.pair_item[e] = static_cast<uint32_t>(edges[e]);
+  }
+  // Indices come from this table's own id lists: the build cannot fail.
+  return *BuildPositiveGraph(positives);
+}
+
+void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, PipelineResult result,
+                  GatheredPairs* out) {
+  const bool root = comm.rank() == 0;
+  std::vector<Part> parts(root ? comm.size() : 0);
+  const size_t rounds = Rounds(comm, pairs.num_pairs(), kPairsPerRound);
+  for (size_t round = 0; round < rounds; ++round) {
+    const size_t begin = std::min(pairs.num_pairs(), round * kPairsPerRound);
+    const size_t end = std::min(pairs.num_pairs(), begin + kPairsPerRound);
+    std::string chunk;
+    PutPairs(pairs, result, with_export, begin, end, &chunk);
+    const std::vector<std::string> got = comm.GatherToRoot(chunk);
+    for (size_t r = 0; r < got.size(); ++r) TakePairs(got[r], with_export, &parts[r]);
+  }
+  if (!root) return;
+  out->pairs.user_ids = std::move(pairs.user_ids);
+  out->pairs.item_ids = std::move(pairs.item_ids);
+  MergeByUser(parts, with_export, out);
+  PipelineResult& r = out->result;
+  r.nodes = std::move(result.nodes);
+  r.model = result.model;
+  r.achieved_negative_mean_rate = result.achieved_negative_mean_rate;
+  r.num_components = result.num_components;
+  r.positive_pairs = result.positive_pairs;
+  r.solves = std::move(result.solves);
+  r.uncertainty_iterations = result.uncertainty_iterations;
+  r.score_iterations = result.score_iterations;
+  r.uncertainty_converged = result.uncertainty_converged;
+  r.score_converged = result.score_converged;
+  r.resistance_route = result.resistance_route;
+  r.rho = result.rho;
+  r.timings = std::move(result.timings);
+}
+
+}  // namespace dist_internal
+}  // namespace graphsieve

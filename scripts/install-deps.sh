@@ -20,12 +20,13 @@ PACKAGES=(
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
   chromium                                       # the dashboard test renders the page in a real browser
+  openmpi-bin libopenmpi-dev                     # mpirun -np N graphsieve-build (docs/SCALING.md)
 )
 
 # --runtime: only the shared libraries the binaries need (docker/Dockerfile's runtime stage).
 if [[ "${1:-}" == "--runtime" ]]; then
   PACKAGES=(libgrpc++1.51 libprotobuf32 librocksdb7.8 libabsl20220623 libxxhash0 zlib1g
-            libprometheus-cpp-core1.0 libcivetweb1 ca-certificates)
+            libprometheus-cpp-core1.0 libcivetweb1 ca-certificates libopenmpi3 openmpi-bin)
 fi
 
 missing=()

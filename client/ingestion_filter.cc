@@ -1,31 +1,31 @@
 #include "client/ingestion_filter.h"
 
-#include <cmath>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/io/ids.h"
+#include "core/serving/keep_rule.h"
 
 namespace graphsieve {
+namespace {
 
+// kLocal: the keep rule of core/serving on the rates the server sent.
 void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labels,
-                   absl::Span<const uint64_t> instance_keys, uint64_t seed, std::vector<bool>* keep,
-                   std::vector<float>* log_odds_offsets) {
+                   absl::Span<const uint64_t> instance_keys, uint64_t seed, FilterDecisions* out) {
   const size_t n = rates.size();
-  keep->assign(n, false);
-  log_odds_offsets->assign(n, 0.0f);
-  for (size_t i = 0; i < n; ++i) {
-    // As the server: positives are always kept; every impression carries
-    // log(rate), the pair's log-odds correction, whatever its label.
-    (*keep)[i] = labels[i] != 0 || KeepNegative(instance_keys[i], seed, rates[i]);
-    (*log_odds_offsets)[i] = std::log(rates[i]);
-  }
+  std::unique_ptr<bool[]> positives(new bool[n]), keep(new bool[n]);
+  for (size_t i = 0; i < n; ++i) positives[i] = labels[i] != 0;
+  out->log_odds_offsets.assign(n, 0.0f);
+  DecideKeep(rates, absl::MakeConstSpan(positives.get(), n), instance_keys, seed,
+             absl::MakeSpan(keep.get(), n), absl::MakeSpan(out->log_odds_offsets));
+  out->keep.assign(keep.get(), keep.get() + n);
 }
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<IngestionFilter>> IngestionFilter::Create(
     const SamplingRateClient* client, const IngestionFilterOptions& options) {
   if (client == nullptr) return absl::InvalidArgumentError("IngestionFilter: client is null");
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
   return std::unique_ptr<IngestionFilter>(new IngestionFilter(client, options));
 }
 
@@ -79,7 +79,7 @@ absl::StatusOr<FilterDecisions> IngestionFilter::Decide(
     if (!s.ok()) return s.status();
     seed = *s;
   }
-  DecideLocally(batch->rates, labels, instance_keys, seed, &out.keep, &out.log_odds_offsets);
+  DecideLocally(batch->rates, labels, instance_keys, seed, &out);
   out.rates = std::move(batch->rates);
   out.sources = std::move(batch->sources);
   out.snapshot_versions = std::move(batch->snapshot_versions);

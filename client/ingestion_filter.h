@@ -1,6 +1,7 @@
 // The log-ingestion filter: for impressions (user, item, label, instance key)
 // decides which to keep before they are written, and the log-odds offset each
-// kept impression carries into training (DESIGN §2 item 9).
+// kept impression carries into training (docs/DESIGN.md §2 item 9), by the
+// keep rule of core/serving/keep_rule.h:
 //
 //   positive, rate r    -> kept; offset log(r)
 //   negative, rate r    -> kept iff KeepNegative(instance_key, snapshot seed, r)
@@ -10,9 +11,10 @@
 //
 // Two ways to the same answer (tests check they agree bit for bit):
 //   kServer  labels and instance keys are sent; the server decides (default).
-//   kLocal   only the pairs are sent; the filter decides with the keep seed of
-//            the snapshot version that answered (from GetStatus, cached per
-//            version). Smaller requests; the server may be older.
+//   kLocal   only the pairs are sent; the filter decides with the same
+//            DecideKeep and the keep seed of the snapshot version that answered
+//            (from GetStatus, cached per version). Smaller requests; the
+//            server may be older.
 //
 // The instance key must be stable per impression (a log offset, an event id
 // hash): the same impression then gets the same decision on every rerun.
@@ -39,7 +41,6 @@ namespace graphsieve {
 struct IngestionFilterOptions {
   enum class Mode { kServer, kLocal };
   Mode mode = Mode::kServer;  // who computes the keep decisions (see above)
-  absl::Status Validate() const { return absl::OkStatus(); }
 };
 
 // Per impression, in request order.
@@ -50,12 +51,6 @@ struct FilterDecisions {
   std::vector<v1::RateSource> sources;
   std::vector<std::string> snapshot_versions;  // as RateBatch::snapshot_versions
 };
-
-// The decision rule shared by kLocal and the tests: fills keep and offsets.
-// REQUIRES: all spans have the same size.
-void DecideLocally(absl::Span<const float> rates, absl::Span<const uint8_t> labels,
-                   absl::Span<const uint64_t> instance_keys, uint64_t seed, std::vector<bool>* keep,
-                   std::vector<float>* log_odds_offsets);
 
 class IngestionFilter {
  public:

@@ -1,8 +1,8 @@
 // Offline access to one snapshot's rates for `graphsieve canary
 // --baseline-snapshot/--candidate-snapshot`: the same answers a
-// graphsieve-server on that version would give (it uses the server's own
-// BatchScorer: EXACT lookups, INFERRED from the node data, DEFAULT policy),
-// without a server.
+// graphsieve-server on that version would give (the same request-path core,
+// core/serving/batch_scorer.h: EXACT lookups, INFERRED from the node data,
+// DEFAULT policy), without a server.
 //
 // Thread-safety: const methods may run concurrently (SnapshotReader is thread-safe).
 #ifndef GRAPHSIEVE_CLIENT_SNAPSHOT_RATES_H_
@@ -11,17 +11,20 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/serving/batch_scorer.h"
+#include "core/serving/default_policy.h"
 #include "core/snapshot/snapshot_reader.h"
-#include "server/batch_scorer.h"
 
 namespace graphsieve {
 
-// Splits "ROOT" (its CURRENT version) or "ROOT/VERSION" (a directory with a
-// MANIFEST.json) into root and version. Errors name `flag` and the path.
+// Splits "ROOT" (its CURRENT version, read by SnapshotStore::ReadCurrent with
+// its version-id checks) or "ROOT/VERSION" (a directory with a MANIFEST.json)
+// into root and version. Errors name `flag` and the path.
 absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const std::string& path,
                                                                         const char* flag);
 
@@ -35,7 +38,8 @@ class SnapshotRates {
   const std::string& version() const { return version_; }
   const ManifestSummary& manifest() const { return reader_->manifest(); }
 
-  // Rates and sources (v1::RateSource numbers) for the pairs.
+  // Rates and sources (v1::RateSource numbers, as a server's answers carry)
+  // for the pairs.
   // REQUIRES: all spans have the same size.
   absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                      absl::Span<float> rates, absl::Span<int> sources) const;

@@ -2,8 +2,9 @@
 # graphsieve end to end on an embedded default, from a fresh Debian 12 machine:
 #   install the Debian packages → build → generate a KuaiRec-shaped impression
 #   log → build and publish a snapshot → start graphsieve-server → query it
-#   (exact, inferred and default pairs; keep decisions; status; /metrics) →
-#   drain it with SIGTERM.
+#   with the CLI (exact, inferred and default pairs; status; /metrics) and
+#   from Python (the same pairs' rates, equal to the CLI's, and the ingestion
+#   filter's keep decisions and log-odds offsets) → drain it with SIGTERM.
 # Environment: SCALE (default 0.1 = 1.2M impressions; 1 = the full 12M preset),
 #   SEED (1), OUT (out/demo), PORT (50151), ADMIN_PORT (50152),
 #   KEEP_RUNNING=1 leaves the server up at the end; SKIP_BUILD=1 uses the
@@ -26,11 +27,18 @@ else
   ./scripts/install-deps.sh
   step "2/6 build ($BUILD_DIR, Release, -j2)"
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server graphsieve
+  # graphsieve_python_stubs: the Python client's gRPC stubs, in $BUILD_DIR/client/python
+  # (the README's Python example puts build/client/python on PYTHONPATH).
+  cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server \
+    graphsieve graphsieve_python_stubs
 fi
 BIN="$BUILD_DIR"
 GEN="$BIN/gen/graphsieve-gen"; BUILD="$BIN/builder/graphsieve-build"
 SERVER="$BIN/server/graphsieve-server"; CLI="$BIN/client/graphsieve"
+PY_STUBS="$BIN/client/python"
+[[ -f "$PY_STUBS/graphsieve/v1/sampling_pb2_grpc.py" ]] || {
+  echo "demo: no Python stubs in $PY_STUBS: build the target graphsieve_python_stubs" \
+       "(needs grpc_python_plugin, Debian's protobuf-compiler-grpc)"; exit 1; }
 
 mkdir -p "$OUT"
 LOG="$OUT/impressions.csv"
@@ -76,6 +84,33 @@ echo "--- graphsieve rates --input $OUT/query.csv"
 for src in EXACT INFERRED DEFAULT; do
   grep -q ",$src\$" "$OUT/answer.csv" || { echo "demo: expected a $src answer"; exit 1; }
 done
+echo "--- Python: the same pairs, then the ingestion filter (client/python; README)"
+PYTHONPATH="$PY_STUBS:client/python" /usr/bin/python3 - "127.0.0.1:$PORT" "$OUT/answer.csv" <<'EOF'
+import csv, struct, sys
+from graphsieve_client import IngestionFilter, SamplingRateClient
+
+target, answer = sys.argv[1], sys.argv[2]
+with open(answer) as f:
+    cli = list(csv.DictReader(f))
+users, items = [r["user_id"] for r in cli], [r["item_id"] for r in cli]
+with SamplingRateClient(target, timeout_seconds=2) as client:
+    batch = client.get_rates(users, items)
+    # Every pair as a negative impression with instance key 1000 + i, the first as a positive.
+    labels = [1] + [0] * (len(cli) - 1)
+    d = IngestionFilter(client).decide(users, items, labels, [1000 + i for i in range(len(cli))])
+print("user_id,item_id,rate,source,label,keep,log_odds_offset")
+for i, r in enumerate(cli):
+    print(f"{users[i]},{items[i]},{batch.rates[i]:.8g},{batch.sources[i]},{labels[i]},"
+          f"{int(d.keep[i])},{d.log_odds_offsets[i]:.6f}")
+for i, r in enumerate(cli):  # the CLI printed the same float32 (shortest text) and source
+    cli_rate = struct.unpack("f", struct.pack("f", float(r["rate"])))[0]
+    if batch.rates[i] != cli_rate or batch.sources[i] != r["source"]:
+        sys.exit(f"demo: Python and the CLI disagree on pair {i}: "
+                 f"{batch.rates[i]} {batch.sources[i]} vs {r['rate']} {r['source']}")
+if not d.keep[0]:
+    sys.exit("demo: the positive impression was not kept")
+print(f"Python agrees with the CLI on {len(cli)} pairs; snapshot {batch.snapshot_version}")
+EOF
 echo "--- graphsieve status"
 "$CLI" status --server "127.0.0.1:$PORT"
 echo "--- /metrics (excerpt)"

@@ -28,7 +28,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "server/batch_scorer.h"
+#include "core/serving/batch_scorer.h"
 
 namespace graphsieve {
 

@@ -9,26 +9,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include "core/serving/default_policy.h"
 #include "core/snapshot/snapshot_reader.h"
 
 namespace graphsieve {
-
-// How a pair with an unknown user or item is rated (RATE_SOURCE_DEFAULT).
-struct DefaultPolicy {
-  enum class Kind {
-    kNodeMean,  // the known node's mean rate over its negatives; alpha when neither is known
-    kAlpha,     // the snapshot's alpha (target mean rate over negatives)
-    kFixed,     // a fixed rate in (0, 1]
-  };
-  Kind kind = Kind::kNodeMean;
-  double fixed_rate = 0.0;  // used by kFixed only
-
-  // "node-mean" | "alpha" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
-  static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
-  std::string ToString() const;
-};
 
 struct ServerOptions {
   // Directory holding CURRENT and one sub-directory per snapshot version.
@@ -47,7 +31,7 @@ struct ServerOptions {
   int max_batch_pairs = 100000;
   // Pairs handled between two cancellation / deadline checks of one request.
   int chunk_pairs = 4096;
-  DefaultPolicy default_policy;
+  DefaultPolicy default_policy;  // core/serving/default_policy.h
   // Serve this version and do not follow CURRENT (empty = follow CURRENT).
   std::string pin_version;
   // Versions the refresher must never adopt (e.g. rolled back before a restart).

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/serving/keep_rule.h"
 #include "server/grpc_status.h"
 #include "server/version.h"
 
@@ -73,6 +74,18 @@ absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
   return absl::OkStatus();
 }
 
+v1::RateSource ToProtoRateSource(RateSource source) {
+  switch (source) {
+    case RateSource::kExact:
+      return v1::RATE_SOURCE_EXACT;
+    case RateSource::kInferred:
+      return v1::RATE_SOURCE_INFERRED;
+    case RateSource::kDefault:
+      return v1::RATE_SOURCE_DEFAULT;
+  }
+  return v1::RATE_SOURCE_UNSPECIFIED;
+}
+
 void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
   response->set_serving(state.active != nullptr);
   if (state.active != nullptr) {
@@ -129,21 +142,24 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     }
     return absl::OkStatus();
   };
+  std::unique_ptr<RateSource[]> sources(new RateSource[n]);
   absl::Status st = scorer_.Score(
-      *snap->reader, snap->nodes.get(), absl::MakeConstSpan(request.user_ids().data(), n),
+      *snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
       absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
       absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
-      absl::MakeSpan(response->mutable_sources()->mutable_data(), n), counts);
+      absl::MakeSpan(sources.get(), n), counts);
   if (!st.ok()) return st;
+  int* proto_sources = response->mutable_sources()->mutable_data();
+  for (size_t i = 0; i < n; ++i) proto_sources[i] = ToProtoRateSource(sources[i]);
   if (request.labels_size() > 0) {
     response->mutable_keep()->Resize(static_cast<int>(n), false);
     response->mutable_log_odds_offsets()->Resize(static_cast<int>(n), 0.0f);
-    BatchScorer::Decide(absl::MakeConstSpan(response->rates().data(), n),
-                        absl::MakeConstSpan(request.labels().data(), n),
-                        absl::MakeConstSpan(request.instance_keys().data(), n),
-                        snap->reader->manifest().seed,
-                        absl::MakeSpan(response->mutable_keep()->mutable_data(), n),
-                        absl::MakeSpan(response->mutable_log_odds_offsets()->mutable_data(), n));
+    DecideKeep(absl::MakeConstSpan(response->rates().data(), n),
+               absl::MakeConstSpan(request.labels().data(), n),
+               absl::MakeConstSpan(request.instance_keys().data(), n),
+               snap->reader->manifest().seed,
+               absl::MakeSpan(response->mutable_keep()->mutable_data(), n),
+               absl::MakeSpan(response->mutable_log_odds_offsets()->mutable_data(), n));
   }
   response->set_snapshot_version(snap->version);
   return absl::OkStatus();

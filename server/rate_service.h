@@ -11,7 +11,8 @@
 
 #include "absl/status/status.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
-#include "server/batch_scorer.h"
+#include "core/serving/batch_scorer.h"
+#include "core/serving/rate_source.h"
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/snapshot_manager.h"
@@ -21,6 +22,9 @@ namespace graphsieve {
 // Checks the request's shape. INVALID_ARGUMENT naming the field.
 absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
                                      int max_batch_pairs);
+
+// The API's name for a core RateSource (the border, as ToGrpcStatus for errors).
+v1::RateSource ToProtoRateSource(RateSource source);
 
 // Fills a GetStatusResponse from the manager's state.
 void FillStatus(const ManagerState& state, v1::GetStatusResponse* response);

@@ -134,11 +134,6 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   auto snapshot = std::make_shared<ServingSnapshot>();
   snapshot->version = version;
   snapshot->reader = *std::move(reader);
-  // A RocksDB-backed snapshot caches the nodes it meets; an in-memory one
-  // already holds them all (BatchScorer reads its index directly).
-  if (snapshot->reader->memory_index() == nullptr) {
-    snapshot->nodes = std::make_unique<const NodeCache>(*snapshot->reader);
-  }
   snapshot->loaded_at = absl::Now();
   snapshot->load_seconds = seconds;
   absl::Time created;

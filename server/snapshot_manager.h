@@ -1,4 +1,4 @@
-// The refresher's Loader and Manager (DESIGN §4): the manager holds the
+// The refresher's Loader and Manager (docs/DESIGN.md §4): the manager holds the
 // snapshot that serves, as std::shared_ptr<const ServingSnapshot>, and swaps it
 // atomically when the Source (snapshot_source.h) names a new version that the
 // Loader opened, validated and warmed off the request path.
@@ -31,7 +31,6 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "core/snapshot/snapshot_reader.h"
-#include "server/node_cache.h"
 #include "server/snapshot_source.h"
 
 namespace graphsieve {
@@ -39,8 +38,7 @@ namespace graphsieve {
 // One loaded, validated version. Immutable.
 struct ServingSnapshot {
   std::string version;
-  std::shared_ptr<const SnapshotReader> reader;
-  std::unique_ptr<const NodeCache> nodes;  // over *reader; declared after it, destroyed first
+  std::shared_ptr<const SnapshotReader> reader;  // nodes too: SnapshotReader::FindNode
   absl::Time loaded_at;
   absl::Time created_at = absl::InfinitePast();  // from the manifest; InfinitePast if unparsable
   double load_seconds = 0.0;
@@ -114,7 +112,6 @@ class SnapshotManager {
       ABSL_LOCKS_EXCLUDED(load_mu_, mu_);
 
   ManagerState State() const ABSL_LOCKS_EXCLUDED(mu_);
-  const SnapshotSource& source() const { return source_; }
 
  private:
   explicit SnapshotManager(SnapshotManagerOptions options);

@@ -11,6 +11,8 @@
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/memory_index.h"
+#include "core/snapshot/node_cache.h"
+#include "core/snapshot/snapshot_store.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 
@@ -53,6 +55,15 @@ class SnapshotReaderImpl final : public SnapshotReader {
   const UnseenModel& model() const override { return model_; }
 
   const MemoryIndex* memory_index() const override { return index_.get(); }
+
+  bool FindNode(bool is_item, uint64_t id, NodeView* view) const override {
+    // In-memory snapshots answer without I/O or locks.
+    if (index_ != nullptr) return index_->FindNode(is_item, id, view);
+    const CachedNode* node = nodes_->Find(is_item, id);
+    if (node == nullptr) return false;
+    *view = node->view();
+    return true;
+  }
 
   absl::Status LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                            absl::Span<bool> found, absl::Span<float> rates) const override {
@@ -193,6 +204,9 @@ class SnapshotReaderImpl final : public SnapshotReader {
     return absl::OkStatus();
   }
 
+  // LookupMode::kRocksDb: FindNode reads nodes through a cache.
+  void CreateNodeCache() { nodes_ = std::make_unique<const NodeCache>(*this); }
+
   // Reads every pairs and nodes entry once (fills the block cache / page cache).
   absl::Status Warm() const {
     for (size_t cf : {size_t{1}, size_t{2}}) {
@@ -234,6 +248,7 @@ class SnapshotReaderImpl final : public SnapshotReader {
   std::unique_ptr<rocksdb::DB> db_;
   std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
   std::unique_ptr<const MemoryIndex> index_;           // set once by BuildIndex() in Open
+  std::unique_ptr<const NodeCache> nodes_;             // kRocksDb: set once in Open
   SnapshotLoadStats stats_;                            // set in Open
 };
 
@@ -276,15 +291,16 @@ absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name) {
 
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
-  if (version.empty() || version.find('/') != std::string::npos || version[0] == '.') {
-    return absl::InvalidArgumentError(absl::StrCat("bad snapshot version '", version, "'"));
-  }
-  const std::string dir = absl::StrCat(root, "/", version);
-  struct stat st;
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return absl::NotFoundError(
-        absl::StrCat("snapshot version ", version, " not found: ", dir, " is not a directory"));
-  }
+  absl::StatusOr<std::unique_ptr<SnapshotStore>> store = SnapshotStore::Create({root});
+  if (!store.ok()) return store.status();
+  return Open(**store, version, options);
+}
+
+absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
+    const SnapshotStore& store, const std::string& version, const SnapshotReaderOptions& options) {
+  absl::StatusOr<std::string> version_dir = store.PublishedVersionDir(version);
+  if (!version_dir.ok()) return version_dir.status();
+  const std::string& dir = *version_dir;
   const std::string manifest_path = absl::StrCat(dir, "/", snapshot::kManifestFile);
   absl::StatusOr<std::string> text = snapshot::ReadFileToString(manifest_path);
   if (!text.ok()) {
@@ -360,11 +376,14 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     // first (slow: block-based is the format for memory lookups).
     s = reader->BuildIndex();
     if (!s.ok()) return s;
+  } else {
+    reader->CreateNodeCache();
   }
   // CuckooTable iterators sort the whole table first, so warming a cuckoo
   // snapshot by iteration would cost seconds per million pairs; its file is
   // mmapped and was just read end to end by the digest check instead.
-  else if (options.warm && parsed_format != snapshot::TableFormat::kCuckoo) {
+  if (options.lookup == LookupMode::kRocksDb && options.warm &&
+      parsed_format != snapshot::TableFormat::kCuckoo) {
     s = reader->Warm();
     if (!s.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", s.message()));
   }

@@ -1,4 +1,4 @@
-// Read-only access to one published snapshot version (DESIGN §3).
+// Read-only access to one published snapshot version (docs/DESIGN.md §3).
 //
 // DRAFT CONTRACT shared by core/snapshot (implements), server/ and tests. The
 // snapshot owner may add members; changing these needs the server's owner.
@@ -25,7 +25,8 @@
 
 namespace graphsieve {
 
-class MemoryIndex;  // memory_index.h
+class MemoryIndex;    // memory_index.h
+class SnapshotStore;  // snapshot_store.h
 
 // Where LookupPairs and the node lookups are answered from.
 enum class LookupMode {
@@ -73,13 +74,19 @@ struct SnapshotLoadStats {
 
 class SnapshotReader {
  public:
-  // Opens <root>/<version>/ read-only. With verify_checksums, every file's
-  // size and XXH3-64 are checked against the manifest, then RocksDB's own
-  // block checksums: by VerifyChecksum() for kRocksDb, and for kMemory by the
-  // index scan itself, which reads every pairs and nodes block with checksum
-  // verification on (a second full pass would only repeat it). Errors: NOT_FOUND (no such version),
-  // DATA_LOSS (checksum mismatch, truncated manifest, missing file — the
-  // message names the file), FAILED_PRECONDITION (unknown format version).
+  // Opens the published version `version` of `store` read-only; the store
+  // resolves its directory (SnapshotStore::PublishedVersionDir). With
+  // verify_checksums, every file's size and XXH3-64 are checked against the
+  // manifest, then RocksDB's own block checksums: by VerifyChecksum() for
+  // kRocksDb, and for kMemory by the index scan itself, which reads every
+  // pairs and nodes block with checksum verification on (a second full pass
+  // would only repeat it). Errors: INVALID_ARGUMENT (not a version id),
+  // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
+  // manifest, missing file — the message names the file), FAILED_PRECONDITION
+  // (unknown format version).
+  static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
+      const SnapshotStore& store, const std::string& version, const SnapshotReaderOptions& options);
+  // The same through a store over `root` (NOT_FOUND when root is not a directory).
   static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
       const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
 
@@ -97,13 +104,20 @@ class SnapshotReader {
                                    absl::Span<const uint64_t> items, absl::Span<bool> found,
                                    absl::Span<float> rates) const = 0;
 
-  // Node lookup for unseen pairs and the default policy. Returns false when
-  // the node is unknown. `sketch` must have model().sketch_dim floats.
+  // The node's record and sketch row for unseen pairs and the default policy
+  // (core/serving/batch_scorer.h), or false when the snapshot does not know
+  // it; one call whatever the lookup mode. The view points into memory the
+  // reader owns — kMemory: the index; kRocksDb: a cache of the nodes met so
+  // far (node_cache.h) — and stays valid as long as the reader.
+  virtual bool FindNode(bool is_item, uint64_t id, NodeView* view) const = 0;
+
+  // Node lookup into caller-owned memory (copies). Returns false when the node
+  // is unknown. `sketch` must have model().sketch_dim floats.
   virtual bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
   virtual bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
 
-  // The in-memory index (LookupMode::kMemory), or nullptr (kRocksDb). The
-  // server's request path uses it directly for node views without copies.
+  // The in-memory index (LookupMode::kMemory), or nullptr (kRocksDb): its size
+  // for logs and metrics.
   virtual const MemoryIndex* memory_index() const = 0;
 
   // Iterates all stored pairs in key order (tests, canary offline mode, export).

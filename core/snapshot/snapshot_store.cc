@@ -98,6 +98,19 @@ std::string SnapshotStore::TempDir(absl::string_view version) const {
   return absl::StrCat(root_, "/", version, ".tmp");
 }
 
+absl::StatusOr<std::string> SnapshotStore::PublishedVersionDir(absl::string_view version) const {
+  if (!IsValidVersionId(version)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad snapshot version '", version.substr(0, 64), "': not a version id"));
+  }
+  std::string dir = VersionDir(version);
+  if (!IsDir(dir)) {
+    return absl::NotFoundError(
+        absl::StrCat("snapshot version ", version, " not found: ", dir, " is not a directory"));
+  }
+  return dir;
+}
+
 bool SnapshotStore::IsValidVersionId(absl::string_view v) {
   // YYYYMMDDTHHMMSSZ-xxxxxxxx[-n]
   if (v.size() < 25) return false;

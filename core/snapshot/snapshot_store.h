@@ -1,4 +1,5 @@
-// The directory of published snapshot versions (DESIGN §3):
+// The directory of published snapshot versions (docs/DESIGN.md §3), and the one
+// place that knows its layout (readers, the server and the CLI ask it):
 //
 //   <root>/CURRENT               "<version>\n": the active version
 //   <root>/<version>/            a complete, immutable version (MANIFEST.json + db/)
@@ -70,6 +71,10 @@ class SnapshotStore {
   const std::string& root() const { return root_; }
   std::string VersionDir(absl::string_view version) const;
   std::string TempDir(absl::string_view version) const;
+
+  // The directory of a published version. INVALID_ARGUMENT when `version` is
+  // not a version id; NOT_FOUND when no such version is published.
+  absl::StatusOr<std::string> PublishedVersionDir(absl::string_view version) const;
 
   // "YYYYMMDDTHHMMSSZ-<8 hex>[-n]".
   static bool IsValidVersionId(absl::string_view version);

@@ -1,93 +1,33 @@
 """The Python client against a live graphsieve-server (real gen, build, server).
 
 Run by CTest with PYTHONPATH set to the generated stubs and client/python, and
-GRAPHSIEVE_{GEN,BUILD,SERVER,CLI} naming the binaries. Every wait is bounded.
+GRAPHSIEVE_{GEN,BUILD,SERVER,CLI} naming the binaries (live_server.py). Every
+wait is bounded.
 """
 import csv
 import io
 import json
-import os
-import re
-import shutil
-import signal
-import subprocess
-import tempfile
-import time
 import unittest
 
 import grpc
 
 import graphsieve_client
 from graphsieve_client import SamplingRateClient, hash_string_id, keep_negative, parse_id
-
-GEN = os.environ.get("GRAPHSIEVE_GEN", "")
-BUILD = os.environ.get("GRAPHSIEVE_BUILD", "")
-SERVER = os.environ.get("GRAPHSIEVE_SERVER", "")
-CLI = os.environ.get("GRAPHSIEVE_CLI", "")
-
-
-def run(args, **kwargs):
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, **kwargs)
+from live_server import CLI, LiveServer, run
 
 
 class PythonClientTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        for name, path in [("GRAPHSIEVE_GEN", GEN), ("GRAPHSIEVE_BUILD", BUILD),
-                           ("GRAPHSIEVE_SERVER", SERVER), ("GRAPHSIEVE_CLI", CLI)]:
-            if not os.access(path, os.X_OK):
-                raise RuntimeError(f"{name}={path!r} is not an executable")
-        cls.dir = tempfile.mkdtemp(prefix="graphsieve-py-")
-        cls.log = os.path.join(cls.dir, "log.csv")
-        cls.root = os.path.join(cls.dir, "root")
-        r = run([GEN, "--preset=tiny", "--users=120", "--items=200", "--instances=6000", "--seed=3",
-                 "--positive_rate=0.1", "--output=" + cls.log, "--quiet"])
-        if r.returncode != 0:
-            raise RuntimeError("graphsieve-gen failed: " + r.stderr)
-        r = run([BUILD, "--input=" + cls.log, "--snapshot_root=" + cls.root, "--alpha=0.25",
-                 "--quiet"])
-        if r.returncode != 0:
-            raise RuntimeError("graphsieve-build failed: " + r.stderr)
-        cls.server_out = open(os.path.join(cls.dir, "server.out"), "w+")
-        cls.server_err = open(os.path.join(cls.dir, "server.err"), "w+")
-        cls.server = subprocess.Popen(
-            [SERVER, "--snapshot_root=" + cls.root, "--host=127.0.0.1", "--port=0",
-             "--admin_port=-1", "--poll_interval_seconds=0", "--drain_grace_seconds=1"],
-            stdout=cls.server_out, stderr=cls.server_err)
-        cls.port = None
-        deadline = time.monotonic() + 30
-        serving = False
-        # The port is printed before the first version has loaded: wait for both.
-        while time.monotonic() < deadline and (cls.port is None or not serving):
-            if cls.server.poll() is not None:
-                raise RuntimeError("graphsieve-server exited early")
-            cls.server_out.seek(0)
-            match = re.search(r"listening port=(\d+)", cls.server_out.read())
-            if match:
-                cls.port = int(match.group(1))
-            cls.server_err.seek(0)
-            serving = "serving version " in cls.server_err.read()
-            if cls.port is None or not serving:
-                time.sleep(0.05)
-        if cls.port is None or not serving:
-            cls.server.kill()
-            raise RuntimeError("graphsieve-server did not print its port and serve within 30 s")
-        cls.target = f"127.0.0.1:{cls.port}"
-        with open(cls.log) as f:
+        cls.server = LiveServer().start()
+        cls.target = cls.server.target
+        with open(cls.server.log) as f:
             cls.rows = list(csv.DictReader(f))
 
     @classmethod
     def tearDownClass(cls):
-        cls.server.send_signal(signal.SIGTERM)
-        try:
-            cls.server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            cls.server.kill()
-            cls.server.wait(timeout=10)
-        cls.server_out.close()
-        cls.server_err.close()
-        shutil.rmtree(cls.dir, ignore_errors=True)
+        cls.server.stop()
 
     def cli_rates(self, pairs):
         text = "user_id,item_id\n" + "".join(f"{u},{i}\n" for u, i in pairs)

@@ -79,6 +79,29 @@ TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {
   EXPECT_EQ(*store->ReadCurrent(), a);
 }
 
+// The one place that maps a version to its directory (SnapshotReader::Open asks it).
+TEST(SnapshotStoreTest, PublishedVersionDirChecksTheIdAndThePublication) {
+  TestDir dir;
+  auto store = MakeStore(dir.path());
+  auto lock = store->AcquirePublishLock(0);
+  ASSERT_TRUE(lock.ok());
+  const std::string a = FakePublish(*store, **lock, 0);
+  auto found = store->PublishedVersionDir(a);
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(*found, store->VersionDir(a));
+  EXPECT_EQ(store->PublishedVersionDir("20200101T000000Z-00000000").status().code(),
+            absl::StatusCode::kNotFound);
+  // Not version ids: no path is built from them.
+  for (const std::string bad : {"", "../x", ".hidden", "a/b", "v1"}) {
+    EXPECT_EQ(store->PublishedVersionDir(bad).status().code(), absl::StatusCode::kInvalidArgument)
+        << "'" << bad << "'";
+  }
+  // A version being written is not published.
+  const std::string tmp = store->NewVersionId(**lock, absl::FromUnixSeconds(1800000000), 1);
+  fs::create_directories(store->TempDir(tmp));
+  EXPECT_EQ(store->PublishedVersionDir(tmp).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST(SnapshotStoreTest, CorruptCurrentIsDataLoss) {
   TestDir dir;
   auto store = MakeStore(dir.path());

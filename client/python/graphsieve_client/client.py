@@ -8,7 +8,7 @@ import time
 import grpc
 
 from graphsieve.v1 import sampling_pb2, sampling_pb2_grpc
-from graphsieve_client.ids import parse_id
+from graphsieve_client.ids import parse_id, parse_label
 
 SOURCE_NAMES = {
     sampling_pb2.RATE_SOURCE_UNSPECIFIED: "UNSPECIFIED",
@@ -129,11 +129,16 @@ class SamplingRateClient:
         return self._rates(user_ids, item_ids, None, None)
 
     def get_decisions(self, user_ids, item_ids, labels, instance_keys):
-        """As get_rates, plus the server's keep decisions and log-odds offsets."""
+        """As get_rates, plus the server's keep decisions and log-odds offsets.
+
+        labels: True/False, 1/0 or "1"/"0" (1 = positive); instance_keys: ints
+        or text (hashed like ids). IngestionFilter wraps this call."""
         if not len(labels) == len(instance_keys) == len(user_ids):
             raise ValueError(f"labels ({len(labels)}) and instance_keys ({len(instance_keys)}) "
                              f"must have as many entries as user_ids ({len(user_ids)})")
-        return self._rates(user_ids, item_ids, labels, instance_keys)
+        flags = [parse_label(x, i) for i, x in enumerate(labels)]
+        keys = [parse_id(k) for k in instance_keys]
+        return self._rates(user_ids, item_ids, flags, keys)
 
     def _rates(self, user_ids, item_ids, labels, keys):
         if len(user_ids) != len(item_ids):
@@ -145,13 +150,17 @@ class SamplingRateClient:
             request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
                                                           item_ids=items[begin:end])
             if labels is not None:
-                request.labels.extend(bool(x) for x in labels[begin:end])
-                request.instance_keys.extend(int(k) for k in keys[begin:end])
+                request.labels.extend(labels[begin:end])
+                request.instance_keys.extend(keys[begin:end])
             response, retries = self._call(self._stub.GetSamplingRate, request)
             out.retries += retries
             if len(response.rates) != end - begin or len(response.sources) != end - begin:
                 raise RuntimeError(f"server {self.target} answered {len(response.rates)} rates "
                                    f"for {end - begin} pairs")
+            if labels is not None and not (len(response.keep) == len(response.log_odds_offsets)
+                                           == end - begin):
+                raise RuntimeError(f"server {self.target} answered {len(response.keep)} keep "
+                                   f"decisions for {end - begin} labelled pairs")
             out.rates.extend(response.rates)
             out.sources.extend(SOURCE_NAMES.get(s, "UNSPECIFIED") for s in response.sources)
             out.keep.extend(response.keep)

@@ -1,16 +1,20 @@
-"""The id hashing and keep rule every part of graphsieve shares (core/io/ids.h).
+"""The id hashing and keep rule every part of graphsieve shares (core/io/ids.h,
+client/ingestion_filter.h).
 
 String ids map to uint64 with XXH3-64 (seed 0) of their UTF-8 bytes; the
 keep decision of a negative impression is
     unit_interval_from_key(key, seed) < rate,
 with the top 53 bits of XXH3-64(key as 8 little-endian bytes, seed) scaled to
 [0, 1). XXH3 comes from Debian's libxxhash0 (the library the C++ code links),
-through ctypes, so both sides use the same implementation.
+through ctypes, so both sides use the same implementation. Likewise the
+log-odds offset log(rate) is computed in float32 by the C library's logf, the
+function the C++ side's std::log(float) calls, so offsets match bit for bit.
 """
 import ctypes
 import ctypes.util
 
 _lib = None
+_libm = None
 
 
 def _xxhash():
@@ -24,6 +28,16 @@ def _xxhash():
         lib.XXH3_64bits_withSeed.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint64]
         _lib = lib
     return _lib
+
+
+def _logf():
+    global _libm
+    if _libm is None:
+        lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
+        lib.logf.restype = ctypes.c_float
+        lib.logf.argtypes = [ctypes.c_float]
+        _libm = lib
+    return _libm.logf
 
 
 _MAX_U64 = (1 << 64) - 1
@@ -73,3 +87,35 @@ def unit_interval_from_key(instance_key, seed):
 def keep_negative(instance_key, seed, rate):
     """True when a negative impression with this key is kept at this rate."""
     return unit_interval_from_key(instance_key, seed) < rate
+
+
+_LABEL_TEXT = {"0": False, "1": True, "false": False, "true": True}
+
+
+def parse_label(value, index=None):
+    """An impression's label as a bool (True = positive): True/False, 0/1 (any
+    numeric type) or the text "0", "1", "true", "false". Anything else raises
+    ValueError naming the value (and its index when given): bool("0") would
+    silently make every text label positive."""
+    if isinstance(value, str):
+        label = _LABEL_TEXT.get(value.strip().lower())
+        if label is not None:
+            return label
+    elif value in (0, 1):
+        return bool(value)
+    where = "" if index is None else f" at index {index}"
+    raise ValueError(f"label {value!r}{where} is not one of 0, 1, True, False, '0', '1'")
+
+
+def log_odds_offset(rate):
+    """log(rate) rounded as the C++ side rounds it (float32 logf)."""
+    return _logf()(rate)
+
+
+def decide_locally(rates, labels, instance_keys, seed):
+    """(keep, log_odds_offsets) as the server decides them: positives always
+    kept, a negative iff keep_negative(key, seed, rate); every impression carries
+    log(rate). labels are bools, instance_keys ints."""
+    keep = [bool(label) or keep_negative(key, seed, rate)
+            for rate, label, key in zip(rates, labels, instance_keys)]
+    return keep, [log_odds_offset(rate) for rate in rates]

@@ -1,17 +1,19 @@
 // Nodes (users and items) of one snapshot version, cached in memory as the
-// server meets them: RATE_SOURCE_INFERRED and _DEFAULT answers need both
-// nodes' records and sketch rows, and a RocksDB point read per node per pair
-// costs far more than the scoring itself. The whole node table is small
+// request path meets them: kInferred and kDefault answers (core/serving/) need
+// both nodes' records and sketch rows, and a RocksDB point read per node per
+// pair costs far more than the scoring itself. A LookupMode::kRocksDb reader
+// answers SnapshotReader::FindNode through one (snapshot_reader.h); kMemory
+// needs none, its index holds every node. The whole node table is small
 // (users + items, ~280 bytes each at k = 64), so after warm-up every known
 // node is a hash probe.
 //
 // Thread-safety: Find() may be called concurrently. Sharded absl::Mutex; no
 // lock is held across RocksDB I/O (a miss reads the node unlocked, then
 // inserts; racing readers keep the first entry). Entries are never erased, so
-// returned pointers stay valid as long as the cache lives (it lives in the
-// ServingSnapshot, pinned by every request that uses it).
-#ifndef GRAPHSIEVE_SERVER_NODE_CACHE_H_
-#define GRAPHSIEVE_SERVER_NODE_CACHE_H_
+// returned pointers stay valid as long as the cache lives (the reader that
+// owns it, pinned by every request that uses it).
+#ifndef GRAPHSIEVE_CORE_SNAPSHOT_NODE_CACHE_H_
+#define GRAPHSIEVE_CORE_SNAPSHOT_NODE_CACHE_H_
 
 #include <array>
 #include <atomic>
@@ -35,8 +37,9 @@ struct CachedNode {
 
 class NodeCache {
  public:
-  // REQUIRES: `reader` outlives the cache. max_unknown bounds how many unknown
-  // ids are remembered (new users must not grow memory without limit).
+  // REQUIRES: `reader` outlives the cache; its LookupUser/LookupItem must not
+  // call back into this cache. max_unknown bounds how many unknown ids are
+  // remembered (new users must not grow memory without limit).
   explicit NodeCache(const SnapshotReader& reader, size_t max_unknown = 1 << 20);
 
   // The node, or nullptr when the snapshot does not know it.
@@ -62,4 +65,4 @@ class NodeCache {
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_SERVER_NODE_CACHE_H_
+#endif  // GRAPHSIEVE_CORE_SNAPSHOT_NODE_CACHE_H_

@@ -1,4 +1,4 @@
-#include "server/node_cache.h"
+#include "core/snapshot/node_cache.h"
 
 namespace graphsieve {
 

@@ -1,0 +1,62 @@
+#include "core/serving/default_policy.h"
+
+#include <cmath>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace graphsieve {
+
+absl::StatusOr<DefaultPolicy> DefaultPolicy::Parse(absl::string_view text) {
+  DefaultPolicy p;
+  if (text == "node-mean") {
+    p.kind = Kind::kNodeMean;
+    return p;
+  }
+  if (text == "alpha") {
+    p.kind = Kind::kAlpha;
+    return p;
+  }
+  double v = 0;
+  if (!absl::SimpleAtod(text, &v) || !std::isfinite(v)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--default-policy: '", text, "' is not 'node-mean', 'alpha' or a rate in (0, 1]"));
+  }
+  if (!(v > 0.0 && v <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--default-policy: fixed rate ", text, " is outside (0, 1]"));
+  }
+  p.kind = Kind::kFixed;
+  p.fixed_rate = v;
+  return p;
+}
+
+std::string DefaultPolicy::ToString() const {
+  switch (kind) {
+    case Kind::kNodeMean:
+      return "node-mean";
+    case Kind::kAlpha:
+      return "alpha";
+    case Kind::kFixed:
+      return absl::StrFormat("%g", fixed_rate);
+  }
+  return "?";
+}
+
+double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecord* item) const {
+  switch (kind) {
+    case Kind::kFixed:
+      return fixed_rate;
+    case Kind::kAlpha:
+      return alpha;
+    case Kind::kNodeMean:
+      // A node without negatives has no mean rate (stored as 0): fall through to alpha.
+      if (user != nullptr && user->mean_rate > 0.0f) return user->mean_rate;
+      if (item != nullptr && item->mean_rate > 0.0f) return item->mean_rate;
+      return alpha;
+  }
+  return alpha;
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,36 @@
+// How a pair with an unknown user or item is rated (RateSource::kDefault),
+// shared by graphsieve-server (--default-policy) and the CLI's offline canary.
+//
+// Thread-safety: a plain value; copy it freely.
+#ifndef GRAPHSIEVE_CORE_SERVING_DEFAULT_POLICY_H_
+#define GRAPHSIEVE_CORE_SERVING_DEFAULT_POLICY_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/maec/unseen.h"
+
+namespace graphsieve {
+
+struct DefaultPolicy {
+  enum class Kind {
+    kNodeMean,  // the known node's mean rate over its negatives; alpha when neither is known
+    kAlpha,     // the snapshot's alpha (target mean rate over negatives)
+    kFixed,     // a fixed rate in (0, 1]
+  };
+  Kind kind = Kind::kNodeMean;
+  double fixed_rate = 0.0;  // used by kFixed only
+
+  // "node-mean" | "alpha" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
+  static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
+  std::string ToString() const;
+
+  // The DEFAULT rate given the snapshot's alpha and what is known about the
+  // two nodes (nullptr = unknown).
+  double Rate(double alpha, const NodeRecord* user, const NodeRecord* item) const;
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_SERVING_DEFAULT_POLICY_H_

@@ -460,28 +460,32 @@ void OtherSideDiagonal(Work& w) {
 }
 
 // ‖Z_u − Z_v‖² of the pair sketch for pairs [begin, end) of sketch components,
-// one column block at a time (a block's rows stay in cache).
+// one column block at a time (a block's rows stay in cache); which pairs and
+// which rows are looked up once, not per block.
 void SketchDistances(Work& w, size_t begin, size_t end) {
   const PositiveGraph& g = w.g;
   const uint32_t U = g.num_users, B = Work::kDistBlock;
   const size_t N = g.num_nodes();
-  std::vector<double> acc(end - begin, 0.0);
-  for (uint32_t b = 0; b < uint32_t(w.plan.pair_k) / B; ++b) {
-    const float* base = w.pair_z.data() + size_t(b) * N * B;
-    for (size_t p = begin; p < end; ++p) {
-      const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
-      if (g.component[v] != c || w.plan.route[c] != Route::kSketch) continue;
-      const float* zu = base + size_t(u) * B;
-      const float* zv = base + size_t(v) * B;
-      float r = 0.0f;
-      for (uint32_t j = 0; j < B; ++j) r += (zu[j] - zv[j]) * (zu[j] - zv[j]);
-      acc[p - begin] += r;
-    }
-  }
+  std::vector<uint32_t> pos, urow, vrow;  // positions in [begin, end), node rows
   for (size_t p = begin; p < end; ++p) {
     const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
-    if (g.component[v] == c && w.plan.route[c] == Route::kSketch) w.out->resistance[p] = acc[p - begin];
+    if (g.component[v] != c || w.plan.route[c] != Route::kSketch) continue;
+    pos.push_back(static_cast<uint32_t>(p - begin));
+    urow.push_back(u);
+    vrow.push_back(v);
   }
+  std::vector<double> acc(pos.size(), 0.0);
+  for (uint32_t b = 0; b < uint32_t(w.plan.pair_k) / B; ++b) {
+    const float* base = w.pair_z.data() + size_t(b) * N * B;
+    for (size_t i = 0; i < pos.size(); ++i) {
+      const float* zu = base + size_t(urow[i]) * B;
+      const float* zv = base + size_t(vrow[i]) * B;
+      float r = 0.0f;
+      for (uint32_t j = 0; j < B; ++j) r += (zu[j] - zv[j]) * (zu[j] - zv[j]);
+      acc[i] += r;
+    }
+  }
+  for (size_t i = 0; i < pos.size(); ++i) w.out->resistance[begin + pos[i]] = acc[i];
 }
 
 // Stage 5: R per pair — L⁺_uu + L⁺_vv − 2L⁺_uv (one-sided) or ‖Z_u − Z_v‖² (sketch).

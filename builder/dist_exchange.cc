@@ -141,7 +141,13 @@ void Append(const Part& part, size_t i, bool with_export, GatheredPairs* out) {
 void MergeByUser(std::vector<Part>& parts, bool with_export, GatheredPairs* out) {
   size_t total = 0;
   for (const Part& p : parts) total += p.user.size();
-  out->pairs.pair_user.reserve(total);
+  PairTable& t = out->pairs;
+  for (auto* v : {&t.pair_user, &t.pair_item, &t.instances, &t.negatives}) v->reserve(total);
+  t.label.reserve(total);
+  out->result.rate.reserve(total);
+  if (with_export) {
+    for (auto* v : {&out->result.geff, &out->result.hardness, &out->result.score}) v->reserve(total);
+  }
   std::vector<size_t> at(parts.size(), 0);
   while (true) {
     int best = -1;
@@ -252,10 +258,46 @@ PositiveGraph AllGatherPositiveGraph(Communicator& comm, const PairTable& pairs)
   return *BuildPositiveGraph(positives);
 }
 
+// Sizes the parts exactly (vectors grown by doubling would hold up to 2x).
+void ReserveParts(Communicator& comm, size_t mine, bool with_export, std::vector<Part>* parts) {
+  const std::string bytes(reinterpret_cast<const char*>(&mine), sizeof mine);
+  const std::vector<std::string> counts = comm.GatherToRoot(bytes);
+  for (size_t r = 0; r < parts->size(); ++r) {
+    size_t n = 0;
+    std::memcpy(&n, counts[r].data(), sizeof n);
+    Part& p = (*parts)[r];
+    for (auto* v : {&p.user, &p.item, &p.instances, &p.negatives}) v->reserve(n);
+    p.label.reserve(n);
+    p.rate.reserve(n);
+    if (with_export) {
+      for (auto* v : {&p.geff, &p.hardness, &p.score}) v->reserve(n);
+    }
+  }
+}
+
+// Everything of the local result but what the gather sends.
+void KeepOnlyGathered(bool with_export, PairTable* pairs, PipelineResult* result) {
+  std::vector<float>().swap(result->uncertainty);
+  std::vector<float>().swap(result->propagated_score);
+  std::vector<float>().swap(pairs->pilot_mean);
+  if (!with_export) {
+    std::vector<float>().swap(result->geff);
+    std::vector<float>().swap(result->hardness);
+    std::vector<float>().swap(result->score);
+  }
+}
+
 void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, PipelineResult result,
                   GatheredPairs* out) {
   const bool root = comm.rank() == 0;
+  KeepOnlyGathered(with_export, &pairs, &result);
+  if (comm.size() == 1) {  // one rank: already the whole table, in order
+    out->pairs = std::move(pairs);
+    out->result = std::move(result);
+    return;
+  }
   std::vector<Part> parts(root ? comm.size() : 0);
+  ReserveParts(comm, pairs.num_pairs(), with_export, &parts);
   const size_t rounds = Rounds(comm, pairs.num_pairs(), kPairsPerRound);
   for (size_t round = 0; round < rounds; ++round) {
     const size_t begin = std::min(pairs.num_pairs(), round * kPairsPerRound);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/maec/pipeline_options.h"
 #include "core/maec/rates.h"
@@ -45,6 +46,22 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   }
   s = std::max(s, 0.0);
   return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa) : FloorRate(s, m.rho, m.floor));
+}
+
+float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const UnseenModel& m) {
+  const Method method = static_cast<Method>(m.method);
+  if (method != Method::kMaec) {
+    if (method != Method::kUniform) {
+      for (const NodeView* known : {user, item}) {
+        if (known != nullptr && known->record.mean_rate > 0.0f) return known->record.mean_rate;
+      }
+    }
+    return static_cast<float>(m.alpha);
+  }
+  NodeView empty;  // no pairs, no sketch row, a component of its own
+  empty.record.component = std::numeric_limits<uint32_t>::max();
+  if (user != nullptr && item != nullptr) return ScoreUnseenPair(*user, *item, m);
+  return ScoreUnseenPair(user != nullptr ? *user : empty, item != nullptr ? *item : empty, m);
 }
 
 }  // namespace graphsieve

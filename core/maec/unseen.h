@@ -72,6 +72,15 @@ struct NodeView {
 // the two nodes' mean_rate, clipped to [floor, 1] (floor rule) or (0, 1].
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& model);
 
+// The rate for a pair with an unknown user and/or item (nullptr), by the same
+// rule: an unknown node is a node with no pairs and no positive edge, so the
+// pair has no graph evidence (conductance 0) and its propagation step sees
+// only the known node's pairs. MA-EC: ScoreUnseenPair with such an empty node
+// (both unknown: rule(z₀), z₀ the min-max position of conductance 0 — under
+// the mixture rule min(1, ρ(z₀/h̄ + κ))). Other methods: uniform gives α; the
+// pilot-based ones the known node's mean_rate (> 0), else α.
+float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const UnseenModel& model);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_MAEC_UNSEEN_H_

@@ -155,6 +155,27 @@ INSTANTIATE_TEST_SUITE_P(Steps, FixedGraphFlip,
                          ::testing::Values(FlipCase{false, false}, FlipCase{true, false}, FlipCase{false, true},
                                            FlipCase{true, true}));
 
+// The graph half needs no correction: a positive's hardness G_eff − 1 equals
+// the hardness the pair gets in a full rebuild with its label flipped (its
+// edge gone from the positive graph), exact route, every positive of a toy log.
+TEST(FullRebuildFlip, PositiveHardnessEqualsItsHardnessAsANegative) {
+  PairTable t = *BuildPairTable(testing::RandomLog(14, 12, 0.4, 0.3, 9), 1);
+  PipelineOptions o;
+  o.resistance = ResistanceMethod::kExact;
+  const ConductanceResult cond = *ComputeConductance(t, o);
+  int checked = 0;
+  for (size_t p = 0; p < t.num_pairs(); ++p) {
+    if (!t.label[p]) continue;
+    PairTable flipped = t;
+    flipped.label[p] = 0;
+    flipped.negatives[p] = flipped.instances[p];
+    const ConductanceResult f = *ComputeConductance(flipped, o);
+    EXPECT_NEAR(cond.hardness[p], f.hardness[p], 1e-5 * std::max(1.0f, f.hardness[p])) << "pair " << p;
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+}
+
 // Flip single-instance positive pairs of a generated log to negative and
 // rebuild everything (graph included): their rates must agree with the
 // original build's counterfactual rates (median relative difference ≤ 5%).

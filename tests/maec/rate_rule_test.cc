@@ -241,5 +241,27 @@ TEST(MixtureRule, UnseenScorerWithoutPropagation) {
               1e-6);
 }
 
+// Unknown nodes (RATE_SOURCE_DEFAULT with --default-policy=model): an unknown
+// node is a node with no pairs, so the pair is an unseen pair of conductance 0.
+TEST(MixtureRule, UnknownNodePairIsAnUnseenPairWithAnEmptyNode) {
+  PairTable t = *BuildPairTable(testing::PowerLawLog(30, 25, 12.0, 0.35, 8), 1);
+  PipelineResult r = *RunPipeline(t, Mixture(0.2));
+  const NodeTable& nt = r.nodes;
+  const UnseenModel& m = r.model;
+  const NodeView user{nt.records[0], nt.SketchRow(0)};
+  NodeView empty;
+  empty.record.component = 123456;  // a component of its own, no pairs, no sketch row
+  EXPECT_FLOAT_EQ(ScoreUnknownNodePair(&user, nullptr, m), ScoreUnseenPair(user, empty, m));
+  const double z0 = std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0);
+  EXPECT_NEAR(ScoreUnknownNodePair(nullptr, nullptr, m), std::min(1.0, m.rho * (z0 / m.score_mean + m.kappa)), 1e-6);
+  UnseenModel uniform = m;
+  uniform.method = static_cast<int>(Method::kUniform);
+  EXPECT_FLOAT_EQ(ScoreUnknownNodePair(&user, nullptr, uniform), 0.2f);
+  UnseenModel opt = m;
+  opt.method = static_cast<int>(Method::kOpt);
+  EXPECT_FLOAT_EQ(ScoreUnknownNodePair(nullptr, &user, opt), nt.records[0].mean_rate);
+  EXPECT_FLOAT_EQ(ScoreUnknownNodePair(nullptr, nullptr, opt), 0.2f);
+}
+
 }  // namespace
 }  // namespace graphsieve

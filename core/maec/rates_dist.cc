@@ -81,7 +81,8 @@ absl::StatusOr<RateFit> FitRatesAcrossRanks(absl::Span<const double> scores,
     return absl::InvalidArgumentError(absl::StrFormat(
         "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
         "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
-        "the floor); lower alpha or raise the floor",
+        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' (--rate-rule=mixture), "
+        "which reaches every alpha",
         alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
   }
   const double min_pos = -max_min[1];

@@ -85,12 +85,17 @@ class DistBuildTest : public ::testing::Test {
   std::string a_, b_;
 };
 
-TEST_F(DistBuildTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
-  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("r0")), " --export ", files_.Path("e0.csv")));
+// Both rate rules (docs/METHOD.md "Rate rules"): the α fit spans the ranks.
+class SameRatesTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
+  const std::string rule = absl::StrCat(" --rate_rule ", GetParam());
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("r0")), rule, " --export ",
+                                         files_.Path("e0.csv")));
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
-  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("r1")) + " --export " + files_.Path("e1.csv"));
+  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("r1")) + rule + " --export " + files_.Path("e1.csv"));
   ASSERT_EQ(np1.exit_code, 0) << np1.output;
-  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("r2")) + " --export " + files_.Path("e2.csv"));
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("r2")) + rule + " --export " + files_.Path("e2.csv"));
   ASSERT_EQ(np2.exit_code, 0) << np2.output;
   EXPECT_THAT(np2.output, HasSubstr("rank 1:"));  // the per-rank resource lines
   EXPECT_FALSE(testing_io::ReadFile(files_.Path("r2/CURRENT")).empty());
@@ -107,8 +112,11 @@ TEST_F(DistBuildTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
   }
   EXPECT_LE(worst, 1e-6);
   EXPECT_LE(worst_alone, 1e-6);
-  std::printf("max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n", worst, worst_alone);
+  std::printf("rule %s: max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n", GetParam(),
+              worst, worst_alone);
 }
+
+INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
 
 class KilledRankTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,7 +13,7 @@ namespace dist_internal {
 namespace {
 
 constexpr size_t kRowsPerRound = size_t{1} << 23;   // rows sent per rank per round (~170 MB)
-constexpr size_t kPairsPerRound = size_t{1} << 22;  // pairs gathered per rank per round
+constexpr size_t kPairsPerRound = size_t{1} << 20;  // pairs gathered per rank per round (17-29 MB)
 
 template <typename T>
 void Put(std::string* out, const T& v) {
@@ -77,13 +78,6 @@ void TakeNames(const std::string& in, size_t* off, absl::flat_hash_map<uint64_t,
   }
 }
 
-// One rank's share as received on rank 0.
-struct Part {
-  std::vector<uint32_t> user, item, instances, negatives;
-  std::vector<uint8_t> label;
-  std::vector<float> rate, geff, hardness, score;
-};
-
 void PutPairs(const PairTable& t, const PipelineResult& r, bool with_export, size_t begin, size_t end,
               std::string* out) {
   for (size_t p = begin; p < end; ++p) {
@@ -101,68 +95,72 @@ void PutPairs(const PairTable& t, const PipelineResult& r, bool with_export, siz
   }
 }
 
-void TakePairs(const std::string& in, bool with_export, Part* part) {
-  size_t off = 0;
-  while (off < in.size()) {
-    part->user.push_back(Take<uint32_t>(in, &off));
-    part->item.push_back(Take<uint32_t>(in, &off));
-    part->instances.push_back(Take<uint32_t>(in, &off));
-    part->negatives.push_back(Take<uint32_t>(in, &off));
-    part->label.push_back(Take<uint8_t>(in, &off));
-    part->rate.push_back(Take<float>(in, &off));
+// Rank 0's whole table in (user, item) order, filled in place: every user's
+// pairs live on one rank and arrive in item order, so the k-th pair of user u
+// goes to first[u] + k. No per-rank copy is held besides the chunk in flight.
+class Placer {
+ public:
+  Placer(const std::vector<uint64_t>& per_user, bool with_export, GatheredPairs* out)
+      : with_export_(with_export), out_(out), next_(per_user.size()) {
+    uint64_t total = 0;
+    for (size_t u = 0; u < per_user.size(); ++u) next_[u] = total, total += per_user[u];
+    PairTable& t = out->pairs;
+    for (auto* v : {&t.pair_user, &t.pair_item, &t.instances, &t.negatives}) v->resize(total);
+    t.label.resize(total);
+    out->result.rate.resize(total);
     if (with_export) {
-      part->geff.push_back(Take<float>(in, &off));
-      part->hardness.push_back(Take<float>(in, &off));
-      part->score.push_back(Take<float>(in, &off));
+      for (auto* v : {&out->result.geff, &out->result.hardness, &out->result.score}) v->resize(total);
     }
   }
+  void Place(const PairTable& t, const PipelineResult& r, size_t p) {
+    Put(t.pair_user[p], t.pair_item[p], t.instances[p], t.negatives[p], t.label[p], r.rate[p],
+        with_export_ ? r.geff[p] : 0.f, with_export_ ? r.hardness[p] : 0.f, with_export_ ? r.score[p] : 0.f);
+  }
+  void PlaceChunk(const std::string& in) {
+    for (size_t off = 0; off < in.size();) {
+      const uint32_t u = Take<uint32_t>(in, &off), i = Take<uint32_t>(in, &off);
+      const uint32_t inst = Take<uint32_t>(in, &off), neg = Take<uint32_t>(in, &off);
+      const uint8_t label = Take<uint8_t>(in, &off);
+      const float rate = Take<float>(in, &off);
+      float g = 0, h = 0, sc = 0;
+      if (with_export_) g = Take<float>(in, &off), h = Take<float>(in, &off), sc = Take<float>(in, &off);
+      Put(u, i, inst, neg, label, rate, g, h, sc);
+    }
+  }
+
+ private:
+  void Put(uint32_t u, uint32_t i, uint32_t inst, uint32_t neg, uint8_t label, float rate, float g, float h,
+           float sc) {
+    const uint64_t at = next_[u]++;
+    PairTable& t = out_->pairs;
+    t.pair_user[at] = u, t.pair_item[at] = i, t.instances[at] = inst, t.negatives[at] = neg;
+    t.label[at] = label;
+    t.total_instances += inst;
+    t.total_negatives += neg;
+    out_->result.rate[at] = rate;
+    if (with_export_) out_->result.geff[at] = g, out_->result.hardness[at] = h, out_->result.score[at] = sc;
+  }
+  bool with_export_;
+  GatheredPairs* out_;
+  std::vector<uint64_t> next_;
+};
+
+// Pairs per user (global index) over every rank.
+std::vector<uint64_t> PairsPerUser(Communicator& comm, const PairTable& pairs) {
+  std::vector<uint64_t> count(pairs.num_users(), 0);
+  for (uint32_t u : pairs.pair_user) ++count[u];
+  comm.AllReduceSum(absl::MakeSpan(count));
+  return count;
 }
 
-// Appends pair i of `part` to the global table and result.
-void Append(const Part& part, size_t i, bool with_export, GatheredPairs* out) {
-  PairTable& t = out->pairs;
-  t.pair_user.push_back(part.user[i]);
-  t.pair_item.push_back(part.item[i]);
-  t.instances.push_back(part.instances[i]);
-  t.negatives.push_back(part.negatives[i]);
-  t.label.push_back(part.label[i]);
-  t.total_instances += part.instances[i];
-  t.total_negatives += part.negatives[i];
-  out->result.rate.push_back(part.rate[i]);
-  if (with_export) {
-    out->result.geff.push_back(part.geff[i]);
-    out->result.hardness.push_back(part.hardness[i]);
-    out->result.score.push_back(part.score[i]);
-  }
-}
-
-// Every rank's pairs are sorted by (user, item) and no user is on two ranks:
-// a merge by user restores the single-process order.
-void MergeByUser(std::vector<Part>& parts, bool with_export, GatheredPairs* out) {
-  size_t total = 0;
-  for (const Part& p : parts) total += p.user.size();
-  PairTable& t = out->pairs;
-  for (auto* v : {&t.pair_user, &t.pair_item, &t.instances, &t.negatives}) v->reserve(total);
-  t.label.reserve(total);
-  out->result.rate.reserve(total);
-  if (with_export) {
-    for (auto* v : {&out->result.geff, &out->result.hardness, &out->result.score}) v->reserve(total);
-  }
-  std::vector<size_t> at(parts.size(), 0);
-  while (true) {
-    int best = -1;
-    for (size_t r = 0; r < parts.size(); ++r) {
-      if (at[r] < parts[r].user.size() &&
-          (best < 0 || parts[r].user[at[r]] < parts[best].user[at[best]])) {
-        best = static_cast<int>(r);
-      }
-    }
-    if (best < 0) break;
-    const uint32_t u = parts[best].user[at[best]];
-    while (at[best] < parts[best].user.size() && parts[best].user[at[best]] == u) {
-      Append(parts[best], at[best]++, with_export, out);
-    }
-  }
+// Frees the per-pair columns of the local table and result.
+void ReleasePairs(PairTable* t, PipelineResult* r) {
+  std::vector<uint32_t>().swap(t->pair_user);
+  std::vector<uint32_t>().swap(t->pair_item);
+  std::vector<uint32_t>().swap(t->instances);
+  std::vector<uint32_t>().swap(t->negatives);
+  std::vector<uint8_t>().swap(t->label);
+  for (auto* v : {&r->rate, &r->geff, &r->hardness, &r->score}) std::vector<float>().swap(*v);
 }
 
 }  // namespace
@@ -258,23 +256,6 @@ PositiveGraph AllGatherPositiveGraph(Communicator& comm, const PairTable& pairs)
   return *BuildPositiveGraph(positives);
 }
 
-// Sizes the parts exactly (vectors grown by doubling would hold up to 2x).
-void ReserveParts(Communicator& comm, size_t mine, bool with_export, std::vector<Part>* parts) {
-  const std::string bytes(reinterpret_cast<const char*>(&mine), sizeof mine);
-  const std::vector<std::string> counts = comm.GatherToRoot(bytes);
-  for (size_t r = 0; r < parts->size(); ++r) {
-    size_t n = 0;
-    std::memcpy(&n, counts[r].data(), sizeof n);
-    Part& p = (*parts)[r];
-    for (auto* v : {&p.user, &p.item, &p.instances, &p.negatives}) v->reserve(n);
-    p.label.reserve(n);
-    p.rate.reserve(n);
-    if (with_export) {
-      for (auto* v : {&p.geff, &p.hardness, &p.score}) v->reserve(n);
-    }
-  }
-}
-
 // Everything of the local result but what the gather sends.
 void KeepOnlyGathered(bool with_export, PairTable* pairs, PipelineResult* result) {
   std::vector<float>().swap(result->uncertainty);
@@ -296,8 +277,13 @@ void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, Pipelin
     out->result = std::move(result);
     return;
   }
-  std::vector<Part> parts(root ? comm.size() : 0);
-  ReserveParts(comm, pairs.num_pairs(), with_export, &parts);
+  const std::vector<uint64_t> per_user = PairsPerUser(comm, pairs);
+  std::unique_ptr<Placer> placer;
+  if (root) {  // rank 0 places its own pairs first, then frees them
+    placer = std::make_unique<Placer>(per_user, with_export, out);
+    for (size_t p = 0; p < pairs.num_pairs(); ++p) placer->Place(pairs, result, p);
+    ReleasePairs(&pairs, &result);
+  }
   const size_t rounds = Rounds(comm, pairs.num_pairs(), kPairsPerRound);
   for (size_t round = 0; round < rounds; ++round) {
     const size_t begin = std::min(pairs.num_pairs(), round * kPairsPerRound);
@@ -305,12 +291,11 @@ void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, Pipelin
     std::string chunk;
     PutPairs(pairs, result, with_export, begin, end, &chunk);
     const std::vector<std::string> got = comm.GatherToRoot(chunk);
-    for (size_t r = 0; r < got.size(); ++r) TakePairs(got[r], with_export, &parts[r]);
+    for (size_t r = 1; r < got.size(); ++r) placer->PlaceChunk(got[r]);
   }
   if (!root) return;
   out->pairs.user_ids = std::move(pairs.user_ids);
   out->pairs.item_ids = std::move(pairs.item_ids);
-  MergeByUser(parts, with_export, out);
   PipelineResult& r = out->result;
   r.nodes = std::move(result.nodes);
   r.model = result.model;

@@ -37,8 +37,10 @@ struct GatheredPairs {
   PipelineResult result;
 };
 
-// Streams every rank's pairs and rates to rank 0 in chunks, then merges them
-// by user. with_export adds geff, hardness and score. Consumes the inputs.
+// Streams every rank's pairs and rates to rank 0 in chunks of 1M pairs; rank 0
+// places each pair at its final (user, item) position (per-user counts are
+// all-reduced first), so it holds the whole table once plus one chunk.
+// with_export adds geff, hardness and score. Consumes the inputs.
 void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, PipelineResult result,
                   GatheredPairs* out);
 

@@ -63,11 +63,12 @@ int ResistanceOptions::PairSketchDim() const {
 }
 
 bool OneSidedIsCheaper(const ResistanceOptions& o, uint64_t s, uint64_t edges, uint64_t pairs) {
-  // CPU seconds per distance coordinate (~0.8 ns) / per solve x positive edge
-  // (~4.4 ns, 5 block-PCG iterations), both measured with graphsieve-bench-core
-  // on the kuairec-shaped log at --scale 0.5 --nodes_scale 0.5 (docs/METHOD.md
-  // "How auto picks").
-  constexpr double kDistancePerSolveEdge = 0.18;
+  // CPU seconds per distance coordinate / per solve x positive edge (~4.4 ns,
+  // 5 block-PCG iterations), measured with graphsieve-bench-core on the
+  // kuairec-shaped log with nodes growing: 0.8 ns (0.18) at scale 0.5 and
+  // 1.8 ns (0.41) at scale 4, where the sketch's node rows no longer fit in
+  // cache; the larger figure is used (docs/METHOD.md "How auto picks").
+  constexpr double kDistancePerSolveEdge = 0.41;
   const double k = o.PairSketchDim();
   const double one_sided = double(s) * double(edges);
   const double sketch = k * double(edges) + k * double(pairs) * kDistancePerSolveEdge;

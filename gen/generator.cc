@@ -62,7 +62,7 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
   }
   if (!(nodes_scale >= 0) || !std::isfinite(nodes_scale)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("nodes_scale must be >= 0 (0 = sqrt(scale)), got ", nodes_scale));
+        absl::StrCat("--nodes_scale must be >= 0 (0 = sqrt(scale)), got ", nodes_scale));
   }
   GeneratorOptions o;
   if (name == "kuairec") {

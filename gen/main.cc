@@ -62,7 +62,7 @@ int Run() {
       graphsieve::GeneratorPreset(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale),
                                   absl::GetFlag(FLAGS_nodes_scale));
   if (!preset.ok()) {
-    std::fprintf(stderr, "graphsieve-gen: --preset/--scale/--nodes_scale: %s\n",
+    std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n",
                  std::string(preset.status().message()).c_str());
     return 2;
   }

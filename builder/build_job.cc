@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "builder/build_stages.h"
 #include "builder/export_csv.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
@@ -19,7 +20,7 @@
 #include "core/snapshot/snapshot_writer.h"
 
 namespace graphsieve {
-namespace {
+namespace build_internal {
 
 using Clock = std::chrono::steady_clock;
 
@@ -326,7 +327,8 @@ absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserv
                                   SnapshotStore* store, absl::Time created, const PairTable& pairs,
                                   const PipelineResult& result, const ImpressionLog& log,
                                   const std::vector<snapshot::InputFileInfo>& inputs,
-                                  BuildReport* report) {
+                                  BuildReport* report,
+                                  const std::function<absl::Status()>& before_publish) {
   auto lock = store->AcquirePublishLock(options.lock_timeout_seconds);
   if (!lock.ok()) return lock.status();
   auto removed = store->RemoveStaleTemporaries(**lock);
@@ -339,10 +341,24 @@ absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserv
   info.timings = report->timings;
   absl::Status s = WriteStage(options, obs, *store, pairs, result, info, report);
   if (!s.ok()) return s;
+  if (before_publish) {
+    s = before_publish();
+    if (!s.ok()) {
+      (void)snapshot::RemoveTree(store->TempDir(info.version));
+      return s;
+    }
+  }
   return PublishStage(options, obs, *store, **lock, info.version, report);
 }
 
-}  // namespace
+}  // namespace build_internal
+
+using build_internal::GatesAndExportStage;
+using build_internal::OpenStore;
+using build_internal::PairTableStage;
+using build_internal::PipelineStage;
+using build_internal::ReadLogsStage;
+using build_internal::WriteAndPublishStage;
 
 absl::Status BuildOptions::Validate() const {
   auto bad = [](std::string msg) { return absl::InvalidArgumentError(std::move(msg)); };
@@ -435,7 +451,7 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
 nlohmann::json BuildReport::ToJson() const {
   nlohmann::json t = nlohmann::json::object();
   for (const StageTiming& s : timings) t[s.stage] = s.seconds;
-  return {{"version", version},
+  nlohmann::json j = {{"version", version},
           {"snapshot_dir", snapshot_dir},
           {"published", published},
           {"instances", instances},
@@ -456,6 +472,8 @@ nlohmann::json BuildReport::ToJson() const {
           {"deleted_versions", deleted_versions},
           {"removed_temporaries", removed_temporaries},
           {"warnings", warnings}};
+  if (!ranks.is_null()) j["ranks"] = ranks;
+  return j;
 }
 
 absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& obs) {
@@ -484,7 +502,8 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   s = GatesAndExportStage(options, obs, pairs, result, log, &report);
   if (!s.ok()) return s;
   if (options.dry_run) return report;
-  s = WriteAndPublishStage(options, obs, store.get(), created, pairs, result, log, inputs, &report);
+  s = WriteAndPublishStage(options, obs, store.get(), created, pairs, result, log, inputs, &report,
+                           /*before_publish=*/nullptr);
   if (!s.ok()) return s;
   return report;
 }

@@ -59,6 +59,9 @@ struct BuildReport {
   std::vector<std::string> deleted_versions;
   std::vector<std::string> removed_temporaries;
   std::vector<std::string> warnings;
+  // Distributed build (dist_build.h), on rank 0: one object per rank with
+  // rank, pairs, instances, wall_seconds, cpu_seconds, peak_rss_bytes. Null otherwise.
+  nlohmann::json ranks;
   nlohmann::json ToJson() const;
 };
 

@@ -20,6 +20,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "builder/build_job.h"
+#include "builder/dist_build.h"
+#if GRAPHSIEVE_HAVE_MPI
+#include "core/dist/mpi_communicator.h"
+#endif
 #include "builder/progress.h"
 #include "core/cli/flags.h"
 #include "core/cli/log_flags.h"
@@ -213,7 +217,28 @@ void PrintJson(const absl::Status& status, const BuildReport* report, double tot
   std::fflush(stdout);
 }
 
-int Main(int argc, char** argv) {
+// A failed gate (the message starts with "gate ", after the "rank R: " a
+// distributed build puts first) exits 3; any other error 1.
+int ExitCodeOf(const absl::Status& s) {
+  absl::string_view m = s.message();
+  if (absl::StartsWith(m, "rank ")) {
+    const size_t colon = m.find(": ");
+    if (colon != absl::string_view::npos) m.remove_prefix(colon + 2);
+  }
+  return absl::StartsWith(m, "gate ") ? kExitGate : kExitError;
+}
+
+// Rank 0 prints one line per rank: the distributed build's resources.
+void PrintRanks(const BuildReport& r) {
+  for (const nlohmann::json& k : r.ranks) {
+    std::fprintf(stderr, "  rank %d: %llu pairs, wall %.2fs, cpu %.2fs, peak RSS %.2f GiB\n",
+                 k["rank"].get<int>(), (unsigned long long)k["pairs"].get<uint64_t>(),
+                 k["wall_seconds"].get<double>(), k["cpu_seconds"].get<double>(),
+                 k["peak_rss_bytes"].get<uint64_t>() / double(1ull << 30));
+  }
+}
+
+int Main(int argc, char** argv, Communicator* comm) {
   ConfigureFlagUsage(
       "Builds MA-EC sampling rates from impression logs and publishes a snapshot.\n"
       "  graphsieve-build --input=log.csv --snapshot_root=/var/lib/graphsieve [flags]\n"
@@ -242,17 +267,23 @@ int Main(int argc, char** argv) {
     if (json) PrintJson(options.status(), nullptr, 0);
     return kExitUsage;
   }
-  StderrProgress progress(quiet, ::isatty(STDERR_FILENO) == 1);
-  absl::StatusOr<BuildReport> report = RunBuild(*options, progress.Observer());
+  // Under mpirun only rank 0 talks; every rank returns the same status.
+  const bool speaker = comm == nullptr || comm->rank() == 0;
+  StderrProgress progress(quiet || !speaker, ::isatty(STDERR_FILENO) == 1);
+  absl::StatusOr<BuildReport> report = comm == nullptr
+                                           ? RunBuild(*options, progress.Observer())
+                                           : RunDistributedBuild(*options, progress.Observer(), *comm);
+  if (!speaker) return report.ok() ? 0 : ExitCodeOf(report.status());
   if (!report.ok()) {
     const absl::Status& s = report.status();
     std::fprintf(stderr, "graphsieve-build: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
                  std::string(s.message()).c_str());
     std::fprintf(stderr, "graphsieve-build: nothing published\n");
     if (json) PrintJson(s, nullptr, seconds());
-    return absl::StartsWith(s.message(), "gate ") ? kExitGate : kExitError;
+    return ExitCodeOf(s);
   }
   if (!quiet) PrintSummary(*options, *report, seconds());
+  if (!quiet) PrintRanks(*report);
   if (json) PrintJson(absl::OkStatus(), &*report, seconds());
   return 0;
 }
@@ -260,4 +291,16 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace graphsieve
 
-int main(int argc, char** argv) { return graphsieve::Main(argc, argv); }
+int main(int argc, char** argv) {
+#if GRAPHSIEVE_HAVE_MPI
+  // Started by mpirun: one rank of a distributed build (builder/dist_build.h).
+  if (graphsieve::LaunchedByMpirun()) {
+    graphsieve::MpiSession session(&argc, &argv);
+    std::unique_ptr<graphsieve::Communicator> world = session.World();
+    const int code = graphsieve::Main(argc, argv, world.get());
+    world.reset();
+    return code;
+  }
+#endif
+  return graphsieve::Main(argc, argv, nullptr);
+}

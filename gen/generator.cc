@@ -72,9 +72,14 @@ absl::Status GeneratorOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale) {
+absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale,
+                                                 double nodes_scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     return absl::InvalidArgumentError(absl::StrCat("scale must be a positive number, got ", scale));
+  }
+  if (!(nodes_scale >= 0) || !std::isfinite(nodes_scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nodes_scale must be >= 0 (0 = sqrt(scale)), got ", nodes_scale));
   }
   GeneratorOptions o;
   if (name == "kuairec") {
@@ -92,7 +97,7 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
                                                    absl::string_view(name.data(), name.size()),
                                                    "', expected kuairec, small or tiny"));
   }
-  const double root = std::sqrt(scale);
+  const double root = nodes_scale > 0 ? nodes_scale : std::sqrt(scale);
   o.num_users = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_users) * root));
   o.num_items = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_items) * root));
   o.num_instances =

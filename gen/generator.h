@@ -85,8 +85,12 @@ struct GeneratorOptions {
 // "kuairec" (5,765 users, 10,679 items, ~12M instances), "small" (kuairec at
 // scale 0.01) or "tiny" (60 users, 100 items, 2,000 instances). `scale`
 // multiplies the instances and sqrt(scale) the users and items, so the
-// density of the user-item matrix stays that of the preset.
-absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale);
+// density of the user-item matrix stays that of the preset. `nodes_scale` > 0
+// multiplies the preset's users and items by nodes_scale instead (for scaling
+// runs whose nodes grow with the impressions: nodes_scale = scale keeps
+// instances per node constant); 0 = off.
+absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale,
+                                                 double nodes_scale = 0);
 
 // What was generated (exact counts, computed while writing).
 struct GeneratorStats {

@@ -25,6 +25,9 @@ ABSL_FLAG(std::string, preset, "kuairec",
 ABSL_FLAG(double, scale, 1.0,
           "Multiplies the preset's instances by S and its users and items by sqrt(S) (the matrix "
           "density stays).");
+ABSL_FLAG(double, nodes_scale, 0,
+          "Multiplies the preset's users and items by N instead of sqrt(--scale); with N = --scale "
+          "the nodes grow with the impressions (scaling runs). 0 = off.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed. Same flags and seed give the same bytes.");
 ABSL_FLAG(std::string, output, "",
           "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed.");
@@ -63,7 +66,8 @@ int Run() {
     return 2;
   }
   absl::StatusOr<graphsieve::GeneratorOptions> preset =
-      graphsieve::GeneratorPreset(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale));
+      graphsieve::GeneratorPreset(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale),
+                                  absl::GetFlag(FLAGS_nodes_scale));
   if (!preset.ok()) {
     std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n",
                  std::string(preset.status().message()).c_str());

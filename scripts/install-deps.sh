@@ -21,6 +21,7 @@ PACKAGES=(
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
   chromium                                       # the dashboard test renders the page in a real browser
   prometheus prometheus-alertmanager             # promtool, amtool: deploy/ rules, alert tests, configs (tests/deploy)
+  openmpi-bin libopenmpi-dev                     # mpirun -np N graphsieve-build (docs/SCALING.md)
 )
 # Not Debian packages on every machine of this kind (preinstalled there); Debian's as a fallback.
 command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)  # kubectl kustomize (tests/deploy)
@@ -38,7 +39,7 @@ fi
 # --runtime: only the shared libraries the binaries need (docker/Dockerfile's runtime stage).
 if [[ "${1:-}" == "--runtime" ]]; then
   PACKAGES=(libgrpc++1.51 libprotobuf32 librocksdb7.8 libabsl20220623 libxxhash0 zlib1g
-            libprometheus-cpp-core1.0 libcivetweb1 ca-certificates)
+            libprometheus-cpp-core1.0 libcivetweb1 ca-certificates libopenmpi3 openmpi-bin)
 fi
 
 missing=()

@@ -13,18 +13,16 @@
 
 namespace graphsieve {
 
-absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs, const PipelineOptions& o) {
-  if (absl::Status s = o.Validate(); !s.ok()) return s;
-  ConductanceResult c;
-  maec_internal::StageClock clock(&c.timings, o);
-  absl::StatusOr<PositiveGraph> graph = BuildPositiveGraph(pairs);
-  if (!graph.ok()) return graph.status();
-  c.component = graph->component;
-  c.num_components = graph->num_components;
-  c.positive_pairs = static_cast<uint32_t>(graph->num_edges);
-  clock.Done("graph");
+namespace {
 
-  absl::StatusOr<ResistanceResult> r = ComputeResistance(pairs, *graph, o.Resistance());
+// Resistance and hardness into *out (whose timings `clock` records).
+absl::Status Conductance(const PairTable& pairs, const PositiveGraph& graph, const PipelineOptions& o,
+                         maec_internal::StageClock& clock, ConductanceResult* out) {
+  ConductanceResult& c = *out;
+  c.component = graph.component;
+  c.num_components = graph.num_components;
+  c.positive_pairs = static_cast<uint32_t>(graph.num_edges);
+  absl::StatusOr<ResistanceResult> r = ComputeResistance(pairs, graph, o.Resistance());
   if (!r.ok()) return r.status();
   c.sketch_dim = r->sketch_dim;
   c.sketch = std::move(r->sketch);
@@ -45,6 +43,31 @@ absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs, con
     }
   });
   clock.Done("hardness");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs, const PipelineOptions& o) {
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  ConductanceResult c;
+  maec_internal::StageClock clock(&c.timings, o);
+  absl::StatusOr<PositiveGraph> graph = BuildPositiveGraph(pairs);
+  if (!graph.ok()) return graph.status();
+  clock.Done("graph");
+  if (absl::Status s = Conductance(pairs, *graph, o, clock, &c); !s.ok()) return s;
+  return c;
+}
+
+absl::StatusOr<ConductanceResult> ComputeConductanceOnGraph(const PairTable& pairs, const PositiveGraph& graph,
+                                                            const PipelineOptions& o) {
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  if (graph.num_users != pairs.num_users() || graph.num_items != pairs.num_items()) {
+    return absl::InvalidArgumentError("positive graph and pair table have different nodes");
+  }
+  ConductanceResult c;
+  maec_internal::StageClock clock(&c.timings, o);
+  if (absl::Status s = Conductance(pairs, graph, o, clock, &c); !s.ok()) return s;
   return c;
 }
 

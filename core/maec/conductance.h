@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/maec/graph.h"
 #include "core/maec/pair_table.h"
 #include "core/maec/pipeline_options.h"
 #include "core/maec/solve_summary.h"
@@ -36,6 +37,13 @@ struct ConductanceResult {
 // (FAILED_PRECONDITION naming the component, RESOURCE_EXHAUSTED).
 absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs,
                                                      const PipelineOptions& options);
+
+// The same on a positive graph built by the caller: a distributed build
+// (options.comm) passes the global graph while `pairs` holds this rank's
+// pairs (docs/DESIGN.md §5). REQUIRES: graph's nodes are pairs' users and items.
+absl::StatusOr<ConductanceResult> ComputeConductanceOnGraph(const PairTable& pairs,
+                                                            const PositiveGraph& graph,
+                                                            const PipelineOptions& options);
 
 }  // namespace graphsieve
 

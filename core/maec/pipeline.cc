@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/dist/communicator.h"
 #include "core/maec/propagation.h"
 #include "core/maec/rates.h"
 #include "core/maec/stage_clock.h"
@@ -33,7 +34,7 @@ struct Corrected {
 void CounterfactualPositives(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                              const std::vector<double>& z, const PipelineOptions& o, Corrected* c) {
   const bool any_step = o.uncertainty_propagation || o.score_propagation;
-  const std::vector<double> self = any_step ? SelfInfluence(pairs, degrees, o.gamma) : std::vector<double>();
+  const std::vector<double> self = any_step ? SelfInfluence(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
   for (size_t p = 0; p < z.size(); ++p) {
     if (!pairs.label[p]) continue;
     const double mb = o.uncertainty_propagation ? self[p] : 1.0;
@@ -54,6 +55,7 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
   po.max_iterations = o.propagation_max_iterations;
   po.symmetric = o.symmetric_normalisation;
   po.threads = o.threads;
+  po.comm = o.comm;
   c.uncertainty.resize(z.size());
   for (size_t p = 0; p < z.size(); ++p) c.uncertainty[p] = std::abs(double(pairs.label[p]) - z[p]);
   if (o.uncertainty_propagation) c.uncertainty_report = Propagate(pairs, degrees, po, &c.uncertainty);
@@ -87,11 +89,15 @@ struct HardnessRange {
   double max = -std::numeric_limits<double>::infinity();
 };
 
-HardnessRange RangeOf(const std::vector<float>& hardness) {
+HardnessRange RangeOf(const std::vector<float>& hardness, Communicator* comm) {
   HardnessRange r;
   for (float h : hardness) {
     r.min = std::min<double>(r.min, h);
     r.max = std::max<double>(r.max, h);
+  }
+  if (comm != nullptr) {  // over every rank's pairs
+    comm->AllReduceMin(absl::MakeSpan(&r.min, 1));
+    comm->AllReduceMax(absl::MakeSpan(&r.max, 1));
   }
   return r;
 }
@@ -130,8 +136,10 @@ RuleParams CombinedRule(const PipelineOptions& o) {
 
 absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTable& pairs, const RuleParams& r,
                                   const PipelineOptions& o, std::vector<double>* rate) {
-  if (r.rule == RateRule::kMixture) return FitMixtureRates(score, pairs.negatives, o.alpha, r.kappa, rate, o.threads);
-  return FitRates(score, pairs.negatives, o.alpha, r.floor, rate, o.threads);
+  if (r.rule == RateRule::kMixture) {
+    return FitMixtureRates(score, pairs.negatives, o.alpha, r.kappa, rate, o.threads, o.comm);
+  }
+  return FitRates(score, pairs.negatives, o.alpha, r.floor, rate, o.threads, o.comm);
 }
 
 // max / mean / product of the MA-EC and pilot rates (docs/METHOD.md "Methods").
@@ -155,6 +163,7 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs, const std::vec
     out.rate = out.score;
     double sum = 0, w = 0;
     for (size_t p = 0; p < P; ++p) sum += pairs.negatives[p] * out.rate[p], w += pairs.negatives[p];
+    if (o.comm != nullptr) sum = SumOverRanks(*o.comm, sum), w = SumOverRanks(*o.comm, w);
     out.fit = RateFit{1.0, w > 0 ? sum / w : o.alpha, 1.0, 0.0};
     return out;
   }
@@ -206,9 +215,9 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
   nt->sketch = cond.sketch;
   nt->records.resize(N);
   const std::vector<double> sum_b =
-      PropagationNodeSums(pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads);
+      PropagationNodeSums(pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads, o.comm);
   const std::vector<double> sum_s =
-      PropagationNodeSums(pairs, degrees, maec.score, o.symmetric_normalisation, o.threads);
+      PropagationNodeSums(pairs, degrees, maec.score, o.symmetric_normalisation, o.threads, o.comm);
   std::vector<double> rate_sum(N, 0.0), neg(N, 0.0), plain_sum(N, 0.0);
   for (size_t p = 0; p < pairs.num_pairs(); ++p) {
     for (uint32_t w : {pairs.pair_user[p], U + pairs.pair_item[p]}) {
@@ -216,6 +225,9 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
       neg[w] += pairs.negatives[p];
       plain_sum[w] += rate[p];
     }
+  }
+  if (o.comm != nullptr) {  // nodes whose pairs live on several ranks
+    for (std::vector<double>* v : {&rate_sum, &neg, &plain_sum}) o.comm->AllReduceSum(absl::MakeSpan(*v));
   }
   for (size_t w = 0; w < N; ++w) {
     NodeRecord& rec = nt->records[w];
@@ -256,9 +268,9 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
   if (absl::Status s = CheckInputs(pairs, cond, o); !s.ok()) return s;
   PipelineResult res;
   maec_internal::StageClock clock(&res.timings, o);
-  const std::vector<uint32_t> degrees = NodeDegrees(pairs);
+  const std::vector<uint32_t> degrees = NodeDegrees(pairs, o.comm);
 
-  const HardnessRange range = RangeOf(cond.hardness);
+  const HardnessRange range = RangeOf(cond.hardness, o.comm);
   Corrected maec = MaecScore(pairs, degrees, cond, range, o);
   res.uncertainty_iterations = maec.uncertainty_report.iterations;
   res.score_iterations = maec.score_report.iterations;

@@ -42,6 +42,7 @@ ResistanceOptions PipelineOptions::Resistance() const {
   r.block_columns = block_columns;
   r.seed = seed;
   r.threads = threads;
+  r.comm = comm;
   return r;
 }
 

@@ -63,6 +63,10 @@ struct PipelineOptions {
   uint64_t seed = 42;
   int threads = 2;
   std::function<void(const std::string& stage, double fraction)> progress;  // may be empty
+  // Distributed run (docs/DESIGN.md §5), not owned; null = one process. The
+  // pair table then holds this rank's pairs only; every node sum, the gates'
+  // sums and the α fit reduce over all ranks (ResistanceOptions::comm).
+  Communicator* comm = nullptr;
   // INVALID_ARGUMENT naming the broken constraint.
   absl::Status Validate() const;
   // The resistance stage's share of these options.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/dist/communicator.h"
 #include "core/maec/parallel.h"
 
 namespace graphsieve {
@@ -16,18 +17,24 @@ inline double PairNeighbours(absl::Span<const uint32_t> degrees, uint32_t u_node
 
 }  // namespace
 
-std::vector<uint32_t> NodeDegrees(const PairTable& pairs) {
+std::vector<uint32_t> NodeDegrees(const PairTable& pairs, Communicator* comm) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   std::vector<uint32_t> deg(pairs.num_users() + pairs.num_items(), 0);
   for (size_t p = 0; p < pairs.num_pairs(); ++p) {
     ++deg[pairs.pair_user[p]];
     ++deg[U + pairs.pair_item[p]];
   }
+  if (comm != nullptr && comm->size() > 1) {
+    std::vector<uint64_t> wide(deg.begin(), deg.end());
+    comm->AllReduceSum(absl::MakeSpan(wide));
+    for (size_t w = 0; w < deg.size(); ++w) deg[w] = static_cast<uint32_t>(wide[w]);
+  }
   return deg;
 }
 
 std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                        absl::Span<const double> x, bool symmetric, int threads) {
+                                        absl::Span<const double> x, bool symmetric, int threads,
+                                        Communicator* comm) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t nodes = degrees.size();
   std::vector<std::vector<double>> partial(std::max(1, threads), std::vector<double>(nodes, 0.0));
@@ -47,6 +54,7 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
   for (size_t t = 1; t < partial.size(); ++t) {
     for (size_t w = 0; w < nodes; ++w) partial[0][w] += partial[t][w];
   }
+  if (comm != nullptr) comm->AllReduceSum(absl::MakeSpan(partial[0]));
   return std::move(partial[0]);
 }
 
@@ -57,7 +65,7 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
   PropagationReport report;
-  std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads);
+  std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads, o.comm);
   std::vector<std::vector<double>> partial(threads, std::vector<double>(nodes));
   std::vector<double> change(threads);
   // One fused pass per iteration: the update from the old node sums, and the
@@ -99,6 +107,10 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
     }
     ++report.iterations;
     report.last_change = *std::max_element(change.begin(), change.end());
+    if (o.comm != nullptr) {  // every rank's pairs: the same sums and the same stopping test
+      o.comm->AllReduceSum(absl::MakeSpan(m));
+      o.comm->AllReduceMax(absl::MakeSpan(&report.last_change, 1));
+    }
     if (report.last_change <= o.tolerance) {
       report.converged = true;
       break;
@@ -107,7 +119,8 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   return report;
 }
 
-std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma) {
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma,
+                                  Communicator* comm) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t P = pairs.num_pairs();
   std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
@@ -119,6 +132,10 @@ std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint3
       s1[w] += inv_d[p];
       s2[w] += inv_d[p] * inv_d[p];
     }
+  }
+  if (comm != nullptr) {
+    comm->AllReduceSum(absl::MakeSpan(s1));
+    comm->AllReduceSum(absl::MakeSpan(s2));
   }
   std::vector<double> m(P, 1.0);
   const double g2 = gamma * gamma, g3 = g2 * gamma;

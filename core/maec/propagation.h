@@ -23,12 +23,20 @@
 
 namespace graphsieve {
 
+class Communicator;  // core/dist/communicator.h
+
+// Distributed builds (docs/DESIGN.md §5): with a communicator the pair table
+// is this rank's share and every node sum (degrees, m, the self-influence
+// sums) and the convergence test reduce over all ranks, so each rank's pairs
+// get the values a single process would compute.
+
 struct PropagationOptions {
   double gamma = 0.5;                 // weight of the neighbours, in [0, 1)
   double tolerance = 1e-6;            // max |Δ| between two iterates
   int max_iterations = 100;
   bool symmetric = false;             // D^-1/2 A D^-1/2 instead of the edge rule
   int threads = 2;
+  Communicator* comm = nullptr;       // distributed build; not owned
 };
 
 struct PropagationReport {
@@ -38,12 +46,13 @@ struct PropagationReport {
 };
 
 // Pairs at every node, users 0..U-1 then items U..U+I-1.
-std::vector<uint32_t> NodeDegrees(const PairTable& pairs);
+std::vector<uint32_t> NodeDegrees(const PairTable& pairs, Communicator* comm = nullptr);
 
 // The per-node sums the operator uses (m, or m' when symmetric).
 // REQUIRES: x.size() == pairs.num_pairs(), degrees from NodeDegrees(pairs).
 std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                        absl::Span<const double> x, bool symmetric, int threads);
+                                        absl::Span<const double> x, bool symmetric, int threads,
+                                        Communicator* comm = nullptr);
 
 // Runs the iteration; x holds x⁽⁰⁾ on entry and the result on return.
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
@@ -61,7 +70,8 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
 // similar matrices, so both have these diagonals. The omitted tail is
 // between 0 and γ⁴·max_{q∼p} 1/d_q (S is row-stochastic). A pair without
 // neighbours (d_p = 0) maps to itself: M_pp = 1.
-std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma);
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma,
+                                  Communicator* comm = nullptr);
 
 }  // namespace graphsieve
 

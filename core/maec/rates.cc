@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/maec/rates_dist.h"
 
 namespace graphsieve {
 namespace {
@@ -71,7 +72,11 @@ const char* RateRuleName(RateRule rule) {
 }
 
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                 double alpha, double floor, std::vector<double>* rates, int threads) {
+                                 double alpha, double floor, std::vector<double>* rates, int threads,
+                                 Communicator* comm) {
+  if (comm != nullptr && comm->size() > 1) {
+    return maec_internal::FitRatesAcrossRanks(scores, weights, alpha, floor, rates, *comm);
+  }
   if (scores.size() != weights.size()) {
     return absl::InvalidArgumentError("FitRates: scores and weights differ in length");
   }
@@ -149,7 +154,8 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
 }
 
 absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                        double alpha, double kappa, std::vector<double>* rates, int threads) {
+                                        double alpha, double kappa, std::vector<double>* rates, int threads,
+                                        Communicator* comm) {
   if (scores.size() != weights.size()) {
     return absl::InvalidArgumentError("FitMixtureRates: scores and weights differ in length");
   }
@@ -168,6 +174,10 @@ absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::S
     total_w += weights[i];
     total_ws += weights[i] * s;
   }
+  if (comm != nullptr) {  // h̄ over every rank's negatives
+    total_w = SumOverRanks(*comm, total_w);
+    total_ws = SumOverRanks(*comm, total_ws);
+  }
   RateFit fit;
   fit.score_mean = total_w > 0.0 ? total_ws / total_w : 0.0;
   std::vector<double> a(scores.size());
@@ -179,7 +189,7 @@ absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::S
     fit.rho = alpha / kappa;
     fit.achieved_mean = alpha;
   } else {
-    absl::StatusOr<RateFit> linear = FitRates(a, weights, alpha, 0.0, nullptr, threads);
+    absl::StatusOr<RateFit> linear = FitRates(a, weights, alpha, 0.0, nullptr, threads, comm);
     if (!linear.ok()) return linear.status();
     fit.rho = linear->rho;
     fit.max_alpha = linear->max_alpha;
@@ -191,6 +201,7 @@ absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::S
     if (rates != nullptr) (*rates)[i] = r;
     sum += weights[i] * r;
   }
+  if (comm != nullptr) sum = SumOverRanks(*comm, sum);
   if (total_w > 0.0) fit.achieved_mean = sum / total_w;
   return fit;
 }

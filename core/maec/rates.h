@@ -31,6 +31,8 @@
 
 namespace graphsieve {
 
+class Communicator;  // core/dist/communicator.h
+
 enum class RateRule { kFloor, kMixture };
 
 // "floor", "mixture". Errors: INVALID_ARGUMENT listing them.
@@ -55,13 +57,15 @@ inline double MixtureRate(double score, double rho, double score_mean, double ka
   return std::min(rho * a, 1.0);
 }
 
+// `comm` (may be null): a distributed build, the entries being this rank's
+// share; α is then fit exactly over every rank's entries (rates_dist.h).
 // REQUIRES: scores.size() == weights.size(); scores finite and >= 0.
 // Errors: INVALID_ARGUMENT naming the valid α range when α is unreachable
 // (or floor/α out of [0, 1]); FAILED_PRECONDITION when Σ weights == 0.
 // `rates` (may be null) receives π per entry.
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
                                  double alpha, double floor, std::vector<double>* rates,
-                                 int threads = 1);
+                                 int threads = 1, Communicator* comm = nullptr);
 
 // The mixture rule: π = min(1, ρ·(s/h̄ + κ)). With a_i = s_i/h̄ + κ > 0 this
 // is FitRates(a, weights, α, floor 0), whose reachable range is all of (0, 1]
@@ -71,7 +75,7 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
 // or α not in (0, 1], or a score is negative or not finite.
 absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
                                         double alpha, double kappa, std::vector<double>* rates,
-                                        int threads = 1);
+                                        int threads = 1, Communicator* comm = nullptr);
 
 }  // namespace graphsieve
 

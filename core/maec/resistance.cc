@@ -9,21 +9,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/dist/communicator.h"
 #include "core/maec/parallel.h"
+#include "core/maec/resistance_plan.h"
 
 namespace graphsieve {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr uint32_t kMaxDenseNodes = 8000;  // 0.5 GB of doubles and ~10^12 flops
-
-enum class Route { kSkip, kDense, kOneSided, kSketch };
-
-struct Task {
-  uint32_t component;
-  Route kind;          // kDense: whole component; kOneSided: S columns; kSketch: sketch columns
-  uint32_t begin, end; // column range
-};
 
 struct TaskResult {
   BlockPcgResult pcg;
@@ -52,8 +45,11 @@ void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uin
       const uint32_t j = lap.cols[e];
       uint64_t state = seed ^ (uint64_t{u} * 0x100000001b3ULL) ^ (uint64_t{lap.nodes[j]} << 32);
       SplitMix64(&state);
+      // SplitMix64 advances its state by a constant per call: jump to the
+      // word of column `begin` (the same bits as drawing every word before).
+      state += uint64_t{begin / 64} * 0x9e3779b97f4a7c15ULL;
       uint64_t bits = 0;
-      for (uint32_t c = 0; c < end; ++c) {
+      for (uint32_t c = begin - begin % 64; c < end; ++c) {
         if (c % 64 == 0) bits = SplitMix64(&state);
         if (c >= begin) {
           const double q = ((bits >> (c % 64)) & 1) ? scale : -scale;
@@ -91,69 +87,26 @@ absl::StatusOr<Eigen::MatrixXd> DensePseudoInverse(const ComponentLaplacian& lap
 
 namespace {
 
-// What ComputeResistance decided per component, and the work list.
-struct Plan {
-  std::vector<Route> route;         // per component
-  std::vector<uint8_t> s_is_users;  // per component: the solved (smaller) side S is the users
-  std::vector<Task> tasks;
-};
-
-// Stage 1: a route per component, then the tasks (dense components whole,
-// sketch columns split over threads, one-sided columns in blocks). Counts the
-// routes into `out`.
-absl::StatusOr<Plan> PlanComponents(const PositiveGraph& g, const ResistanceOptions& o,
-                                    ResistanceResult* out) {
-  Plan plan;
-  plan.route.assign(g.num_components, Route::kSkip);
-  plan.s_is_users.assign(g.num_components, 1);
-  const uint32_t k = static_cast<uint32_t>(o.sketch_dim);
-  uint32_t largest = 0;
-  for (uint32_t c = 0; c < g.num_components; ++c) {
-    const uint32_t n = g.component_size(c), nu = g.component_users(c);
-    if (n > g.component_size(largest)) largest = c;
-    if (n < 2) continue;
-    plan.s_is_users[c] = nu <= n - nu;
-    const std::string r = RouteFor(o, n, std::min(nu, n - nu));
-    if (r == "dense") {
-      if (n > kMaxDenseNodes) {
-        return absl::ResourceExhaustedError(absl::StrFormat(
-            "component %d has %d nodes; the dense route holds n^2 doubles (%.1f GiB) and is "
-            "limited to %d nodes: use resistance 'one-sided' or 'sketch'",
-            c, n, double(n) * n * 8 / (1 << 30), kMaxDenseNodes));
-      }
-      plan.route[c] = Route::kDense;
-      ++out->dense_components;
-      plan.tasks.push_back({c, Route::kDense, 0, 0});
-      continue;
-    }
-    plan.route[c] = r == "one-sided" ? Route::kOneSided : Route::kSketch;
-    if (plan.route[c] == Route::kOneSided) ++out->one_sided_components; else ++out->sketch_components;
-    // Node sketch rows: split the k columns over the threads on big components.
-    const uint32_t parts = n >= 2000 ? std::min<uint32_t>(o.threads, k) : 1;
-    for (uint32_t t = 0; t < parts; ++t) plan.tasks.push_back({c, Route::kSketch, k * t / parts, k * (t + 1) / parts});
-    if (plan.route[c] == Route::kOneSided && o.compute_pairs) {
-      const uint32_t s = plan.s_is_users[c] ? nu : n - nu;
-      for (uint32_t b = 0; b < s; b += o.block_columns) {
-        plan.tasks.push_back({c, Route::kOneSided, b, std::min<uint32_t>(s, b + o.block_columns)});
-      }
-    }
-  }
-  out->route = RouteFor(o, g.component_size(largest),
-                        std::min(g.component_users(largest), g.component_size(largest) - g.component_users(largest)));
-  return plan;
-}
+using maec_internal::Distributed;
+using maec_internal::Plan;
+using maec_internal::PlanComponents;
+using maec_internal::Rank;
+using maec_internal::Ranks;
+using maec_internal::Route;
+using maec_internal::Task;
 
 // The state the tasks of one ComputeResistance call share. Tasks write
-// disjoint parts of out->sketch, out->resistance and diag.
+// disjoint parts of out->sketch, pair_z, out->resistance and diag.
 struct Work {
   const PairTable& pairs;
   const PositiveGraph& g;
   const ResistanceOptions& o;
   const Plan& plan;
   ResistanceResult* out;
-  PairIncidence inc;                                     // only with o.compute_pairs
+  const PairIncidence& inc;
   std::vector<std::unique_ptr<ComponentLaplacian>> laps; // PCG components, built once and shared
   std::vector<double> diag;                              // L⁺_ss of the solved side (one-sided)
+  std::vector<float> pair_z;  // pair sketch, column blocks of kDistBlock: [block][node][kDistBlock]
 
   // Calls fn(pair, other endpoint node) for every pair at node s.
   template <typename Fn>
@@ -168,9 +121,14 @@ struct Work {
       }
     }
   }
+  float& PairZ(uint32_t node, uint32_t col) {
+    return pair_z[(size_t(col / kDistBlock) * g.num_nodes() + node) * kDistBlock + col % kDistBlock];
+  }
+  static constexpr uint32_t kDistBlock = 32;
 };
 
-// A dense component: L⁺ by Cholesky, its sketch rows L⁺BᵀQᵀ and R for its pairs.
+// A dense component: L⁺ by Cholesky, its sketch rows L⁺BᵀQᵀ and R for its
+// pairs. Every rank needs R for its pairs; one rank writes the node rows.
 void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
   const uint32_t c = task.component, U = w.g.num_users;
   const int k = w.o.sketch_dim;
@@ -180,11 +138,13 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
     res->status = p.status();
     return;
   }
-  RowMatrix rhs;
-  SketchRhs(lap, w.g, k, 0, k, w.o.seed, &rhs);
-  const RowMatrix z = (*p) * rhs;
-  for (size_t i = 0; i < lap.size(); ++i) {
-    for (int j = 0; j < k; ++j) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(z(i, j));
+  if (int(c % Ranks(w.o)) == Rank(w.o)) {
+    RowMatrix rhs;
+    SketchRhs(lap, w.g, k, 0, k, w.o.seed, &rhs);
+    const RowMatrix z = (*p) * rhs;
+    for (size_t i = 0; i < lap.size(); ++i) {
+      for (int j = 0; j < k; ++j) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(z(i, j));
+    }
   }
   if (!w.o.compute_pairs) return;
   for (size_t i = 0; i < lap.size() && lap.nodes[i] < U; ++i) {
@@ -196,32 +156,43 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
   }
 }
 
-// A block of PCG columns: sketch columns (node rows) or one-sided columns
-// e_s, keeping L⁺_ss and L⁺_ts for every pair (s, t) inside the component.
+// Sketch columns [begin, end) of a component: node rows (the first
+// sketch_dim columns, rescaled to k = sketch_dim) and the pair sketch.
+void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& x) {
+  const int k = w.o.sketch_dim;
+  const bool pair_sketch = w.plan.route[task.component] == Route::kSketch && w.o.compute_pairs;
+  const double to_node = pair_sketch ? std::sqrt(double(w.plan.pair_k) / k) : 1.0;
+  for (size_t i = 0; i < lap.size(); ++i) {
+    for (uint32_t j = task.begin; j < task.end; ++j) {
+      const double v = x(i, j - task.begin);
+      if (j < uint32_t(k)) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(v * to_node);
+      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(v);
+    }
+  }
+}
+
+// A block of PCG columns: sketch columns, or one-sided columns e_s keeping
+// L⁺_ss and L⁺_ts for every pair (s, t) inside the component.
 void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
   const uint32_t c = task.component;
-  const int k = w.o.sketch_dim;
   const ComponentLaplacian& lap = *w.laps[c];
   const uint32_t first = w.plan.s_is_users[c] ? 0 : w.g.component_users(c);
+  const bool pair_sketch = w.plan.route[c] == Route::kSketch && w.o.compute_pairs;
   RowMatrix rhs, x;
   if (task.kind == Route::kSketch) {
-    SketchRhs(lap, w.g, k, task.begin, task.end, w.o.seed, &rhs);
+    SketchRhs(lap, w.g, pair_sketch ? w.plan.pair_k : w.o.sketch_dim, task.begin, task.end, w.o.seed, &rhs);
   } else {
     rhs.setZero(lap.size(), task.end - task.begin);
-    for (uint32_t j = task.begin; j < task.end; ++j) rhs(first + j, j - task.begin) = 1.0;
+    for (uint32_t j = task.begin; j < task.end; ++j) rhs(first + w.plan.columns[c][j], j - task.begin) = 1.0;
   }
   res->pcg = solver.Solve(lap, rhs, w.o.solver_tolerance, w.o.solver_max_iterations, &x);
   res->columns = static_cast<int>(rhs.cols());
   if (task.kind == Route::kSketch) {
-    for (size_t i = 0; i < lap.size(); ++i) {
-      for (uint32_t j = task.begin; j < task.end; ++j) {
-        w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(x(i, j - task.begin));
-      }
-    }
+    StoreSketchColumns(w, task, lap, x);
     return;
   }
   for (uint32_t j = task.begin; j < task.end; ++j) {
-    const uint32_t si = first + j;
+    const uint32_t si = first + w.plan.columns[c][j];
     const Eigen::Index col = j - task.begin;
     w.diag[lap.nodes[si]] = x(si, col);
     w.ForPairsAt(lap.nodes[si], [&](uint64_t pi, uint32_t t) {
@@ -229,7 +200,6 @@ void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
     });
   }
 }
-
 // Stage 2: every task, spread over the threads.
 std::vector<TaskResult> RunTasks(Work& w) {
   std::vector<TaskResult> results(w.plan.tasks.size());
@@ -245,14 +215,47 @@ std::vector<TaskResult> RunTasks(Work& w) {
   return results;
 }
 
+// Per component over all ranks: right-hand sides summed, iterations and
+// residual maxed, converged only if every block converged.
+void ReduceSummaries(const ResistanceOptions& o, std::vector<SolveSummary>* per_component) {
+  if (!Distributed(o)) return;
+  const size_t n = per_component->size();
+  std::vector<double> sums(n), maxes(3 * n);
+  for (size_t c = 0; c < n; ++c) {
+    const SolveSummary& s = (*per_component)[c];
+    sums[c] = s.right_hand_sides;
+    maxes[3 * c] = s.max_iterations;
+    maxes[3 * c + 1] = s.max_relative_residual;
+    maxes[3 * c + 2] = s.right_hand_sides > 0 && !s.converged ? 1.0 : 0.0;
+  }
+  o.comm->AllReduceSum(absl::MakeSpan(sums));
+  o.comm->AllReduceMax(absl::MakeSpan(maxes));
+  for (size_t c = 0; c < n; ++c) {
+    SolveSummary& s = (*per_component)[c];
+    s.right_hand_sides = static_cast<int>(sums[c]);
+    s.max_iterations = static_cast<int>(maxes[3 * c]);
+    s.max_relative_residual = maxes[3 * c + 1];
+    s.converged = maxes[3 * c + 2] == 0.0;
+  }
+}
+
 // Stage 3: one SolveSummary per PCG component plus one for all dense ones;
-// the first failure (task error or non-convergence) is the answer.
+// the first failure (task error or non-convergence) is the answer. Every
+// rank returns the same status.
 absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
   const PositiveGraph& g = w.g;
+  absl::Status task_status;
+  for (const TaskResult& r : results) {
+    if (!r.status.ok()) {
+      task_status = r.status;
+      break;
+    }
+  }
+  if (w.o.comm) task_status = AgreeOnStatus(*w.o.comm, task_status);
+  if (!task_status.ok()) return task_status;
   std::vector<SolveSummary> per_component(g.num_components);
   uint32_t largest_dense = 0, largest_dense_id = 0;
   for (size_t ti = 0; ti < w.plan.tasks.size(); ++ti) {
-    if (!results[ti].status.ok()) return results[ti].status;
     const Task& task = w.plan.tasks[ti];
     if (task.kind == Route::kDense) {
       if (g.component_size(task.component) > largest_dense) {
@@ -263,14 +266,12 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
     }
     SolveSummary& s = per_component[task.component];
     const bool first = s.right_hand_sides == 0;
-    s.component = task.component;
-    s.nodes = g.component_size(task.component);
-    s.method = w.plan.route[task.component] == Route::kOneSided ? "pcg-one-sided" : "pcg-sketch";
     s.right_hand_sides += results[ti].columns;
     s.max_iterations = std::max(s.max_iterations, results[ti].pcg.iterations);
     s.max_relative_residual = std::max(s.max_relative_residual, results[ti].pcg.max_relative_residual);
     s.converged = (first || s.converged) && results[ti].pcg.converged;
   }
+  ReduceSummaries(w.o, &per_component);
   if (w.out->dense_components > 0) {
     SolveSummary s;
     s.method = "dense";
@@ -284,6 +285,9 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
   for (uint32_t c = 0; c < g.num_components; ++c) {
     SolveSummary& s = per_component[c];
     if (s.right_hand_sides == 0) continue;
+    s.component = c;
+    s.nodes = g.component_size(c);
+    s.method = w.plan.route[c] == Route::kOneSided ? "pcg-one-sided" : "pcg-sketch";
     s.message = absl::StrFormat("%d right-hand sides, Jacobi block PCG, tolerance %g", s.right_hand_sides,
                                 w.o.solver_tolerance);
     if (!s.converged) {
@@ -298,7 +302,8 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
 }
 
 // Stage 4 (one-sided): the other side's diagonal from its Laplacian row,
-// L⁺_tt = (1 − 1/n_c + Σ_{s∼t} L⁺_st) / deg(t).
+// L⁺_tt = (1 − 1/n_c + Σ_{s∼t} L⁺_st) / deg(t); the sums run over every
+// rank's positive pairs.
 void OtherSideDiagonal(Work& w) {
   const PositiveGraph& g = w.g;
   const uint32_t U = g.num_users;
@@ -309,6 +314,7 @@ void OtherSideDiagonal(Work& w) {
     if (w.plan.route[c] != Route::kOneSided) continue;
     acc[w.plan.s_is_users[c] ? v : u] += w.out->resistance[p];
   }
+  if (Distributed(w.o)) w.o.comm->AllReduceSum(absl::MakeSpan(acc));
   for (uint32_t c = 0; c < g.num_components; ++c) {
     if (w.plan.route[c] != Route::kOneSided) continue;
     const double n = g.component_size(c);
@@ -320,24 +326,50 @@ void OtherSideDiagonal(Work& w) {
   }
 }
 
+// ‖Z_u − Z_v‖² of the pair sketch for pairs [begin, end) of sketch components,
+// one column block at a time (a block's rows stay in cache); which pairs and
+// which rows are looked up once, not per block.
+void SketchDistances(Work& w, size_t begin, size_t end) {
+  const PositiveGraph& g = w.g;
+  const uint32_t U = g.num_users, B = Work::kDistBlock;
+  const size_t N = g.num_nodes();
+  std::vector<uint32_t> pos, urow, vrow;  // positions in [begin, end), node rows
+  for (size_t p = begin; p < end; ++p) {
+    const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
+    if (g.component[v] != c || w.plan.route[c] != Route::kSketch) continue;
+    pos.push_back(static_cast<uint32_t>(p - begin));
+    urow.push_back(u);
+    vrow.push_back(v);
+  }
+  std::vector<double> acc(pos.size(), 0.0);
+  for (uint32_t b = 0; b < uint32_t(w.plan.pair_k) / B; ++b) {
+    const float* base = w.pair_z.data() + size_t(b) * N * B;
+    for (size_t i = 0; i < pos.size(); ++i) {
+      const float* zu = base + size_t(urow[i]) * B;
+      const float* zv = base + size_t(vrow[i]) * B;
+      float r = 0.0f;
+      for (uint32_t j = 0; j < B; ++j) r += (zu[j] - zv[j]) * (zu[j] - zv[j]);
+      acc[i] += r;
+    }
+  }
+  for (size_t i = 0; i < pos.size(); ++i) w.out->resistance[begin + pos[i]] = acc[i];
+}
+
 // Stage 5: R per pair — L⁺_uu + L⁺_vv − 2L⁺_uv (one-sided) or ‖Z_u − Z_v‖² (sketch).
 void PairResistances(Work& w) {
   const PositiveGraph& g = w.g;
   const uint32_t U = g.num_users;
-  const int k = w.o.sketch_dim;
   ResistanceResult& out = *w.out;
-  maec_internal::ParallelChunks(w.pairs.num_pairs(), w.o.threads, [&](int, size_t begin, size_t end) {
+  constexpr size_t kChunk = 1 << 16;
+  const size_t P = w.pairs.num_pairs();
+  maec_internal::ParallelTasks((P + kChunk - 1) / kChunk, w.o.threads, [&](int, size_t chunk) {
+    const size_t begin = chunk * kChunk, end = std::min(P, begin + kChunk);
+    if (!w.pair_z.empty()) SketchDistances(w, begin, end);
     for (size_t p = begin; p < end; ++p) {
       const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
       if (g.component[v] != c) continue;
       if (w.plan.route[c] == Route::kOneSided) {
         out.resistance[p] = w.diag[u] + w.diag[v] - 2.0 * out.resistance[p];
-      } else if (w.plan.route[c] == Route::kSketch) {
-        const float* zu = out.sketch.data() + size_t(u) * k;
-        const float* zv = out.sketch.data() + size_t(v) * k;
-        double r = 0.0;
-        for (int j = 0; j < k; ++j) r += double(zu[j] - zv[j]) * double(zu[j] - zv[j]);
-        out.resistance[p] = r;
       }
     }
   });
@@ -352,22 +384,27 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   out.sketch_dim = o.sketch_dim;
   out.sketch.assign(g.num_nodes() * size_t(o.sketch_dim), 0.0f);
   if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
-  absl::StatusOr<Plan> plan = PlanComponents(g, o, &out);
+  const PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs) : PairIncidence{};
+  absl::StatusOr<Plan> plan = PlanComponents(pairs, g, inc, o, &out);
   if (!plan.ok()) return plan.status();
 
-  Work w{pairs, g, o, *plan, &out, {}, {}, {}};
+  Work w{pairs, g, o, *plan, &out, inc, {}, {}, {}};
   w.laps.resize(g.num_components);
   for (uint32_t c = 0; c < g.num_components; ++c) {
     if (plan->route[c] == Route::kOneSided || plan->route[c] == Route::kSketch) {
       w.laps[c] = std::make_unique<ComponentLaplacian>(ComponentLaplacian::Build(g, c));
     }
   }
-  if (o.compute_pairs) {
-    w.inc = PairIncidence::Build(pairs);
-    w.diag.assign(g.num_nodes(), 0.0);
+  if (o.compute_pairs) w.diag.assign(g.num_nodes(), 0.0);
+  if (o.compute_pairs && out.sketch_components > 0) {
+    w.pair_z.assign(g.num_nodes() * size_t(plan->pair_k), 0.0f);
   }
   const std::vector<TaskResult> results = RunTasks(w);
   if (absl::Status s = Summarise(w, results); !s.ok()) return s;
+  if (Distributed(o)) {  // every rank wrote its columns (and its dense components' rows)
+    o.comm->AllReduceSum(absl::MakeSpan(out.sketch));
+    o.comm->AllReduceSum(absl::MakeSpan(w.pair_z));
+  }
   if (!o.compute_pairs) return out;
   OtherSideDiagonal(w);
   PairResistances(w);

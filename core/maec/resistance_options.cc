@@ -1,6 +1,7 @@
 #include "core/maec/resistance_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -46,7 +47,32 @@ absl::Status ResistanceOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("block_columns must be in [1, 1024], got ", block_columns));
   }
   if (threads < 1) return absl::InvalidArgumentError(absl::StrCat("threads must be >= 1, got ", threads));
+  if (!(pair_sketch_median_error >= 0.005 && pair_sketch_median_error < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pair_sketch_median_error must be in [0.005, 1), got ", pair_sketch_median_error));
+  }
   return absl::OkStatus();
+}
+
+int ResistanceOptions::PairSketchDim() const {
+  if (method == ResistanceMethod::kSketch) return sketch_dim;
+  // Median of |chi2_k/k - 1| ≈ 0.6745·√(2/k)  =>  k = 2·(0.6745/e)².
+  const double z = 0.6745 / pair_sketch_median_error;
+  const int k = std::max(sketch_dim, static_cast<int>(std::ceil(2.0 * z * z)));
+  return (k + block_columns - 1) / block_columns * block_columns;
+}
+
+bool OneSidedIsCheaper(const ResistanceOptions& o, uint64_t s, uint64_t edges, uint64_t pairs) {
+  // CPU seconds per distance coordinate / per solve x positive edge (~4.4 ns,
+  // 5 block-PCG iterations), measured with graphsieve-bench-core on the
+  // kuairec-shaped log with nodes growing: 0.8 ns (0.18) at scale 0.5 and
+  // 1.8 ns (0.41) at scale 4, where the sketch's node rows no longer fit in
+  // cache; the larger figure is used (docs/METHOD.md "How auto picks").
+  constexpr double kDistancePerSolveEdge = 0.41;
+  const double k = o.PairSketchDim();
+  const double one_sided = double(s) * double(edges);
+  const double sketch = k * double(edges) + k * double(pairs) * kDistancePerSolveEdge;
+  return one_sided <= sketch;
 }
 
 const char* RouteFor(const ResistanceOptions& o, uint32_t n, uint32_t s) {

@@ -13,6 +13,8 @@
 
 namespace graphsieve {
 
+class Communicator;  // core/dist/communicator.h
+
 enum class ResistanceMethod { kAuto, kExact, kSketch, kOneSided };
 
 // "auto", "exact", "sketch", "one-sided". Errors: INVALID_ARGUMENT listing them.
@@ -25,18 +27,39 @@ struct ResistanceOptions {
   double solver_tolerance = 1e-6;       // relative residual of every PCG column
   int solver_max_iterations = 1000;
   int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
-  int64_t one_sided_max_solves = 20000; // kAuto: one-sided while the smaller side is at most this
+  int64_t one_sided_max_solves = 20000; // kAuto: one-sided at most this many solves, and only while
+                                        // cheaper than the accuracy sketch (OneSidedIsCheaper)
+  // kAuto's sketch for the seen pairs uses enough dimensions for this Johnson–Lindenstrauss
+  // median relative error of R_eff (0.6745·√(2/k)); the node rows stay sketch_dim.
+  // docs/METHOD.md "How auto picks". kSketch uses sketch_dim for the pairs too.
+  double pair_sketch_median_error = 0.022;
   int block_columns = 32;               // right-hand sides per PCG block (one-sided)
   bool compute_pairs = true;            // false: node sketch rows only
   uint64_t seed = 42;
   int threads = 2;
+  // Distributed run (docs/DESIGN.md §5), not owned; null = one process. The
+  // PairTable passed to ComputeResistance then holds this rank's pairs only
+  // (global user and item indices), the graph is the global one, sketch
+  // columns are split across ranks and one-sided solves run over the users
+  // (each rank solves for the users whose pairs it holds).
+  Communicator* comm = nullptr;
   // INVALID_ARGUMENT naming the field that is out of range.
   absl::Status Validate() const;
+  // Columns of the sketch that serves the seen pairs: sketch_dim for kSketch,
+  // else max(sketch_dim, the k of pair_sketch_median_error) rounded up to a
+  // multiple of block_columns.
+  int PairSketchDim() const;
 };
 
 // The route kAuto (or a forced method) uses for a component of n nodes whose
 // smaller side has s nodes: "none" (n < 2), "dense", "one-sided" or "sketch".
 const char* RouteFor(const ResistanceOptions& options, uint32_t n, uint32_t s);
+
+// kAuto, a component RouteFor sends one-sided: is |S| solves on `edges`
+// positive edges cheaper than the pair sketch (PairSketchDim() solves plus a
+// PairSketchDim()-long distance for each of its `pairs`)? The cost ratio of a
+// distance coordinate to a solve-edge is measured (docs/METHOD.md).
+bool OneSidedIsCheaper(const ResistanceOptions& options, uint64_t s, uint64_t edges, uint64_t pairs);
 
 }  // namespace graphsieve
 

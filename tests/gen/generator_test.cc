@@ -164,6 +164,27 @@ TEST(GeneratorTest, ScaleMultipliesInstancesAndSqrtUsersItems) {
               HasSubstr("scale must be a positive number"));
 }
 
+TEST(GeneratorTest, NodesScaleGrowsUsersAndItemsWithTheInstances) {
+  GeneratorOptions q = *GeneratorPreset("kuairec", 4.0, 4.0);
+  EXPECT_EQ(q.num_users, 4 * 5765);
+  EXPECT_EQ(q.num_items, 4 * 10679);
+  EXPECT_EQ(q.num_instances, 48000000);
+  // 0 is off: the sqrt(scale) rule, the same options as without the argument.
+  GeneratorOptions off = *GeneratorPreset("kuairec", 4.0, 0.0);
+  EXPECT_EQ(off.num_users, 2 * 5765);
+  EXPECT_EQ(off.num_items, 2 * 10679);
+  EXPECT_THAT(GeneratorPreset("tiny", 1, -1).status().message(), HasSubstr("--nodes_scale must be >= 0"));
+  // Instances per node stay those of the preset: a generated log at nodes
+  // scale 2 has about twice the users, items and pairs of scale 1.
+  GeneratorOptions a = *GeneratorPreset("tiny", 1.0, 1.0), b = *GeneratorPreset("tiny", 2.0, 2.0);
+  GeneratorStats sa, sb;
+  ASSERT_TRUE(GenerateImpressionLog(a, &sa).ok());
+  ASSERT_TRUE(GenerateImpressionLog(b, &sb).ok());
+  EXPECT_NEAR(static_cast<double>(sb.users) / sa.users, 2.0, 0.15);
+  EXPECT_NEAR(static_cast<double>(sb.items) / sa.items, 2.0, 0.3);
+  EXPECT_NEAR(static_cast<double>(sb.instances) / sa.instances, 2.0, 0.1);
+}
+
 // Labels carry user/item structure: the true probabilities rank well, a
 // per-user + per-item CTR estimate learnt on one half ranks the other half
 // clearly better than chance, and the pilot score is useful but worse than

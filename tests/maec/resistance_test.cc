@@ -152,6 +152,48 @@ TEST(Sketch, ErrorNearJohnsonLindenstrauss) {
   EXPECT_LE(r.solves[0].max_relative_residual, 1e-7);
 }
 
+// kAuto: the pair sketch sized by pair_sketch_median_error when one-sided
+// would cost more (OneSidedIsCheaper), else one-sided (exact).
+TEST(Sketch, AutoPairSketchFollowsItsAccuracyTargetAndKeepsTheNodeRows) {
+  PairTable t = *BuildPairTable(testing::PowerLawLog(200, 150, 40.0, 0.3, 7), 2);
+  const std::vector<double> ref = testing::ReferenceResistance(t);
+  PositiveGraph g = *BuildPositiveGraph(t);
+  ResistanceOptions o;
+  o.exact_max_nodes = 10;  // no dense route for the giant component
+  o.sketch_dim = 16;
+  o.solver_tolerance = 1e-8;
+  o.pair_sketch_median_error = 0.17;  // k = 2(0.6745/0.17)^2 = 31.5 -> 32 columns
+  ASSERT_EQ(o.PairSketchDim(), 32);
+  ResistanceResult r = *ComputeResistance(t, g, o);
+  ASSERT_EQ(r.route, "sketch");
+  std::vector<double> rel;
+  for (size_t p = 0; p < t.num_pairs(); ++p) {
+    if (!std::isinf(ref[p])) rel.push_back(std::abs(r.resistance[p] - ref[p]) / ref[p]);
+  }
+  std::nth_element(rel.begin(), rel.begin() + rel.size() / 2, rel.end());
+  const double predicted = 0.6745 * std::sqrt(2.0 / 32);
+  std::printf("auto pair sketch k=32: median rel. error %.4f (JL prediction %.4f)\n", rel[rel.size() / 2],
+              predicted);
+  EXPECT_LT(rel[rel.size() / 2], 1.4 * predicted);
+  EXPECT_GT(rel[rel.size() / 2], 0.5 * predicted);
+  // The stored rows are a k = 16 sketch: the first 16 columns, rescaled.
+  ResistanceOptions rows = o;
+  rows.method = ResistanceMethod::kSketch;
+  rows.compute_pairs = false;
+  ResistanceResult k16 = *ComputeResistance(t, g, rows);
+  ASSERT_EQ(r.sketch.size(), k16.sketch.size());
+  for (size_t i = 0; i < r.sketch.size(); ++i) ASSERT_NEAR(r.sketch[i], k16.sketch[i], 1e-4 + 1e-4 * std::abs(k16.sketch[i]));
+  // A tight target makes the sketch dearer than one-sided: exact again.
+  o.pair_sketch_median_error = 0.01;
+  ResistanceResult exact = *ComputeResistance(t, g, o);
+  EXPECT_EQ(exact.route, "one-sided");
+  for (size_t p = 0; p < t.num_pairs(); ++p) {
+    if (!std::isinf(ref[p])) {
+      ASSERT_NEAR(exact.resistance[p], ref[p], 1e-5 * ref[p]);
+    }
+  }
+}
+
 TEST(Sketch, SameSeedSameRowsDifferentSeedDifferentRows) {
   PairTable t = *BuildPairTable(testing::RandomLog(40, 30, 0.4, 0.2, 3), 1);
   PositiveGraph g = *BuildPositiveGraph(t);

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# graphsieve-bench-scaling: the builder end to end on kuairec-shaped logs whose
+# users and items grow with the impressions (graphsieve-gen --scale S
+# --nodes_scale S), at np = 1 and np = 2 in the same run: wall, CPU and peak
+# RSS per rank, the stage times; then, outside the timed runs, whether np = 1
+# and np = 2 give the same rates (their --export CSVs at the --compare scales).
+# docs/SCALING.md has the measured table and the cost model built from it.
+#
+# Usage: bench/scaling_bench.sh [--build build-ci] [--scales "0.5 1 2 4"] [--work DIR]
+#        [--parts 4] [--compare "0.5"]
+# Needs: graphsieve-gen, graphsieve-build built with MPI, mpirun, python3.
+set -euo pipefail
+BUILD=build-ci SCALES="0.5 1 2 4" WORK=/tmp/graphsieve-scaling PARTS=4 COMPARE="0.5"
+while (($#)); do
+  case "$1" in
+    --build) BUILD=$2; shift 2 ;;
+    --scales) SCALES=$2; shift 2 ;;
+    --work) WORK=$2; shift 2 ;;
+    --parts) PARTS=$2; shift 2 ;;
+    --compare) COMPARE=$2; shift 2 ;;
+    *) echo "scaling_bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+GEN=$BUILD/gen/graphsieve-gen BUILDER=$BUILD/builder/graphsieve-build
+MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+mkdir -p "$WORK"
+echo "graphsieve-bench-scaling: $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %-3s %11s %6s %9s %9s %9s %12s  %s\n' scale np instances rank wall_s cpu_s rss_GiB route stages
+
+for S in $SCALES; do
+  LOG=$WORK/kuairec-n$S.csv
+  [[ -f $LOG ]] || "$GEN" --preset kuairec --scale "$S" --nodes_scale "$S" --seed 1 --quiet --output "$LOG"
+  # PARTS files with the header each, rows dealt round-robin: both np read the same inputs.
+  INPUTS=""
+  for ((k = 0; k < PARTS; k++)); do
+    P=$WORK/kuairec-n$S.part$k.csv
+    [[ -f $P ]] || { head -1 "$LOG" > "$P"; tail -n +2 "$LOG" | awk -v k=$k -v n=$PARTS 'NR % n == k' >> "$P"; }
+    INPUTS+="${INPUTS:+,}$P"
+  done
+  for NP in 1 2; do
+    ROOT=$WORK/root-$S-$NP; rm -rf "$ROOT"
+    # Same core budget: np=1 with 2 threads, np=2 with 1 thread per rank.
+    THREADS=$((2 / NP))
+    $MPIRUN -np $NP "$BUILDER" --input "$INPUTS" --snapshot_root "$ROOT" --threads $THREADS --json --quiet \
+      > "$WORK/report-$S-$NP.json" 2> "$WORK/stderr-$S-$NP.txt"
+    python3 - "$WORK/report-$S-$NP.json" "$S" "$NP" <<'PY'
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+stages = " ".join(f"{k}={v:.1f}" for k, v in r["stage_seconds"].items())
+for k in r["ranks"]:
+    print(f"{sys.argv[2]:<6} {sys.argv[3]:<3} {r['instances']:>11} {k['rank']:>6} {k['wall_seconds']:>9.2f} "
+          f"{k['cpu_seconds']:>9.2f} {k['peak_rss_bytes'] / 2**30:>9.3f} {r['resistance_route']:>12}  "
+          + (stages if k['rank'] == 0 else ""))
+PY
+    rm -rf "$ROOT"
+  done
+done
+# Identical rates (not timed): the exported CSVs of np = 1 and np = 2.
+for S in $COMPARE; do
+  INPUTS=$(ls "$WORK"/kuairec-n$S.part*.csv | paste -sd, -)
+  for NP in 1 2; do
+    rm -rf "$WORK/root-cmp"
+    $MPIRUN -np $NP "$BUILDER" --input "$INPUTS" --snapshot_root "$WORK/root-cmp" --threads $((2 / NP)) --quiet \
+      --export "$WORK/export-$S-$NP.csv" 2> "$WORK/stderr-cmp-$S-$NP.txt"
+  done
+  rm -rf "$WORK/root-cmp"
+  if [[ -f $WORK/export-$S-1.csv && -f $WORK/export-$S-2.csv ]]; then
+    python3 - "$WORK/export-$S-1.csv" "$WORK/export-$S-2.csv" "$S" <<'PY'
+import sys
+def rates(path):
+    with open(path) as f:
+        next(f)
+        return {tuple(l.split(",", 2)[:2]): float(l.rsplit(",", 1)[1]) for l in f}
+a, b = rates(sys.argv[1]), rates(sys.argv[2])
+assert a.keys() == b.keys(), "np=1 and np=2 exported different pairs"
+worst = max(abs(a[k] - b[k]) / a[k] for k in a)
+print(f"scale {sys.argv[3]}: {len(a)} pairs, max relative rate difference np=2 vs np=1: {worst:.3g}")
+PY
+    rm -f "$WORK/export-$S-1.csv" "$WORK/export-$S-2.csv"
+  fi
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,47 @@
+// Stages of the build job (build_job.cc) shared with the distributed build
+// (dist_build.cc). Internal to builder/.
+//
+// Thread-safety: as RunBuild (build_job.h).
+#ifndef GRAPHSIEVE_BUILDER_BUILD_STAGES_H_
+#define GRAPHSIEVE_BUILDER_BUILD_STAGES_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "builder/build_job.h"
+#include "core/snapshot/manifest.h"
+#include "core/snapshot/snapshot_store.h"
+
+namespace graphsieve {
+namespace build_internal {
+
+// Opens (creating if missing) the snapshot root; errors name --snapshot_root.
+absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root);
+
+// Fills the report's counts from the pipeline's result.
+void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result, BuildReport* report);
+
+// The validation gates, then the optional per-pair CSV (names from `log`).
+absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
+                                 const PairTable& pairs, const PipelineResult& result,
+                                 const ImpressionLog& log, BuildReport* report);
+
+// Under the root's publish lock: writes <version>.tmp, calls `before_publish`
+// (may be empty; an error removes the temporary and publishes nothing), then
+// flips CURRENT and applies retention. `log` gives the manifest's row counts.
+absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserver& obs,
+                                  SnapshotStore* store, absl::Time created, const PairTable& pairs,
+                                  const PipelineResult& result, const ImpressionLog& log,
+                                  const std::vector<snapshot::InputFileInfo>& inputs,
+                                  BuildReport* report,
+                                  const std::function<absl::Status()>& before_publish);
+
+}  // namespace build_internal
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_BUILDER_BUILD_STAGES_H_

@@ -1,0 +1,238 @@
+#include "builder/dist_build.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "builder/build_stages.h"
+#include "builder/dist_exchange.h"
+#include "core/io/partition.h"
+#include "core/maec/conductance.h"
+#include "core/snapshot/file_util.h"
+#include "core/snapshot/manifest.h"
+
+namespace graphsieve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using dist_internal::GatheredPairs;
+
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h).
+void MaybeDie(const Communicator& comm, const char* stage) {
+  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
+  if (at == nullptr) return;
+  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
+}
+
+double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+uint64_t PeakRssBytes() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+// Runs a stage on this rank, records its wall time, then agrees with every rank.
+template <typename Fn>
+absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
+                   const char* name, Fn&& fn) {
+  if (obs.stage_started) obs.stage_started(name);
+  const Clock::time_point t0 = Clock::now();
+  absl::Status s = AgreeOnStatus(comm, fn());
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (s.ok()) {
+    report->timings.push_back({name, seconds});
+    if (obs.stage_done) obs.stage_done(name, seconds);
+  }
+  MaybeDie(comm, name);
+  return s;
+}
+
+// Rank r parses the inputs k with k mod N == r; errors name the file.
+absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm, ImpressionLog* log) {
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    const std::string& f = options.inputs[k];
+    absl::Status s = ReadImpressionLog(f, options.reader, log);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
+// Every input's size and XXH3-64, in --input order, on rank 0 (each rank
+// digests its own files).
+absl::Status DigestInputs(const BuildOptions& options, Communicator& comm,
+                          std::vector<snapshot::InputFileInfo>* infos) {
+  std::string mine;
+  absl::Status status;
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    auto d = snapshot::DigestFile(options.inputs[k]);
+    if (!d.ok()) {
+      status = absl::Status(d.status().code(), absl::StrCat("--input: ", d.status().message()));
+      break;
+    }
+    const uint64_t rec[3] = {k, d->size_bytes, d->xxh3};
+    mine.append(reinterpret_cast<const char*>(rec), sizeof rec);
+  }
+  status = AgreeOnStatus(comm, status);
+  if (!status.ok()) return status;
+  const std::vector<std::string> all = comm.GatherToRoot(mine);
+  infos->assign(options.inputs.size(), {});
+  for (const std::string& part : all) {
+    for (size_t off = 0; off + 24 <= part.size(); off += 24) {
+      uint64_t rec[3];
+      std::memcpy(rec, part.data() + off, sizeof rec);
+      (*infos)[rec[0]] = {options.inputs[rec[0]], rec[1], rec[2]};
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Global row counters (for the manifest and the non-empty gate).
+void SumLogCounters(Communicator& comm, ImpressionLog* counters, uint64_t* usable_rows) {
+  uint64_t c[4] = {counters->rows_read, counters->bad_rows_skipped, counters->bytes_read, *usable_rows};
+  comm.AllReduceSum(absl::MakeSpan(c, 4));
+  counters->rows_read = c[0];
+  counters->bad_rows_skipped = c[1];
+  counters->bytes_read = c[2];
+  *usable_rows = c[3];
+}
+
+// Rank 0: gates, export, write; then the agreement every rank waits in
+// before CURRENT flips; then a final agreement on the publish's outcome.
+absl::Status FinishOnRoot(const BuildOptions& options, const BuildObserver& obs, Communicator& comm,
+                          SnapshotStore* store, absl::Time created, const GatheredPairs& g,
+                          const ImpressionLog& names,
+                          const std::vector<snapshot::InputFileInfo>& inputs, BuildReport* report) {
+  build_internal::RecordPipelineResult(g.pairs, g.result, report);
+  absl::Status s = build_internal::GatesAndExportStage(options, obs, g.pairs, g.result, names, report);
+  bool agreed = false;
+  if (s.ok() && !options.dry_run) {
+    s = build_internal::WriteAndPublishStage(options, obs, store, created, g.pairs, g.result, names,
+                                             inputs, report, [&] {
+                                               agreed = true;
+                                               return AgreeOnStatus(comm, absl::OkStatus());
+                                             });
+  }
+  if (!agreed) {  // failed before the write finished, or a dry run
+    absl::Status pre = AgreeOnStatus(comm, s);
+    if (!pre.ok()) return pre;
+  }
+  return AgreeOnStatus(comm, s);
+}
+
+absl::Status FinishOnOtherRank(Communicator& comm) {
+  absl::Status pre = AgreeOnStatus(comm, absl::OkStatus());
+  if (!pre.ok()) return pre;
+  return AgreeOnStatus(comm, absl::OkStatus());
+}
+
+// Per-rank wall, CPU, peak RSS and share of the pairs, gathered to rank 0.
+nlohmann::json RankTable(Communicator& comm, Clock::time_point t0, double cpu0, uint64_t pairs,
+                         uint64_t instances) {
+  const double mine[6] = {double(comm.rank()), double(pairs), double(instances),
+                          std::chrono::duration<double>(Clock::now() - t0).count(), CpuSeconds() - cpu0,
+                          double(PeakRssBytes())};
+  const std::vector<std::string> all =
+      comm.GatherToRoot(std::string(reinterpret_cast<const char*>(mine), sizeof mine));
+  nlohmann::json table = nlohmann::json::array();
+  for (const std::string& part : all) {
+    double v[6];
+    std::memcpy(v, part.data(), sizeof v);
+    table.push_back({{"rank", int(v[0])}, {"pairs", uint64_t(v[1])}, {"instances", uint64_t(v[2])},
+                     {"wall_seconds", v[3]}, {"cpu_seconds", v[4]}, {"peak_rss_bytes", uint64_t(v[5])}});
+  }
+  return table;
+}
+
+}  // namespace
+
+absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, const BuildObserver& obs,
+                                                Communicator& comm) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = CpuSeconds();
+  const bool root = comm.rank() == 0;
+  BuildReport report;
+  const absl::Time created = absl::Now();
+  std::unique_ptr<SnapshotStore> store;
+  absl::Status s = Stage(comm, obs, &report, "open", [&]() -> absl::Status {
+    if (!root || options.dry_run) return absl::OkStatus();
+    auto st = build_internal::OpenStore(options.snapshot_root);
+    if (!st.ok()) return st.status();
+    store = std::move(*st);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+
+  ImpressionLog log;
+  s = Stage(comm, obs, &report, "read", [&] { return ReadMyFiles(options, comm, &log); });
+  if (!s.ok()) return s;
+  std::vector<snapshot::InputFileInfo> inputs;
+  if (s = DigestInputs(options, comm, &inputs); !s.ok()) return s;
+  uint64_t usable = log.size();
+  ImpressionLog names;  // counters (global) and, for --export, every rank's id names
+  names.rows_read = log.rows_read, names.bad_rows_skipped = log.bad_rows_skipped;
+  names.bytes_read = log.bytes_read;
+  SumLogCounters(comm, &names, &usable);
+  report.rows_read = names.rows_read;
+  report.bad_rows_skipped = names.bad_rows_skipped;
+  for (const auto& in : inputs) report.input_bytes += in.size_bytes;
+  if (usable == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: the input has no usable rows (", names.rows_read,
+                     " rows read, ", names.bad_rows_skipped, " skipped)"));
+  }
+  if (!options.export_csv.empty()) dist_internal::GatherNames(comm, log, &names);
+
+  PairTable pairs;
+  s = Stage(comm, obs, &report, "pair_table", [&] {
+    dist_internal::ExchangeRowsByUser(comm, &log);
+    return dist_internal::BuildGlobalPairTable(comm, options.pipeline.threads, &log, &pairs);
+  });
+  if (!s.ok()) return s;
+
+  PipelineResult result;
+  s = Stage(comm, obs, &report, "pipeline", [&]() -> absl::Status {
+    const PositiveGraph graph = dist_internal::AllGatherPositiveGraph(comm, pairs);
+    PipelineOptions po = options.pipeline;
+    po.comm = &comm;
+    po.progress = [&](const std::string& stage, double f) {
+      if (obs.progress) obs.progress("pipeline: " + stage, f, 0);
+    };
+    absl::StatusOr<ConductanceResult> cond = ComputeConductanceOnGraph(pairs, graph, po);
+    if (!cond.ok()) return cond.status();
+    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, *cond, po);
+    if (!r.ok()) return r.status();
+    result = std::move(*r);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+
+  GatheredPairs gathered;
+  const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
+  s = Stage(comm, obs, &report, "gather", [&] {
+    dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs), std::move(result),
+                                &gathered);
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+  s = root ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
+           : FinishOnOtherRank(comm);
+  if (!s.ok()) return s;
+  nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);
+  if (root) report.ranks = std::move(ranks);
+  return report;
+}
+
+}  // namespace graphsieve

@@ -1,0 +1,50 @@
+// The data movements of the distributed build (dist_build.h). Internal to
+// builder/. Every function is a collective: all ranks call it in the same
+// order.
+//
+// Thread-safety: one thread per rank.
+#ifndef GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_
+#define GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_
+
+#include "absl/status/status.h"
+#include "core/dist/communicator.h"
+#include "core/io/log_reader.h"
+#include "core/maec/graph.h"
+#include "core/maec/pipeline.h"
+
+namespace graphsieve {
+namespace dist_internal {
+
+// Rank 0's `names` receives every rank's hashed-id names (for --export).
+void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names);
+
+// Sends every row to rank PartitionOfUser(user, N), in rounds of bounded
+// size; `log` then holds this rank's users' rows (rank order, file order).
+void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log);
+
+// This rank's pair table with GLOBAL user and item indices: user_ids and
+// item_ids are every rank's ids (sorted), pairs only this rank's; the
+// instance columns of `log` are released. Errors as BuildPairTable.
+absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log, PairTable* pairs);
+
+// The positive graph of every rank's pairs, identical on every rank.
+PositiveGraph AllGatherPositiveGraph(Communicator& comm, const PairTable& pairs);
+
+// The whole table and result on rank 0 (others: empty), in (user, item)
+// order: what the single-process writer, gates and export read.
+struct GatheredPairs {
+  PairTable pairs;
+  PipelineResult result;
+};
+
+// Streams every rank's pairs and rates to rank 0 in chunks of 1M pairs; rank 0
+// places each pair at its final (user, item) position (per-user counts are
+// all-reduced first), so it holds the whole table once plus one chunk.
+// with_export adds geff, hardness and score. Consumes the inputs.
+void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, PipelineResult result,
+                  GatheredPairs* out);
+
+}  // namespace dist_internal
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_

@@ -1,0 +1,156 @@
+// graphsieve-build under the real mpirun (builder/dist_build.h): np = 2 gives
+// the rates of np = 1 and of a run without mpirun; a rank killed mid-job
+// publishes nothing; a bad row on one rank stops every rank with the error
+// naming file and line.
+#include <dirent.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/io/test_files.h"
+
+namespace graphsieve {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+Result RunCommand(const std::string& command) {
+  Result r;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.output.append(buf, n);
+  const int status = ::pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::string Mpirun(int np, const std::string& extra = "") {
+  return absl::StrCat(GRAPHSIEVE_MPIEXEC, " --allow-run-as-root --oversubscribe -np ", np, " ", extra, " ",
+                      GRAPHSIEVE_BUILD_BINARY);
+}
+
+// A generated log split into two files by alternating rows (each with the header).
+class DistBuildTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string log = files_.Path("log.csv");
+    Result g = RunCommand(absl::StrCat(GRAPHSIEVE_GEN_BINARY, " --preset small --seed 3 --quiet --output ", log));
+    ASSERT_EQ(g.exit_code, 0) << g.output;
+    std::vector<std::string> lines = absl::StrSplit(testing_io::ReadFile(log), '\n', absl::SkipEmpty());
+    std::string a = lines[0] + "\n", b = a;
+    for (size_t i = 1; i < lines.size(); ++i) (i % 2 ? a : b) += lines[i] + "\n";
+    a_ = files_.Write("a.csv", a);
+    b_ = files_.Write("b.csv", b);
+  }
+  // Exported rates by "user,item".
+  std::map<std::string, double> Rates(const std::string& csv) {
+    std::map<std::string, double> rates;
+    std::vector<std::string> lines = absl::StrSplit(testing_io::ReadFile(csv), '\n', absl::SkipEmpty());
+    for (size_t i = 1; i < lines.size(); ++i) {
+      std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+      rates[f[0] + "," + f[1]] = std::stod(f.back());
+    }
+    return rates;
+  }
+  std::set<std::string> Entries(const std::string& dir) {
+    std::set<std::string> names;
+    if (DIR* d = ::opendir(dir.c_str())) {
+      while (dirent* e = ::readdir(d)) names.insert(e->d_name);
+      ::closedir(d);
+    }
+    return names;
+  }
+  std::string Flags(const std::string& root) const {
+    return absl::StrCat(" --input ", a_, ",", b_, " --snapshot_root ", root, " --threads 1");
+  }
+  testing_io::TempFiles files_;
+  std::string a_, b_;
+};
+
+// Both rate rules (docs/METHOD.md "Rate rules"): the α fit spans the ranks.
+class SameRatesTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
+  const std::string rule = absl::StrCat(" --rate_rule ", GetParam());
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("r0")), rule, " --export ",
+                                         files_.Path("e0.csv")));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("r1")) + rule + " --export " + files_.Path("e1.csv"));
+  ASSERT_EQ(np1.exit_code, 0) << np1.output;
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("r2")) + rule + " --export " + files_.Path("e2.csv"));
+  ASSERT_EQ(np2.exit_code, 0) << np2.output;
+  EXPECT_THAT(np2.output, HasSubstr("rank 1:"));  // the per-rank resource lines
+  EXPECT_FALSE(testing_io::ReadFile(files_.Path("r2/CURRENT")).empty());
+  const std::map<std::string, double> r0 = Rates(files_.Path("e0.csv")), r1 = Rates(files_.Path("e1.csv")),
+                                      r2 = Rates(files_.Path("e2.csv"));
+  ASSERT_GT(r1.size(), 100000u);
+  ASSERT_EQ(r1.size(), r2.size());
+  ASSERT_EQ(r0.size(), r1.size());
+  double worst = 0, worst_alone = 0;
+  for (const auto& [key, rate] : r1) {
+    ASSERT_EQ(r2.count(key), 1u) << key;
+    worst = std::max(worst, std::abs(r2.at(key) - rate) / rate);
+    worst_alone = std::max(worst_alone, std::abs(r0.at(key) - rate) / rate);
+  }
+  EXPECT_LE(worst, 1e-6);
+  EXPECT_LE(worst_alone, 1e-6);
+  std::printf("rule %s: max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n", GetParam(),
+              worst, worst_alone);
+}
+
+INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
+
+class KilledRankTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
+  const std::string root = files_.Path("root");
+  Result first = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(root)));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string current = testing_io::ReadFile(root + "/CURRENT");
+  std::set<std::string> before = Entries(root);
+  Result killed = RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam())) + Flags(root));
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
+  EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
+  for (const std::string& e : Entries(root)) {  // at most a temporary, never a new version
+    if (before.count(e) == 0) {
+      EXPECT_THAT(e, ::testing::EndsWith(".tmp"));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Stages, KilledRankTest, ::testing::Values("pipeline", "gather"));
+
+TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
+  std::string bad = testing_io::ReadFile(b_);
+  std::vector<std::string> lines = absl::StrSplit(bad, '\n');
+  lines[4] = "12,34,maybe";  // line 5 of b.csv, read by rank 1
+  const std::string bad_path = files_.Write("bad.csv", absl::StrJoin(lines, "\n"));
+  const std::string root = files_.Path("bad_root");
+  Result r = RunCommand(Mpirun(2) + absl::StrCat(" --input ", a_, ",", bad_path, " --snapshot_root ", root));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_THAT(r.output, HasSubstr(absl::StrCat("rank 1: --input ", bad_path, ": ", bad_path, ":5: column 'label'")));
+  EXPECT_THAT(r.output, HasSubstr("nothing published"));
+  EXPECT_EQ(Entries(root).count("CURRENT"), 0u);
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -157,8 +157,11 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
       "serving version ", version, " (", ok_message, ", loaded in ",
       absl::StrFormat("%.2f s: verify files %.2f, rocksdb checksums %.2f, open %.2f, %s %.2f",
                       seconds, ls.verify_files_seconds, ls.verify_rocksdb_seconds,
-                      ls.open_seconds, index ? "index" : "warm", ls.index_seconds),
-      index ? absl::StrFormat("; in-memory index %.0f MiB", index->memory_bytes() / 1048576.0)
+                      ls.open_seconds,
+                      index ? (ls.index_mapped ? "map index file" : "build index") : "warm",
+                      ls.index_seconds),
+      index ? absl::StrFormat("; %s index %.0f MiB", ls.index_mapped ? "mapped" : "in-memory",
+                              index->memory_bytes() / 1048576.0)
             : std::string(),
       ")", old ? ", was " + old->version : ""));
   Record(std::move(event), snapshot);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/snapshot/file_util.h"
+#include "core/snapshot/memory_index.h"
 #include "rocksdb/db.h"
 #include "rocksdb/sst_file_writer.h"
 
@@ -281,7 +282,45 @@ absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& sta
   return c;
 }
 
-// Step 3: digests of every file under db/, MANIFEST.json, fsync of the tree.
+// Step 3: the serving index file, built from the same arrays the RocksDB
+// tables were written from.
+absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
+                            const PipelineResult& result, const SnapshotWriterOptions& options,
+                            SnapshotWriteStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Report(options, "write index", 0.0);
+  const NodeTable& nodes = result.nodes;
+  absl::StatusOr<std::unique_ptr<const MemoryIndex>> index = MemoryIndex::Build(
+      nodes.sketch_dim, pairs.num_pairs(),
+      [&](const MemoryIndex::NodeSink& fn) {
+        for (size_t i = 0; i < nodes.ids.size(); ++i) {
+          fn(nodes.is_item[i] != 0, nodes.ids[i], nodes.records[i],
+             nodes.sketch_dim > 0 ? nodes.SketchRow(i) : absl::Span<const float>());
+        }
+        return absl::OkStatus();
+      },
+      [&](const MemoryIndex::PairSink& fn) {
+        for (size_t i = 0; i < pairs.num_pairs(); ++i) {
+          fn(pairs.user_ids[pairs.pair_user[i]], pairs.item_ids[pairs.pair_item[i]],
+             result.rate[i]);
+        }
+        return absl::OkStatus();
+      });
+  if (!index.ok()) {
+    return absl::InternalError(absl::StrCat("snapshot writer: index: ", index.status().message()));
+  }
+  IndexFileInfo info;
+  info.partition = options.partition;
+  info.num_partitions = options.num_partitions;
+  info.unseen_model = snapshot::EncodeUnseenModel(result.model);
+  absl::Status s = (*index)->WriteFile(absl::StrCat(dir, "/", snapshot::kIndexFile), info);
+  stats->seconds_index = SecondsSince(t0);
+  Report(options, "write index", 1.0);
+  return s;
+}
+
+// Step 4: digests of every file under db/ (and index.gsi), MANIFEST.json,
+// fsync of the tree.
 absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs,
                                   const PipelineResult& result, const snapshot::ManifestInfo& info,
                                   const SnapshotWriterOptions& options, SnapshotWriteStats* stats) {
@@ -300,9 +339,21 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
       stats->pairs_sst_bytes = std::max(stats->pairs_sst_bytes, d->size_bytes);
     }
   }
+  snapshot::ManifestPartInfo part;
+  part.partition = options.partition;
+  part.num_partitions = options.num_partitions;
+  if (options.write_index) {
+    const std::string path = absl::StrCat(dir, "/", snapshot::kIndexFile);
+    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(path);
+    if (!d.ok()) return d.status();
+    entries.push_back({snapshot::kIndexFile, d->size_bytes, d->xxh3});
+    part.index_path = snapshot::kIndexFile;
+    part.index_bytes = d->size_bytes;
+    stats->index_bytes = d->size_bytes;
+  }
   stats->files = entries.size();
   nlohmann::json manifest =
-      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries);
+      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries, part);
   const std::string text = manifest.dump(2) + "\n";
   stats->manifest_bytes = text.size();
   absl::Status s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
@@ -313,6 +364,10 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
 }  // namespace
 
 absl::Status SnapshotWriterOptions::Validate() const {
+  if (num_partitions < 1 || partition >= num_partitions) {
+    return absl::InvalidArgumentError(absl::StrCat("partition ", partition, " of ", num_partitions,
+                                                   ": need 0 <= partition < num_partitions"));
+  }
   if (threads < 1 || threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat("threads must be in [1, 256], got ", threads));
   }
@@ -350,6 +405,10 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   if (!s.ok()) return s;
   stats.seconds_ingest = SecondsSince(t0);
 
+  if (options.write_index) {
+    s = WriteIndexFile(dir, pairs, result, options, &stats);
+    if (!s.ok()) return s;
+  }
   t0 = std::chrono::steady_clock::now();
   s = WriteManifestAndSync(dir, pairs, result, info, options, &stats);
   if (!s.ok()) return s;

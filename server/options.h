@@ -51,6 +51,9 @@ struct ServerOptions {
   // Where pair and node lookups are answered from (core/snapshot/snapshot_reader.h):
   // kMemory builds an index of ~10 bytes per pair when a version loads.
   LookupMode lookup = LookupMode::kMemory;
+  // --partition: the part of partitioned versions this server serves
+  // (docs/SNAPSHOT.md "Partitioned versions"); -1 = whole versions only.
+  int partition = -1;
   // Optional TLS: PEM files. Both cert and key, or neither.
   std::string tls_cert_path;
   std::string tls_key_path;

@@ -417,7 +417,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
 
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     const SnapshotStore& store, const std::string& version, const SnapshotReaderOptions& options) {
-  absl::StatusOr<std::string> version_dir = store.PublishedVersionDir(version);
+  absl::StatusOr<std::string> version_dir = store.PublishedPartDir(version, options.partition);
   if (!version_dir.ok()) return version_dir.status();
   const std::string& dir = *version_dir;
   const std::string manifest_path = absl::StrCat(dir, "/", snapshot::kManifestFile);
@@ -427,6 +427,12 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   absl::StatusOr<snapshot::ParsedManifest> parsed = snapshot::ParseManifest(*text, manifest_path);
   if (!parsed.ok()) return parsed.status();
+  if (options.partition >= 0 && parsed->summary.num_partitions > 1 &&
+      parsed->summary.partition != static_cast<uint32_t>(options.partition)) {
+    return absl::DataLossError(absl::StrCat(manifest_path, ": holds partition ",
+                                            parsed->summary.partition, ", its directory is part-",
+                                            options.partition));
+  }
   if (parsed->summary.version != version) {
     return absl::DataLossError(absl::StrCat(manifest_path, ": names version '",
                                             parsed->summary.version, "', directory is '", version,

@@ -46,6 +46,10 @@ struct SnapshotReaderOptions {
   bool verify_checksums = true;          // file checksums + RocksDB VerifyChecksum on open
   bool warm = true;                      // kRocksDb: read every table once on open
   LookupMode lookup = LookupMode::kMemory;
+  // Which part of a partitioned version to open (docs/SNAPSHOT.md
+  // "Partitioned versions"); -1: whole versions only (a partitioned one is
+  // FAILED_PRECONDITION). Partition 0 of an unpartitioned version is all of it.
+  int partition = -1;
 };
 
 // A parsed summary of MANIFEST.json (the whole JSON text is kept too).

@@ -16,6 +16,8 @@
 #include "absl/strings/str_format.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/memory_index.h"
+#include "core/snapshot/partition_split.h"
+#include "core/snapshot/snapshot_store.h"
 #include "rocksdb/db.h"
 #include "rocksdb/sst_file_writer.h"
 
@@ -415,6 +417,52 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   stats.seconds_checksum = SecondsSince(t0);
   Report(options, "checksum", 1.0);
   return stats;
+}
+
+absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const PairTable& pairs,
+                                                   const PipelineResult& result,
+                                                   const snapshot::ManifestInfo& info,
+                                                   const SnapshotWriterOptions& options,
+                                                   uint32_t num_partitions) {
+  if (num_partitions < 1 || num_partitions > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("partitions must be in [1, 4096], got ", num_partitions));
+  }
+  SnapshotWriterOptions part_options = options;
+  part_options.partition = 0;
+  part_options.num_partitions = 1;
+  if (num_partitions == 1) return WriteSnapshotDir(dir, pairs, result, info, part_options);
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create snapshot directory ", dir, ": ", std::strerror(errno)));
+  }
+  SnapshotWriteStats total;
+  for (uint32_t p = 0; p < num_partitions; ++p) {
+    PartSlice slice = SlicePartition(pairs, result, p, num_partitions);
+    if (slice.pairs.num_pairs() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "partition ", p, " of ", num_partitions, " holds no pairs (", pairs.num_users(),
+          " users in all): use fewer partitions"));
+    }
+    part_options.partition = p;
+    part_options.num_partitions = num_partitions;
+    absl::StatusOr<SnapshotWriteStats> w = WriteSnapshotDir(
+        absl::StrCat(dir, "/", SnapshotStore::PartDirName(p)), slice.pairs, slice.result, info,
+        part_options);
+    if (!w.ok()) return w.status();
+    total.db_bytes += w->db_bytes;
+    total.pairs_sst_bytes += w->pairs_sst_bytes;
+    total.manifest_bytes += w->manifest_bytes;
+    total.files += w->files;
+    total.seconds_sst += w->seconds_sst;
+    total.seconds_ingest += w->seconds_ingest;
+    total.seconds_checksum += w->seconds_checksum;
+    total.seconds_index += w->seconds_index;
+    total.index_bytes += w->index_bytes;
+  }
+  absl::Status s = snapshot::FsyncTree(dir);
+  if (!s.ok()) return s;
+  return total;
 }
 
 }  // namespace graphsieve

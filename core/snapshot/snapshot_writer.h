@@ -72,6 +72,17 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
                                                     const snapshot::ManifestInfo& info,
                                                     const SnapshotWriterOptions& options);
 
+// One version in `num_partitions` parts split by the user (core/io/partition.h):
+// <dir>/part-<I>/ for I in [0, num_partitions), each a complete version
+// directory (WriteSnapshotDir) of SlicePartition(pairs, result, I, N). With
+// num_partitions == 1 it is WriteSnapshotDir(dir, ...): today's layout.
+// options.partition/num_partitions are ignored (set per part). Stats are summed.
+absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const PairTable& pairs,
+                                                   const PipelineResult& result,
+                                                   const snapshot::ManifestInfo& info,
+                                                   const SnapshotWriterOptions& options,
+                                                   uint32_t num_partitions);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_WRITER_H_

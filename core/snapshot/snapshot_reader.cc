@@ -49,6 +49,8 @@ struct OpenDb {
 absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
                                                     snapshot::TableFormat format,
                                                     const SnapshotReaderOptions& options);
+absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest,
+                         const std::string& skip);
 
 class SnapshotReaderImpl final : public SnapshotReader {
  public:
@@ -262,11 +264,17 @@ class SnapshotReaderImpl final : public SnapshotReader {
         .ok();
   }
 
-  // A mapped reader's RocksDB side, opened on first use: a reader over the
-  // same version in kRocksDb mode without verification (Open verified the
-  // files). Aborts the scan with the open error if RocksDB cannot open.
+  // A mapped reader's RocksDB side, opened on first use: the db files'
+  // digests checked (Open checked only their sizes), then a reader over the
+  // same version in kRocksDb mode; block checksums are verified as
+  // ForEachPair reads. ForEachPair returns the error if this fails.
   const SnapshotReader& LazyDb() const {
     std::call_once(lazy_once_, [this] {
+      absl::Status files = VerifyFiles(dir_, parsed_, options_.verify_checksums, parsed_.index_path);
+      if (!files.ok()) {
+        lazy_error_ = files;
+        return;
+      }
       SnapshotReaderOptions o = options_;
       o.lookup = LookupMode::kRocksDb;
       o.verify_checksums = false;
@@ -440,9 +448,12 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   SnapshotLoadStats stats;
   absl::Time t0 = absl::Now();
+  // A mapped version serves from its index file alone: that file's bytes are
+  // checked at load (MapFile); the RocksDB files' sizes now and their digests
+  // when RocksDB is first opened (LazyDb), since nothing reads them before.
   const bool mapped = options.lookup == LookupMode::kMemory && !parsed->index_path.empty();
-  absl::Status s =
-      VerifyFiles(dir, *parsed, options.verify_checksums, mapped ? parsed->index_path : "");
+  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums && !mapped,
+                               mapped ? parsed->index_path : "");
   if (!s.ok()) return s;
   stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
   if (mapped) {

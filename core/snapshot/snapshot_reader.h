@@ -91,9 +91,11 @@ class SnapshotReader {
   // manifest, then RocksDB's own block checksums: by VerifyChecksum() for
   // kRocksDb, and for kMemory by the index scan itself, which reads every
   // pairs and nodes block with checksum verification on (a second full pass
-  // would only repeat it). A version with an index file (kMemory) is mapped
-  // after its XXH3-64 matched the manifest's, without opening RocksDB
-  // (ForEachPair opens it on first use). Errors: INVALID_ARGUMENT (not a version id),
+  // would only repeat it). A version with an index file (kMemory) serves from
+  // that file alone: it is mapped after one read pass matched both the
+  // manifest's XXH3-64 and the body digest in its header; RocksDB is not
+  // opened, and the db files' sizes are checked now, their digests when
+  // ForEachPair first opens RocksDB. Errors: INVALID_ARGUMENT (not a version id),
   // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
   // manifest, missing file — the message names the file), FAILED_PRECONDITION
   // (unknown format version).

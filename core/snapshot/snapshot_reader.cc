@@ -451,7 +451,8 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   // A mapped version serves from its index file alone: that file's bytes are
   // checked at load (MapFile); the RocksDB files' sizes now and their digests
   // when RocksDB is first opened (LazyDb), since nothing reads them before.
-  const bool mapped = options.lookup == LookupMode::kMemory && !parsed->index_path.empty();
+  const bool mapped = options.lookup == LookupMode::kMemory && options.use_index_file &&
+                      !parsed->index_path.empty();
   absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums && !mapped,
                                mapped ? parsed->index_path : "");
   if (!s.ok()) return s;

@@ -50,6 +50,10 @@ struct SnapshotReaderOptions {
   // "Partitioned versions"); -1: whole versions only (a partitioned one is
   // FAILED_PRECONDITION). Partition 0 of an unpartitioned version is all of it.
   int partition = -1;
+  // kMemory: map the version's index file when it has one (false: build the
+  // index in anonymous memory by a scan, as for versions without the file —
+  // the baseline of bench/server_bench.cc).
+  bool use_index_file = true;
 };
 
 // A parsed summary of MANIFEST.json (the whole JSON text is kept too).

@@ -357,7 +357,9 @@ int Main() {
                 100.0 * static_cast<double>(sources[2]) / total);
   }
   const long steady = RssKb(pid, "VmRSS:");
-  std::printf("\nserver RSS steady state: %.1f MiB\n", steady / 1024.0);
+  const long hwm_before = RssKb(pid, "VmHWM:");
+  std::printf("\nserver RSS steady state: %.1f MiB (kernel's peak so far, VmHWM: %.1f MiB)\n",
+              steady / 1024.0, hwm_before / 1024.0);
   if (!swap_to.empty() && swap_to != "none") {
     std::atomic<bool> done{false};
     long peak = steady;
@@ -397,6 +399,9 @@ int Main() {
           "%.2fx steady (target <= 1.2x); after swap %.1f MiB\n",
           swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
           after / 1024.0);
+      std::printf("kernel's peak RSS (VmHWM, not sampled) after the swap: %.1f MiB = %.2fx steady\n",
+                  RssKb(pid, "VmHWM:") / 1024.0,
+                  static_cast<double>(RssKb(pid, "VmHWM:")) / steady);
     }
   } else {
     std::printf("swap: skipped (--swap_version=none, or only one version on disk)\n");

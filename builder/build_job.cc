@@ -56,6 +56,10 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"alpha", p.alpha},
       {"floor", p.floor},
       {"product_floor", p.product_floor},
+      {"rate_rule", RateRuleName(p.rate_rule)},
+      {"kappa", p.kappa},
+      {"pilot_kappa", p.PilotKappa()},
+      {"product_kappa", p.product_kappa},
       {"gamma", p.gamma},
       {"uncertainty_propagation", p.uncertainty_propagation},
       {"score_propagation", p.score_propagation},
@@ -353,8 +357,11 @@ absl::Status BuildOptions::Validate() const {
   if (!(p.alpha > 0.0 && p.alpha <= 1.0)) {
     return bad(absl::StrCat("--alpha must be in (0, 1], got ", p.alpha));
   }
-  if (!(p.floor > 0.0 && p.floor < p.alpha)) {
+  if (p.rate_rule == RateRule::kFloor && !(p.floor > 0.0 && p.floor < p.alpha)) {
     return bad(absl::StrCat("--floor must be in (0, --alpha) = (0, ", p.alpha, "), got ", p.floor));
+  }
+  if (p.rate_rule == RateRule::kMixture && !(p.kappa > 0.0 && p.kappa <= 1e6)) {
+    return bad(absl::StrCat("--kappa must be in (0, 1e6], got ", p.kappa));
   }
   if (!(p.gamma >= 0.0 && p.gamma < 1.0)) {
     return bad(absl::StrCat("--gamma must be in [0, 1), got ", p.gamma));

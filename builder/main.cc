@@ -44,6 +44,12 @@ ABSL_FLAG(double, alpha, 0.2, "Target mean sampling rate over negative instances
 // sparse logs alpha then becomes unreachable (see docs/SNAPSHOT.md, "Choosing").
 ABSL_FLAG(double, floor, 0.01, "Rate floor, in (0, --alpha).");
 ABSL_FLAG(double, product_floor, 0.01, "Floor of the product ensemble.");
+ABSL_FLAG(std::string, rate_rule, "floor",
+          "How scores become rates: floor (min(max(rho*s, floor), 1); alpha can be unreachable) | "
+          "mixture (min(1, rho*(s/mean + kappa)); reaches every alpha). docs/METHOD.md \"Rate rules\".");
+ABSL_FLAG(double, kappa, 0.25, "Mixture rule: uniform share of the MA-EC score, > 0.");
+ABSL_FLAG(double, pilot_kappa, -1, "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
+ABSL_FLAG(double, product_kappa, 0.25, "Mixture rule: uniform share of the product ensemble's refit.");
 ABSL_FLAG(double, gamma, 0.5, "Propagation weight, in [0, 1).");
 ABSL_FLAG(bool, uncertainty_propagation, true,
           "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
@@ -124,6 +130,12 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   p.alpha = absl::GetFlag(FLAGS_alpha);
   p.floor = absl::GetFlag(FLAGS_floor);
   p.product_floor = absl::GetFlag(FLAGS_product_floor);
+  auto rate_rule = ParseRateRule(absl::GetFlag(FLAGS_rate_rule));
+  if (!rate_rule.ok()) return Prefixed("rate_rule", rate_rule.status());
+  p.rate_rule = *rate_rule;
+  p.kappa = absl::GetFlag(FLAGS_kappa);
+  if (absl::GetFlag(FLAGS_pilot_kappa) >= 0) p.pilot_kappa = absl::GetFlag(FLAGS_pilot_kappa);
+  p.product_kappa = absl::GetFlag(FLAGS_product_kappa);
   p.gamma = absl::GetFlag(FLAGS_gamma);
   p.uncertainty_propagation = absl::GetFlag(FLAGS_uncertainty_propagation);
   p.score_propagation = absl::GetFlag(FLAGS_score_propagation);

@@ -1,4 +1,4 @@
-// The one place where absl::Status becomes grpc::Status (CONVENTIONS "Errors").
+// The one place where absl::Status becomes grpc::Status (docs/DESIGN.md §6).
 // Thread-safety: pure functions.
 #ifndef GRAPHSIEVE_SERVER_GRPC_STATUS_H_
 #define GRAPHSIEVE_SERVER_GRPC_STATUS_H_

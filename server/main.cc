@@ -38,7 +38,8 @@ ABSL_FLAG(int, max_batch_pairs, 100000,
           "limit is sized to fit (32 bytes per pair + 1 MiB).");
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "Rate of pairs with an unknown user or item (RATE_SOURCE_DEFAULT): 'node-mean' (the "
-          "known node's mean rate over its negatives, else the snapshot's alpha), 'alpha', or a "
+          "known node's mean rate over its negatives, else the snapshot's alpha), 'alpha', 'model' "
+          "(the snapshot's rate rule, the unknown node taken as a node with no pairs), or a "
           "fixed rate in (0, 1] such as 0.25.");
 ABSL_FLAG(std::string, pin_version, "",
           "Serve this version and do not follow CURRENT (operators can unpin with the "

@@ -15,21 +15,6 @@ namespace maec_kernels {
 #define GRAPHSIEVE_CLONES
 #endif
 
-// y_i = d_i x_i − Σ_{j ∼ i} x_j, rows of b doubles.
-GRAPHSIEVE_CLONES void SpMM(const uint64_t* row_ptr, const uint32_t* cols, const double* degree,
-                            size_t n, int b, const double* x, double* y) {
-  for (size_t i = 0; i < n; ++i) {
-    double* yi = y + i * b;
-    const double* xi = x + i * b;
-    const double d = degree[i];
-    for (int j = 0; j < b; ++j) yi[j] = d * xi[j];
-    for (uint64_t k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-      const double* xn = x + size_t{cols[k]} * b;
-      for (int j = 0; j < b; ++j) yi[j] -= xn[j];
-    }
-  }
-}
-
 // out_j = Σ_i a_ij c_ij.
 GRAPHSIEVE_CLONES void ColumnDots(const double* a, const double* c, size_t n, int b, double* out) {
   for (int j = 0; j < b; ++j) out[j] = 0.0;
@@ -139,12 +124,6 @@ void ColumnMeans(const RowMatrix& m, double* out) {
 }
 
 }  // namespace
-
-void LaplacianTimes(const ComponentLaplacian& lap, const RowMatrix& x, RowMatrix* y) {
-  y->resize(x.rows(), x.cols());
-  maec_kernels::SpMM(lap.row_ptr.data(), lap.cols.data(), lap.degree.data(), lap.size(),
-                     static_cast<int>(x.cols()), x.data(), y->data());
-}
 
 BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& rhs,
                                double tolerance, int max_iterations, RowMatrix* x) {

@@ -40,9 +40,6 @@ class BlockPcg {
   std::vector<double> diag_, inv_degree_;
 };
 
-// y = L x for a block (exposed for tests and the true-residual check).
-void LaplacianTimes(const ComponentLaplacian& lap, const RowMatrix& x, RowMatrix* y);
-
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_MAEC_BLOCK_PCG_H_

@@ -1,4 +1,4 @@
-// The positive bipartite graph of a pair table (DESIGN §2.2) and its
+// The positive bipartite graph of a pair table (docs/DESIGN.md §2.2) and its
 // connected components, plus the Laplacian of one component in the form the
 // solvers use.
 //
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/maec/pipeline.h"
+#include "core/maec/pair_table.h"
 
 namespace graphsieve {
 

@@ -1,7 +1,9 @@
-// BuildPairTable (pipeline.h): duplicate (user, item) instances collapse into
+// BuildPairTable (pair_table.h): duplicate (user, item) instances collapse into
 // one pair. Ids are ranked by a hash map pass + sort of the distinct ids, the
 // instances are bucketed by user (counting sort) and sorted by item inside
 // each user, so the whole build is O(N + distinct log distinct + Σ n_u log n_u).
+#include "core/maec/pair_table.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -11,7 +13,6 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "core/maec/parallel.h"
-#include "core/maec/pipeline.h"
 
 namespace graphsieve {
 namespace {

@@ -107,4 +107,33 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   return report;
 }
 
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const size_t P = pairs.num_pairs();
+  std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
+  for (size_t p = 0; p < P; ++p) {
+    const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
+    const double d = PairNeighbours(degrees, u, v);
+    inv_d[p] = d > 0 ? 1.0 / d : 0.0;
+    for (uint32_t w : {u, v}) {
+      s1[w] += inv_d[p];
+      s2[w] += inv_d[p] * inv_d[p];
+    }
+  }
+  std::vector<double> m(P, 1.0);
+  const double g2 = gamma * gamma, g3 = g2 * gamma;
+  for (size_t p = 0; p < P; ++p) {
+    if (inv_d[p] == 0.0) continue;  // no neighbours: x_p stays x⁽⁰⁾_p
+    const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
+    double second = 0.0, third = 0.0;
+    for (uint32_t w : {u, v}) {
+      const double a = s1[w] - inv_d[p], b = s2[w] - inv_d[p] * inv_d[p];
+      second += a;
+      third += a * a - b;
+    }
+    m[p] = (1.0 - gamma) * (1.0 + g2 * inv_d[p] * second + g3 * inv_d[p] * third);
+  }
+  return m;
+}
+
 }  // namespace graphsieve

@@ -1,4 +1,4 @@
-// Propagation over the line graph of all pairs (DESIGN §2.5–2.6), computed on
+// Propagation over the line graph of all pairs (docs/DESIGN.md §2.5–2.6), computed on
 // the bipartite pair graph in O(pairs) per step through per-node sums.
 //
 // Two pairs are neighbours when they share a user or an item. With
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/types/span.h"
-#include "core/maec/pipeline.h"
+#include "core/maec/pair_table.h"
 
 namespace graphsieve {
 
@@ -48,6 +48,20 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
 // Runs the iteration; x holds x⁽⁰⁾ on entry and the result on return.
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                             const PropagationOptions& options, std::vector<double>* x);
+
+// Self-influence of every pair: the diagonal of M = (1−γ)(I − γS)⁻¹, the
+// linear map from x⁽⁰⁾ to the fixed point. Changing x⁽⁰⁾_p alone by Δ changes
+// the fixed point at p by M_pp·Δ (docs/METHOD.md "Counterfactual positives").
+// Computed from the exact first terms of M_pp = (1−γ) Σ_t γ^t (S^t)_pp:
+//   (S⁰)_pp = 1, (S¹)_pp = 0,
+//   (S²)_pp = (1/d_p) Σ_{q∼p} 1/d_q,
+//   (S³)_pp = (1/d_p) Σ_{w ∈ {u, v}} [(Σ_{q∋w, q≠p} 1/d_q)² − Σ_{q∋w, q≠p} 1/d_q²]
+// (a triangle of the line graph through p has all three pairs at one node:
+// the pair graph is bipartite). The edge rule and the symmetric operator are
+// similar matrices, so both have these diagonals. The omitted tail is
+// between 0 and γ⁴·max_{q∼p} 1/d_q (S is row-stochastic). A pair without
+// neighbours (d_p = 0) maps to itself: M_pp = 1.
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma);
 
 }  // namespace graphsieve
 

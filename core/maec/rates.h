@@ -1,7 +1,15 @@
-// Sampling rates from scores (DESIGN §2.7): π = min(max(ρ·s, ϱ), 1) with ρ
-// chosen in closed form so that the mean of π over the negative INSTANCES
-// (each pair weighted by its negative count) is exactly α. (The paper prints
-// the clip as max(min(ρh, ϱ), 1), which is 1 everywhere: an erratum.)
+// Sampling rates from scores (docs/DESIGN.md §2.7, docs/METHOD.md "Rate
+// rules"). Two rules, both with ρ chosen in closed form so that the mean of π
+// over the negative INSTANCES (each pair weighted by its negative count) is
+// exactly α:
+//   floor    π = min(max(ρ·s, ϱ), 1). (The paper prints the clip as
+//            max(min(ρh, ϱ), 1), which is 1 everywhere: an erratum.) α can be
+//            unreachable when many negatives score 0; the error says so.
+//   mixture  π = min(1, ρ·(s/h̄ + κ)), h̄ = the mean score over negative
+//            instances, κ > 0 the uniform share (defensive importance
+//            sampling). Every α ∈ (0, 1] is reachable on every input.
+//
+// The floor rule:
 //
 // f(ρ) = Σ w π / Σ w is continuous, piecewise linear and non-decreasing in ρ,
 // with breakpoints ϱ/s_i (a pair leaves the floor) and 1/s_i (it reaches the
@@ -13,7 +21,9 @@
 #ifndef GRAPHSIEVE_CORE_MAEC_RATES_H_
 #define GRAPHSIEVE_CORE_MAEC_RATES_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -21,11 +31,29 @@
 
 namespace graphsieve {
 
+enum class RateRule { kFloor, kMixture };
+
+// "floor", "mixture". Errors: INVALID_ARGUMENT listing them.
+absl::StatusOr<RateRule> ParseRateRule(std::string_view name);
+const char* RateRuleName(RateRule rule);
+
 struct RateFit {
   double rho = 0.0;
   double achieved_mean = 0.0;   // Σ w π / Σ w of the returned rates (double precision)
   double max_alpha = 1.0;       // f(∞): the largest reachable α for these scores and floor
+  double score_mean = 0.0;      // mixture: h̄ = Σ w s / Σ w (0 for the floor rule)
 };
+
+// One rate from a score and a fit, by rule (the same expression the fits use).
+inline double FloorRate(double score, double rho, double floor) {
+  return std::min(std::max(rho * score, floor), 1.0);
+}
+// h̄ = 0 (no negative scores above 0, or no negatives) drops the graph term:
+// every pair gets min(1, ρκ).
+inline double MixtureRate(double score, double rho, double score_mean, double kappa) {
+  const double a = score_mean > 0.0 ? score / score_mean + kappa : kappa;
+  return std::min(rho * a, 1.0);
+}
 
 // REQUIRES: scores.size() == weights.size(); scores finite and >= 0.
 // Errors: INVALID_ARGUMENT naming the valid α range when α is unreachable
@@ -34,6 +62,16 @@ struct RateFit {
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
                                  double alpha, double floor, std::vector<double>* rates,
                                  int threads = 1);
+
+// The mixture rule: π = min(1, ρ·(s/h̄ + κ)). With a_i = s_i/h̄ + κ > 0 this
+// is FitRates(a, weights, α, floor 0), whose reachable range is all of (0, 1]
+// because no a_i is 0. Edge cases: no negative instances (Σ w = 0) or h̄ = 0
+// give the uniform rate α for every entry (ρ = α/κ).
+// REQUIRES as FitRates. Errors: INVALID_ARGUMENT when κ is not in (0, 1e6]
+// or α not in (0, 1], or a score is negative or not finite.
+absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                                        double alpha, double kappa, std::vector<double>* rates,
+                                        int threads = 1);
 
 }  // namespace graphsieve
 

@@ -1,5 +1,5 @@
 // Effective resistance of (user, item) pairs on the positive graph
-// (DESIGN §2.3), by route:
+// (docs/DESIGN.md §2.3), by route:
 //   dense      L⁺ = (L + J/n)⁻¹ − J/n per component (Cholesky); the reference.
 //   one-sided  X = L⁺ E_S for the smaller side S of a component by block PCG;
 //              the other side's diagonal from the Laplacian row identity
@@ -22,23 +22,11 @@
 #include "absl/status/statusor.h"
 #include "core/maec/block_pcg.h"
 #include "core/maec/graph.h"
-#include "core/maec/pipeline.h"
+#include "core/maec/pair_table.h"
+#include "core/maec/resistance_options.h"
+#include "core/maec/solve_summary.h"
 
 namespace graphsieve {
-
-struct ResistanceOptions {
-  ResistanceMethod method = ResistanceMethod::kAuto;
-  int sketch_dim = 64;                  // k of the node sketch rows (and of the sketch route)
-  double solver_tolerance = 1e-6;       // relative residual of every PCG column
-  int solver_max_iterations = 1000;
-  int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
-  int64_t one_sided_max_solves = 20000; // kAuto: one-sided while the smaller side is at most this
-  int block_columns = 32;               // right-hand sides per PCG block (one-sided)
-  bool compute_pairs = true;            // false: node sketch rows only
-  uint64_t seed = 42;
-  int threads = 2;
-  absl::Status Validate() const;
-};
 
 struct ResistanceResult {
   std::vector<double> resistance;       // per pair; +inf across components
@@ -56,10 +44,6 @@ struct ResistanceResult {
 absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs,
                                                    const PositiveGraph& graph,
                                                    const ResistanceOptions& options);
-
-// The route kAuto (or a forced method) uses for a component of n nodes whose
-// smaller side has s nodes.
-const char* RouteFor(const ResistanceOptions& options, uint32_t n, uint32_t s);
 
 // Dense pseudo-inverse of one component's Laplacian (tests, small graphs).
 // Errors: FAILED_PRECONDITION when the factorisation fails.

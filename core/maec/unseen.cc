@@ -2,13 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
-#include "core/maec/pipeline.h"
+#include "core/maec/pipeline_options.h"
+#include "core/maec/rates.h"
 
 namespace graphsieve {
 
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& m) {
-  const auto clip = [&](double r) { return static_cast<float>(std::min(std::max(r, m.floor), 1.0)); };
+  const bool mixture = m.rate_rule == static_cast<int>(RateRule::kMixture);
+  const auto clip = [&](double r) {
+    return static_cast<float>(std::min(std::max(r, mixture ? 0.0 : m.floor), 1.0));
+  };
   const Method method = static_cast<Method>(m.method);
   if (method == Method::kUniform) return static_cast<float>(m.alpha);
   if (method != Method::kMaec) return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
@@ -39,7 +44,24 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   if (m.score_propagation && d > 0) {
     s = (1.0 - m.gamma) * s + m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
   }
-  return clip(m.rho * s);
+  s = std::max(s, 0.0);
+  return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa) : FloorRate(s, m.rho, m.floor));
+}
+
+float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const UnseenModel& m) {
+  const Method method = static_cast<Method>(m.method);
+  if (method != Method::kMaec) {
+    if (method != Method::kUniform) {
+      for (const NodeView* known : {user, item}) {
+        if (known != nullptr && known->record.mean_rate > 0.0f) return known->record.mean_rate;
+      }
+    }
+    return static_cast<float>(m.alpha);
+  }
+  NodeView empty;  // no pairs, no sketch row, a component of its own
+  empty.record.component = std::numeric_limits<uint32_t>::max();
+  if (user != nullptr && item != nullptr) return ScoreUnseenPair(*user, *item, m);
+  return ScoreUnseenPair(user != nullptr ? *user : empty, item != nullptr ? *item : empty, m);
 }
 
 }  // namespace graphsieve

@@ -1,4 +1,4 @@
-// Scoring pairs the builder never saw (DESIGN §2, last paragraph).
+// Scoring pairs the builder never saw (docs/DESIGN.md §2, last paragraph).
 //
 // DRAFT CONTRACT shared by core/maec (produces it), core/snapshot (stores it)
 // and server/ (uses it). The snapshot stores one NodeRecord per node and one
@@ -41,8 +41,11 @@ struct NodeTable {
 
 // Global constants of one snapshot. Stored in the snapshot's meta.
 struct UnseenModel {
-  int method = 0;                      // Method enum value (pipeline.h)
-  double alpha = 0.2, floor = 0.01;
+  int method = 0;                      // Method enum value (pipeline_options.h)
+  int rate_rule = 0;                   // RateRule enum value (rates.h): 0 floor, 1 mixture
+  double alpha = 0.2, floor = 0.01;    // floor: ϱ of the floor rule
+  double kappa = 0.0;                  // mixture: uniform share κ
+  double score_mean = 0.0;             // mixture: h̄, mean score over the negative instances
   double rho = 1.0;                    // rate scale ρ
   double gamma = 0.5;
   double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
@@ -62,11 +65,21 @@ struct NodeView {
 // The rate for an unseen (user, item) pair of known nodes, treated as a
 // negative: conductance from the sketch rows (0 across components), min-max
 // normalised, one uncertainty and one score propagation step from the node
-// sums, then the snapshot's ρ and floor. Result in [floor, 1].
+// sums, then the snapshot's rate rule (rates.h): floor min(max(ρs, ϱ), 1)
+// or mixture min(1, ρ(s/h̄ + κ)). Result in (0, 1].
 // Methods other than MA-EC: uniform gives α; the pilot-based ones (opt, max,
 // mean, product) have no pilot score for an unseen pair and give the mean of
-// the two nodes' mean_rate, clipped to [floor, 1].
+// the two nodes' mean_rate, clipped to [floor, 1] (floor rule) or (0, 1].
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& model);
+
+// The rate for a pair with an unknown user and/or item (nullptr), by the same
+// rule: an unknown node is a node with no pairs and no positive edge, so the
+// pair has no graph evidence (conductance 0) and its propagation step sees
+// only the known node's pairs. MA-EC: ScoreUnseenPair with such an empty node
+// (both unknown: rule(z₀), z₀ the min-max position of conductance 0 — under
+// the mixture rule min(1, ρ(z₀/h̄ + κ))). Other methods: uniform gives α; the
+// pilot-based ones the known node's mean_rate (> 0), else α.
+float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const UnseenModel& model);
 
 }  // namespace graphsieve
 

@@ -67,9 +67,8 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
         sources[i] = RateSource::kInferred;
         ++local.inferred;
       } else {
-        rates[i] = static_cast<float>(policy_.Rate(snapshot.model().alpha,
-                                                   u_known ? &u.record : nullptr,
-                                                   v_known ? &v.record : nullptr));
+        rates[i] = static_cast<float>(policy_.Rate(snapshot.model(), u_known ? &u : nullptr,
+                                                   v_known ? &v : nullptr));
         sources[i] = RateSource::kDefault;
         ++local.by_default;
       }

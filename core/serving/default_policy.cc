@@ -18,10 +18,14 @@ absl::StatusOr<DefaultPolicy> DefaultPolicy::Parse(absl::string_view text) {
     p.kind = Kind::kAlpha;
     return p;
   }
+  if (text == "model") {
+    p.kind = Kind::kModel;
+    return p;
+  }
   double v = 0;
   if (!absl::SimpleAtod(text, &v) || !std::isfinite(v)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--default-policy: '", text, "' is not 'node-mean', 'alpha' or a rate in (0, 1]"));
+        "--default-policy: '", text, "' is not 'node-mean', 'alpha', 'model' or a rate in (0, 1]"));
   }
   if (!(v > 0.0 && v <= 1.0)) {
     return absl::InvalidArgumentError(
@@ -38,6 +42,8 @@ std::string DefaultPolicy::ToString() const {
       return "node-mean";
     case Kind::kAlpha:
       return "alpha";
+    case Kind::kModel:
+      return "model";
     case Kind::kFixed:
       return absl::StrFormat("%g", fixed_rate);
   }
@@ -49,6 +55,7 @@ double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecor
     case Kind::kFixed:
       return fixed_rate;
     case Kind::kAlpha:
+    case Kind::kModel:
       return alpha;
     case Kind::kNodeMean:
       // A node without negatives has no mean rate (stored as 0): fall through to alpha.
@@ -57,6 +64,11 @@ double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecor
       return alpha;
   }
   return alpha;
+}
+
+double DefaultPolicy::Rate(const UnseenModel& model, const NodeView* user, const NodeView* item) const {
+  if (kind == Kind::kModel) return ScoreUnknownNodePair(user, item, model);
+  return Rate(model.alpha, user != nullptr ? &user->record : nullptr, item != nullptr ? &item->record : nullptr);
 }
 
 }  // namespace graphsieve

@@ -18,17 +18,22 @@ struct DefaultPolicy {
     kNodeMean,  // the known node's mean rate over its negatives; alpha when neither is known
     kAlpha,     // the snapshot's alpha (target mean rate over negatives)
     kFixed,     // a fixed rate in (0, 1]
+    kModel,     // the snapshot's rate rule, the unknown node taken as a node with no pairs
+                // (ScoreUnknownNodePair, core/maec/unseen.h)
   };
   Kind kind = Kind::kNodeMean;
   double fixed_rate = 0.0;  // used by kFixed only
 
-  // "node-mean" | "alpha" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
+  // "node-mean" | "alpha" | "model" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
   static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
   std::string ToString() const;
 
   // The DEFAULT rate given the snapshot's alpha and what is known about the
   // two nodes (nullptr = unknown).
+  // kModel needs the model and falls back to alpha here; use the overload below.
   double Rate(double alpha, const NodeRecord* user, const NodeRecord* item) const;
+  // Every kind, given the snapshot's model and the known nodes (nullptr = unknown).
+  double Rate(const UnseenModel& model, const NodeView* user, const NodeView* item) const;
 };
 
 }  // namespace graphsieve

@@ -107,7 +107,10 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
                       {"uncertainty_propagation", m.uncertainty_propagation},
                       {"score_propagation", m.score_propagation},
                       {"symmetric_normalisation", m.symmetric_normalisation},
-                      {"sketch_dim", m.sketch_dim}};
+                      {"sketch_dim", m.sketch_dim},
+                      {"rate_rule", m.rate_rule},
+                      {"kappa", m.kappa},
+                      {"score_mean", m.score_mean}};
   return j.dump();
 }
 
@@ -129,11 +132,24 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.score_propagation = j.at("score_propagation").get<bool>();
     m.symmetric_normalisation = j.at("symmetric_normalisation").get<bool>();
     m.sketch_dim = j.at("sketch_dim").get<int>();
+    // Added with the mixture rate rule; snapshots written before it used the
+    // floor rule, which these defaults describe.
+    m.rate_rule = j.value("rate_rule", 0);
+    m.kappa = j.value("kappa", 0.0);
+    m.score_mean = j.value("score_mean", 0.0);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
   }
   if (m.sketch_dim < 0 || m.sketch_dim > 65536) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: sketch_dim ", m.sketch_dim));
+  }
+  if (m.rate_rule != 0 && m.rate_rule != 1) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: rate_rule ", m.rate_rule,
+                                            " (expected 0 floor or 1 mixture; written by a newer builder?)"));
+  }
+  if (m.rate_rule == 1 && !(m.kappa > 0.0 && m.score_mean >= 0.0)) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: mixture rule with kappa ", m.kappa,
+                                            " and score_mean ", m.score_mean));
   }
   return m;
 }

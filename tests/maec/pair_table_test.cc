@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/maec/pipeline.h"
+#include "core/maec/pair_table.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {

@@ -161,8 +161,8 @@ TEST_P(Unseen, ScorerIsOnePropagationStepFromNodeSums) {
   for (size_t p = 0; p < t.num_pairs(); ++p) {
     const size_t a = t.pair_user[p], b = U + t.pair_item[p];
     const double w = symmetric ? 1.0 / std::sqrt(double(deg[a] + deg[b] - 2)) : 1.0;
-    if (a == un) mb_u += w * r.uncertainty[p], ms_u += w * r.score[p];
-    if (b == in) mb_i += w * r.uncertainty[p], ms_i += w * r.score[p];
+    if (a == un) mb_u += w * r.uncertainty[p], ms_u += w * r.propagated_score[p];
+    if (b == in) mb_i += w * r.uncertainty[p], ms_i += w * r.propagated_score[p];
   }
   EXPECT_NEAR(nt.records[un].sum_uncertainty, mb_u, 1e-4);
   EXPECT_NEAR(nt.records[in].sum_score, ms_i, 1e-4);

@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/QR>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <utility>
@@ -115,6 +116,30 @@ inline std::vector<double> ReferenceResistance(const PairTable& t) {
                               : p(a, a) + p(b, b) - 2 * p(a, b);
   }
   return r;
+}
+
+// S as a dense matrix over pairs: neighbours share a user or an item.
+inline Eigen::MatrixXd LineGraphOperator(const PairTable& t, bool symmetric) {
+  const int n = static_cast<int>(t.num_pairs());
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, n);
+  for (int p = 0; p < n; ++p) {
+    for (int q = 0; q < n; ++q) {
+      if (p != q && (t.pair_user[p] == t.pair_user[q] || t.pair_item[p] == t.pair_item[q])) a(p, q) = 1;
+    }
+  }
+  const Eigen::VectorXd d = a.rowwise().sum();
+  Eigen::MatrixXd s = Eigen::MatrixXd::Zero(n, n);
+  for (int p = 0; p < n; ++p) {
+    if (d(p) == 0) {
+      s(p, p) = 1;  // no neighbours: the pair keeps its value
+      continue;
+    }
+    for (int q = 0; q < n; ++q) {
+      if (a(p, q) == 0) continue;
+      s(p, q) = symmetric ? 1.0 / std::sqrt(d(p) * d(q)) : 1.0 / d(p);
+    }
+  }
+  return s;
 }
 
 }  // namespace graphsieve::testing

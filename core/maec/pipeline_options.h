@@ -1,0 +1,73 @@
+// What the MA-EC pipeline computes and how (docs/DESIGN.md §2): the sampling
+// method, α, floors, propagation switches and the resistance route.
+//
+// Thread-safety: plain values; the functions are pure.
+#ifndef GRAPHSIEVE_CORE_MAEC_PIPELINE_OPTIONS_H_
+#define GRAPHSIEVE_CORE_MAEC_PIPELINE_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/maec/rates.h"
+#include "core/maec/resistance_options.h"
+
+namespace graphsieve {
+
+enum class Method { kMaec, kUniform, kOpt, kMax, kMean, kProduct };
+
+// "maec", "uniform", "opt", "max", "mean", "product". Errors: INVALID_ARGUMENT listing them.
+absl::StatusOr<Method> ParseMethod(std::string_view name);
+const char* MethodName(Method m);
+// The pilot-based methods (opt, max, mean, product).
+bool NeedsPilot(Method m);
+
+struct PipelineOptions {
+  Method method = Method::kMaec;
+  double alpha = 0.2;                  // target mean rate over negative instances
+  // How a score becomes a rate (rates.h, docs/METHOD.md "Rate rules"):
+  //   kFloor    π = min(max(ρs, ϱ), 1); α can be unreachable (the error says so)
+  //   kMixture  π = min(1, ρ(s/h̄ + κ)); every α ∈ (0, 1] is reachable
+  RateRule rate_rule = RateRule::kFloor;
+  double floor = 0.01;                 // floor rule: ϱ of the MA-EC score; must be < alpha
+  std::optional<double> pilot_floor;   // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
+  double product_floor = 0.01;         // floor rule: floor of the product ensemble
+  double kappa = 0.25;                 // mixture: uniform share κ of the MA-EC score, > 0
+  std::optional<double> pilot_kappa;   // mixture: κ of the pilot score; unset = kappa
+  double product_kappa = 0.25;         // mixture: κ of the product ensemble's refit
+  // A positive pair's rate is its counterfactual rate: the rate it would get
+  // as a negative (docs/METHOD.md "Counterfactual positives"). false = the
+  // label-dependent rate of earlier versions (for measurement only).
+  bool counterfactual_positives = true;
+  double gamma = 0.5;                  // propagation weight γ in [0, 1)
+  bool uncertainty_propagation = true; // docs/DESIGN.md §2.5
+  bool score_propagation = true;       // docs/DESIGN.md §2.6
+  bool symmetric_normalisation = false;// D^-1/2 A D^-1/2 instead of the edge rule
+  bool correct_pilot = false;          // apply §2.5-6 to the pilot score before combining
+  double propagation_tolerance = 1e-6; // max |Δ| between iterations
+  int propagation_max_iterations = 100;
+  ResistanceMethod resistance = ResistanceMethod::kAuto;
+  int sketch_dim = 64;                 // k for the sketch (and the node rows kept for unseen pairs)
+  double solver_tolerance = 1e-6;      // relative residual of every CG solve
+  int solver_max_iterations = 1000;
+  int exact_max_nodes = 1000;          // kAuto: dense exact up to this component size
+  int64_t one_sided_max_solves = 20000; // kAuto: one-sided exact while a component's smaller side is at most this (else sketch)
+  int block_columns = 32;              // right-hand sides per PCG block (one-sided route)
+  uint64_t seed = 42;
+  int threads = 2;
+  std::function<void(const std::string& stage, double fraction)> progress;  // may be empty
+  // INVALID_ARGUMENT naming the broken constraint.
+  absl::Status Validate() const;
+  // The resistance stage's share of these options.
+  ResistanceOptions Resistance() const;
+  double PilotFloor() const { return pilot_floor.value_or(floor); }
+  double PilotKappa() const { return pilot_kappa.value_or(kappa); }
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_MAEC_PIPELINE_OPTIONS_H_

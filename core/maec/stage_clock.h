@@ -1,0 +1,40 @@
+// Times the pipeline's stages and reports them to PipelineOptions::progress.
+// Internal to core/maec.
+//
+// Thread-safety: one StageClock per pipeline run, used from one thread.
+#ifndef GRAPHSIEVE_CORE_MAEC_STAGE_CLOCK_H_
+#define GRAPHSIEVE_CORE_MAEC_STAGE_CLOCK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "core/maec/pipeline_options.h"
+#include "core/maec/solve_summary.h"
+
+namespace graphsieve {
+namespace maec_internal {
+
+class StageClock {
+ public:
+  // Both pointees must outlive the clock.
+  StageClock(std::vector<StageTiming>* timings, const PipelineOptions& o) : timings_(timings), o_(o) {}
+  // Records the time since the previous Done (or construction) under `stage`.
+  void Done(const std::string& stage) {
+    const absl::Time now = absl::Now();
+    timings_->push_back({stage, absl::ToDoubleSeconds(now - last_)});
+    last_ = now;
+    if (o_.progress) o_.progress(stage, 1.0);
+  }
+
+ private:
+  std::vector<StageTiming>* timings_;
+  const PipelineOptions& o_;
+  absl::Time last_ = absl::Now();
+};
+
+}  // namespace maec_internal
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_MAEC_STAGE_CLOCK_H_

@@ -40,6 +40,7 @@ PartSlice SlicePartition(const PairTable& pairs, const PipelineResult& result, u
     copy_if(result.geff, i, r.geff);
     copy_if(result.hardness, i, r.hardness);
     copy_if(result.uncertainty, i, r.uncertainty);
+    copy_if(result.propagated_score, i, r.propagated_score);
     copy_if(result.score, i, r.score);
     copy_if(result.rate, i, r.rate);
   }

@@ -1,15 +1,18 @@
 // SamplingRateClient over a partitioned deployment (docs/CLIENTS.md
 // "Partitioned deployments"): split by core/io/partition.h, call the parts in
 // parallel, merge in request order, one snapshot version per batch.
-#include <future>
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "client/sampling_rate_client.h"
 #include "core/io/partition.h"
+#include "grpcpp/grpcpp.h"
 
 namespace graphsieve {
 namespace {
@@ -45,6 +48,36 @@ std::vector<PartShare> Split(absl::Span<const uint64_t> users, absl::Span<const 
   return shares;
 }
 
+// One part's first attempt in flight on gRPC's callback API: all parts'
+// calls overlap without a thread per part.
+struct InFlight {
+  grpc::ClientContext context;
+  v1::GetSamplingRateRequest request;
+  v1::GetSamplingRateResponse response;
+  grpc::Status status;
+};
+
+// The response as a RateBatch, or DATA_LOSS when its sizes do not match.
+absl::StatusOr<RateBatch> FromResponse(const v1::GetSamplingRateResponse& r, size_t n, bool decide,
+                                       const std::string& target) {
+  if (static_cast<size_t>(r.rates_size()) != n || static_cast<size_t>(r.sources_size()) != n ||
+      (decide && (static_cast<size_t>(r.keep_size()) != n ||
+                  static_cast<size_t>(r.log_odds_offsets_size()) != n))) {
+    return absl::DataLossError(absl::StrCat("server ", target, ": GetSamplingRate: answered ",
+                                            r.rates_size(), " rates for ", n, " pairs"));
+  }
+  RateBatch b;
+  b.rates.assign(r.rates().begin(), r.rates().end());
+  b.sources.reserve(n);
+  for (int s : r.sources()) b.sources.push_back(static_cast<v1::RateSource>(s));
+  if (decide) {
+    b.keep.assign(r.keep().begin(), r.keep().end());
+    b.log_odds_offsets.assign(r.log_odds_offsets().begin(), r.log_odds_offsets().end());
+  }
+  b.snapshot_versions.push_back(r.snapshot_version());
+  return b;
+}
+
 }  // namespace
 
 absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64_t> users,
@@ -63,25 +96,68 @@ absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64
       absl::SleepFor(absl::Seconds(options_.version_retry_backoff_seconds));
       ++out.version_retries;
     }
-    // Parts with pairs in parallel: all but the first on their own threads.
-    std::vector<std::future<absl::StatusOr<RateBatch>>> pending(parts);
+    // Every part's first attempt in flight at once (callback API); a part
+    // that needs chunks, or whose attempt was UNAVAILABLE, then goes through
+    // CallPart (chunks, retries with backoff) on this thread.
     std::vector<absl::StatusOr<RateBatch>> answers(parts, RateBatch());
-    size_t first = parts;
+    std::vector<std::unique_ptr<InFlight>> calls(parts);
+    // Shared with the callbacks, so the last one may still be unlocking it
+    // when this thread returns.
+    struct Pending {
+      absl::Mutex mu;
+      size_t outstanding ABSL_GUARDED_BY(mu) = 0;
+    };
+    auto pending = std::make_shared<Pending>();
     for (size_t p = 0; p < parts; ++p) {
-      if (shares[p].positions.empty()) continue;
-      if (first == parts) {
-        first = p;
-        continue;
+      const PartShare& s = shares[p];
+      if (s.positions.empty() || s.positions.size() > options_.max_batch_pairs) continue;
+      auto call = std::make_unique<InFlight>();
+      call->request.mutable_user_ids()->Add(s.users.begin(), s.users.end());
+      call->request.mutable_item_ids()->Add(s.items.begin(), s.items.end());
+      if (decide) {
+        for (uint8_t l : s.labels) call->request.add_labels(l != 0);
+        call->request.mutable_instance_keys()->Add(s.keys.begin(), s.keys.end());
       }
-      pending[p] = std::async(std::launch::async, [this, p, &shares] {
-        const PartShare& s = shares[p];
-        return CallPart(p, s.users, s.items, s.labels, s.keys);
-      });
+      call->context.set_deadline(
+          std::chrono::system_clock::now() +
+          std::chrono::microseconds(static_cast<int64_t>(options_.deadline_seconds * 1e6)));
+      {
+        absl::MutexLock lock(&pending->mu);
+        ++pending->outstanding;
+      }
+      InFlight* c = call.get();
+      stubs_[p]->async()->GetSamplingRate(&c->context, &c->request, &c->response,
+                                          [c, pending](grpc::Status status) {
+                                            absl::MutexLock lock(&pending->mu);
+                                            c->status = std::move(status);
+                                            --pending->outstanding;
+                                          });
+      calls[p] = std::move(call);
     }
-    answers[first] = CallPart(first, shares[first].users, shares[first].items,
-                              shares[first].labels, shares[first].keys);
     for (size_t p = 0; p < parts; ++p) {
-      if (pending[p].valid()) answers[p] = pending[p].get();
+      if (!shares[p].positions.empty() && calls[p] == nullptr) {
+        const PartShare& s = shares[p];
+        answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys);
+      }
+    }
+    {
+      absl::MutexLock lock(&pending->mu);
+      pending->mu.Await(absl::Condition(
+          +[](Pending* w) { return w->outstanding == 0; },
+          pending.get()));
+    }
+    for (size_t p = 0; p < parts; ++p) {
+      if (calls[p] == nullptr) continue;
+      const PartShare& s = shares[p];
+      const grpc::Status& st = calls[p]->status;
+      if (st.ok()) {
+        answers[p] = FromResponse(calls[p]->response, s.positions.size(), decide, targets_[p]);
+      } else if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys);
+        if (answers[p].ok()) answers[p]->retries += 1;
+      } else {
+        answers[p] = FromGrpcStatus(st, absl::StrCat("server ", targets_[p], ": GetSamplingRate"));
+      }
     }
     // Errors first (with the part's target in the message), then versions.
     std::vector<std::string> versions;

@@ -22,6 +22,7 @@
 #include "core/io/log_reader.h"
 #include "core/io/partition.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
 
 namespace graphsieve {
@@ -183,6 +184,28 @@ TEST(Partitioned, CliWithAServerListMatchesTheSingleServer) {
   std::string ta((std::istreambuf_iterator<char>(a)), {}), tb((std::istreambuf_iterator<char>(b)), {});
   EXPECT_GT(ta.size(), 200u * 10);
   EXPECT_EQ(ta, tb);
+}
+
+// `graphsieve canary` over the single server against the two parts, online
+// (routing client) and offline (the partitioned version's directories).
+TEST(Partitioned, CanaryOverPartitionsSeesNoDifference) {
+  for (const std::vector<std::string>& where :
+       {std::vector<std::string>{"--baseline=" + world->single.target(),
+                                 "--candidate=" + PartsTarget(), "--sample-from=" + world->log,
+                                 "--sample=3000"},
+        std::vector<std::string>{
+            "--baseline-snapshot=" + world->single_root + "/" + world->single_v1,
+            "--candidate-snapshot=" + world->parts_root + "/" + world->parts_v1}}) {
+    std::vector<std::string> argv = {testing::CliBinary(), "canary", "--json"};
+    argv.insert(argv.end(), where.begin(), where.end());
+    const testing::RunResult r = testing::RunProgram(argv, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["pass"], true) << r.out;
+    EXPECT_EQ(j["abs_delta"]["max"].get<double>(), 0.0) << r.out;
+    EXPECT_EQ(j["source_changed"].get<uint64_t>(), 0u) << r.out;
+    EXPECT_GT(j["pairs"].get<uint64_t>(), 1000u) << r.out;
+  }
 }
 
 // The parts are swapped one after the other (PinVersion) while a reader

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -264,17 +265,12 @@ class SnapshotReaderImpl final : public SnapshotReader {
         .ok();
   }
 
-  // A mapped reader's RocksDB side, opened on first use: the db files'
-  // digests checked (Open checked only their sizes), then a reader over the
-  // same version in kRocksDb mode; block checksums are verified as
-  // ForEachPair reads. ForEachPair returns the error if this fails.
+  // A mapped reader's RocksDB side, opened on first use (Open digested its
+  // files): a reader over the same version in kRocksDb mode; block checksums
+  // are verified as ForEachPair reads. ForEachPair returns the error if the
+  // open fails.
   const SnapshotReader& LazyDb() const {
     std::call_once(lazy_once_, [this] {
-      absl::Status files = VerifyFiles(dir_, parsed_, options_.verify_checksums, parsed_.index_path);
-      if (!files.ok()) {
-        lazy_error_ = files;
-        return;
-      }
       SnapshotReaderOptions o = options_;
       o.lookup = LookupMode::kRocksDb;
       o.verify_checksums = false;
@@ -366,10 +362,9 @@ absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
 
 // kMemory over a version with an index file: map it (its bytes were checked
 // against the manifest by VerifyFiles); RocksDB is not opened.
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenMapped(const std::string& dir,
-                                                                 snapshot::ParsedManifest parsed,
-                                                                 const SnapshotReaderOptions& options,
-                                                                 SnapshotLoadStats stats) {
+absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(
+    const std::string& dir, snapshot::ParsedManifest parsed, const SnapshotReaderOptions& options,
+    SnapshotLoadStats* stats) {
   const absl::Time t0 = absl::Now();
   const std::string path = absl::StrCat(dir, "/", parsed.index_path);
   IndexFileInfo info;
@@ -397,10 +392,9 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenMapped(const std::stri
   auto reader = std::make_shared<SnapshotReaderImpl>(std::move(parsed), *model, nullptr, dir,
                                                      options);
   reader->SetIndex(*std::move(index));
-  stats.index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
-  stats.index_mapped = true;
-  *reader->mutable_load_stats() = stats;
-  return std::shared_ptr<const SnapshotReader>(std::move(reader));
+  stats->index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  stats->index_mapped = true;
+  return reader;
 }
 
 }  // namespace
@@ -448,18 +442,29 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   SnapshotLoadStats stats;
   absl::Time t0 = absl::Now();
-  // A mapped version serves from its index file alone: that file's bytes are
-  // checked at load (MapFile); the RocksDB files' sizes now and their digests
-  // when RocksDB is first opened (LazyDb), since nothing reads them before.
+  // A mapped version: the RocksDB files are digested on a second thread while
+  // MapFile checks the index file in its own single pass; a corrupt file of
+  // either kind rejects the version, as before the index file existed.
   const bool mapped = options.lookup == LookupMode::kMemory && options.use_index_file &&
                       !parsed->index_path.empty();
-  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums && !mapped,
-                               mapped ? parsed->index_path : "");
+  if (mapped) {
+    absl::Status db_files;
+    std::thread verify([&] {
+      db_files = VerifyFiles(dir, *parsed, options.verify_checksums, parsed->index_path);
+      stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+    });
+    snapshot::ParsedManifest copy = *parsed;
+    absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> reader =
+        OpenMapped(dir, std::move(copy), options, &stats);
+    verify.join();
+    if (!db_files.ok()) return db_files;
+    if (!reader.ok()) return reader.status();
+    *(*reader)->mutable_load_stats() = stats;
+    return std::shared_ptr<const SnapshotReader>(*std::move(reader));
+  }
+  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums, "");
   if (!s.ok()) return s;
   stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
-  if (mapped) {
-    return OpenMapped(dir, *std::move(parsed), options, stats);
-  }
   t0 = absl::Now();
   const snapshot::TableFormat parsed_format = parsed->pairs_format;
   absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir, parsed_format, options);

@@ -97,9 +97,9 @@ class SnapshotReader {
   // pairs and nodes block with checksum verification on (a second full pass
   // would only repeat it). A version with an index file (kMemory) serves from
   // that file alone: it is mapped after one read pass matched both the
-  // manifest's XXH3-64 and the body digest in its header; RocksDB is not
-  // opened, and the db files' sizes are checked now, their digests when
-  // ForEachPair first opens RocksDB. Errors: INVALID_ARGUMENT (not a version id),
+  // manifest's XXH3-64 and the body digest in its header, while a second
+  // thread checks the RocksDB files' sizes and digests; RocksDB is not opened
+  // (ForEachPair opens it on first use). Errors: INVALID_ARGUMENT (not a version id),
   // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
   // manifest, missing file — the message names the file), FAILED_PRECONDITION
   // (unknown format version).

@@ -55,6 +55,7 @@ namespace {
 struct Server {
   pid_t pid = -1;
   std::string target;
+  std::string operator_target;  // PinVersion is accepted only there (docs/SERVER.md)
 };
 
 // Spawns graphsieve-server pinned to `version` (no refresher) and reads its port.
@@ -89,6 +90,7 @@ absl::StatusOr<Server> Spawn(const std::string& root, const std::string& version
   int port = 0;
   for (absl::string_view part : absl::StrSplit(line, ' ')) {
     if (absl::ConsumePrefix(&part, "port=")) (void)absl::SimpleAtoi(part, &port);
+    if (absl::ConsumePrefix(&part, "operator=")) s.operator_target = std::string(part);
   }
   if (port == 0) return absl::InternalError(absl::StrCat("no port in '", line, "'"));
   s.target = absl::StrCat("127.0.0.1:", port);
@@ -318,7 +320,7 @@ int Main() {
     std::vector<std::thread> pins;
     std::atomic<int> pin_errors{0};
     for (const Server& s : part_servers) {
-      pins.emplace_back([&, target = s.target] {
+      pins.emplace_back([&, target = s.operator_target] {
         auto c = MakeClient(target);
         if (!c->PinVersion(swap_to, false).ok()) ++pin_errors;
       });

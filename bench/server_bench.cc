@@ -280,8 +280,10 @@ int Main() {
   while (line.size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
   close(out[0]);
   int port = 0;
+  std::string operator_address;  // PinVersion is accepted only there (docs/SERVER.md)
   for (absl::string_view part : absl::StrSplit(line, ' ')) {
     if (absl::ConsumePrefix(&part, "port=")) absl::SimpleAtoi(part, &port);
+    if (absl::ConsumePrefix(&part, "operator=")) operator_address = std::string(part);
   }
   if (port == 0) {
     std::fprintf(stderr, "server did not start: %s\n", line.c_str());
@@ -295,7 +297,8 @@ int Main() {
     return v1::SamplingRateService::NewStub(grpc::CreateCustomChannel(
         absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), a));
   };
-  auto admin = make_stub(1000);
+  auto admin = v1::SamplingRateService::NewStub(
+      grpc::CreateChannel(operator_address, grpc::InsecureChannelCredentials()));
   {
     const absl::Time t0 = absl::Now();
     grpc::ClientContext ctx;

@@ -153,6 +153,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64
       if (st.ok()) {
         answers[p] = FromResponse(calls[p]->response, s.positions.size(), decide, targets_[p]);
       } else if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        total_retries_.fetch_add(1, std::memory_order_relaxed);  // the async attempt
         answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys);
         if (answers[p].ok()) answers[p]->retries += 1;
       } else {
@@ -198,10 +199,11 @@ absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64
       }
     }
     out.snapshot_versions = versions;
-    total_retries_.fetch_add(out.retries + out.version_retries, std::memory_order_relaxed);
+    // UNAVAILABLE retries were counted by CallPart as they started.
+    total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
     return out;
   }
-  total_retries_.fetch_add(out.retries + out.version_retries, std::memory_order_relaxed);
+  total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
   return absl::AbortedError(absl::StrCat(
       "partitioned targets ", options_.target, ": the parts answered from different snapshot "
       "versions (", absl::StrJoin(seen, ", "), ") in each of ", options_.max_version_attempts,

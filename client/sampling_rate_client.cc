@@ -30,10 +30,11 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
 }
 
 // Runs `attempt` (one RPC with a fresh context) until it succeeds, fails with a
-// code other than UNAVAILABLE, or max_attempts is reached.
+// code other than UNAVAILABLE, or max_attempts is reached. Each retry is counted
+// in *retries and, as it starts, in *total (the client's live total).
 template <typename Attempt>
 grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attempts,
-                         Attempt attempt, int* retries) {
+                         Attempt attempt, int* retries, std::atomic<uint64_t>* total) {
   BackoffPolicy backoff{options.initial_backoff_seconds, options.max_backoff_seconds,
                         options.backoff_multiplier, options.backoff_jitter};
   absl::BitGen gen;
@@ -42,6 +43,7 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attem
     if (i > 0) {
       absl::SleepFor(absl::Seconds(BackoffSeconds(backoff, i - 1, absl::Uniform(gen, 0.0, 1.0))));
       ++*retries;
+      total->fetch_add(1, std::memory_order_relaxed);
     }
     grpc::ClientContext context;
     context.set_deadline(
@@ -60,7 +62,8 @@ absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options,
                                    v1::SamplingRateService::Stub* stub,
                                    grpc::Status (v1::SamplingRateService::Stub::*rpc)(
                                        grpc::ClientContext*, const Request&, Response*),
-                                   const Request& request, const char* rpc_name, int* retries) {
+                                   const Request& request, const char* rpc_name, int* retries,
+                                   std::atomic<uint64_t>* total) {
   Response response;
   const grpc::Status status = WithRetries(
       options, max_attempts,
@@ -68,7 +71,7 @@ absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options,
         response.Clear();
         return (stub->*rpc)(ctx, request, &response);
       },
-      retries);
+      retries, total);
   if (!status.ok()) {
     return FromGrpcStatus(status, absl::StrCat("server ", target, ": ", rpc_name));
   }
@@ -140,7 +143,13 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> SamplingRateClient::Create(
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
               std::min(100, options.max_reconnect_backoff_ms));
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, std::min(100, options.max_reconnect_backoff_ms));
+  // Not GRPC_ARG_MIN_RECONNECT_BACKOFF_MS: despite its name it is gRPC's
+  // minimum *connect timeout* per attempt (gRPC's connection backoff protocol:
+  // TryConnect(max(deadline, now + MIN_CONNECT_TIMEOUT))). Set to 100 ms it cut
+  // off TCP + HTTP/2 handshakes that took longer on a loaded server, and calls
+  // failed UNAVAILABLE (docs/RELIABILITY.md, swaps campaign). Its default
+  // (20 s) is kept; a refused connection still fails at once, and the backoff
+  // between attempts is the two arguments around this comment.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options.max_reconnect_backoff_ms);
   args.SetMaxReceiveMessageSize(-1);
   args.SetMaxSendMessageSize(-1);
@@ -224,9 +233,8 @@ absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
           response.Clear();
           return stubs_[part]->GetSamplingRate(ctx, request, &response);
         },
-        &out.retries);
+        &out.retries, &total_retries_);
     if (!status.ok()) {
-      total_retries_.fetch_add(out.retries, std::memory_order_relaxed);
       return FromGrpcStatus(status, context);
     }
     const size_t m = chunk.size();
@@ -254,7 +262,6 @@ absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
       out.snapshot_versions.push_back(response.snapshot_version());
     }
   }
-  total_retries_.fetch_add(out.retries, std::memory_order_relaxed);
   return out;
 }
 
@@ -266,8 +273,7 @@ absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus(size_t part)
   int retries = 0;
   auto response = UnaryCall(options_, targets_[part], options_.max_attempts, stubs_[part].get(),
                             &v1::SamplingRateService::Stub::GetStatus, v1::GetStatusRequest(),
-                            "GetStatus", &retries);
-  total_retries_.fetch_add(retries, std::memory_order_relaxed);
+                            "GetStatus", &retries, &total_retries_);
   return response;
 }
 
@@ -282,10 +288,9 @@ absl::StatusOr<v1::PinVersionResponse> SamplingRateClient::PinVersion(const std:
   for (size_t part = 0; part < stubs_.size(); ++part) {
     response = UnaryCall(options_, targets_[part], reject_active ? 1 : options_.max_attempts,
                          stubs_[part].get(), &v1::SamplingRateService::Stub::PinVersion, request,
-                         "PinVersion", &retries);
+                         "PinVersion", &retries, &total_retries_);
     if (!response.ok()) break;
   }
-  total_retries_.fetch_add(retries, std::memory_order_relaxed);
   return response;
 }
 

@@ -137,7 +137,8 @@ class SamplingRateClient {
   const SamplingRateClientOptions& options() const { return options_; }
   // Targets, one per partition (1 when unpartitioned).
   size_t partitions() const { return stubs_.size(); }
-  // UNAVAILABLE retries over the client's lifetime (all threads).
+  // UNAVAILABLE retries over the client's lifetime (all threads), counted as
+  // each retry starts (so a call still retrying is visible).
   uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }
 
  private:

@@ -21,7 +21,20 @@ PACKAGES=(
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
   chromium                                       # the dashboard test renders the page in a real browser
+  prometheus prometheus-alertmanager             # promtool, amtool: deploy/ rules, alert tests, configs (tests/deploy)
 )
+# Not Debian packages on every machine of this kind (preinstalled there); Debian's as a fallback.
+command -v kubectl >/dev/null || PACKAGES+=(kubernetes-client)  # kubectl kustomize (tests/deploy)
+command -v npm >/dev/null || PACKAGES+=(nodejs npm)              # Kubernetes schema check (tests/deploy)
+
+# --build: toolchain and -dev libraries only, no test tools (docker/Dockerfile's build stage).
+if [[ "${1:-}" == "--build" ]]; then
+  TEST_ONLY=" libgtest-dev libgmock-dev python3 python3-grpcio python3-grpc-tools python3-protobuf "
+  TEST_ONLY+=" openssl curl procps chromium prometheus prometheus-alertmanager kubernetes-client nodejs npm "
+  BUILD=()
+  for p in "${PACKAGES[@]}"; do [[ "$TEST_ONLY" == *" $p "* ]] || BUILD+=("$p"); done
+  PACKAGES=("${BUILD[@]}")
+fi
 
 # --runtime: only the shared libraries the binaries need (docker/Dockerfile's runtime stage).
 if [[ "${1:-}" == "--runtime" ]]; then
@@ -33,14 +46,22 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if ((${#missing[@]} == 0)); then
-  echo "install-deps: all ${#PACKAGES[@]} Debian packages present"
-  exit 0
-fi
-echo "install-deps: installing ${missing[*]}"
 SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-if [[ "${1:-}" == "--runtime" ]]; then $SUDO rm -rf /var/lib/apt/lists/*; fi
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#PACKAGES[@]} Debian packages present"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  if [[ "${1:-}" == --runtime || "${1:-}" == --build ]]; then $SUDO rm -rf /var/lib/apt/lists/*; fi
+fi
+
+# npm packages of the deploy/ checks (tests/deploy), at the versions of its
+# package-lock.json; once installed, the checks run offline.
+DEPLOY_DIR="$(dirname "$0")/../tests/deploy"
+if [[ -z "${1:-}" && -f "$DEPLOY_DIR/package-lock.json" && ! -d "$DEPLOY_DIR/node_modules" ]]; then
+  echo "install-deps: npm ci in tests/deploy"
+  npm ci --prefix "$DEPLOY_DIR" --no-audit --no-fund --loglevel=error
+fi

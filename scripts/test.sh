@@ -2,11 +2,23 @@
 # The full test suite, from a fresh Debian 12 machine: installs the Debian
 # packages, builds everything (warnings are errors), runs every CTest test.
 # Usage: scripts/test.sh [ctest args...]   (BUILD_DIR=build-ci by default)
+# SANITIZE=address,undefined (or thread) builds with those sanitizers in
+# build-<name> (e.g. build-asan) and runs the same suite; see docs/RELIABILITY.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+SANITIZE=${SANITIZE:-}
+if [[ -n "$SANITIZE" && -z "${BUILD_DIR:-}" ]]; then
+  case "$SANITIZE" in
+    *thread*) BUILD_DIR=build-tsan ;;
+    *) BUILD_DIR=build-asan ;;
+  esac
+fi
 BUILD_DIR=${BUILD_DIR:-build-ci}
-cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERROR=ON
+if [[ -n "$SANITIZE" ]]; then source scripts/sanitizer-env.sh; fi
+# The benchmarks are no tests: a sanitizer build skips them.
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERROR=ON \
+  -DGRAPHSIEVE_SANITIZE="$SANITIZE" -DGRAPHSIEVE_BUILD_BENCH="$([[ -n $SANITIZE ]] && echo OFF || echo ON)"
 cmake --build "$BUILD_DIR" -j2
 cd "$BUILD_DIR"
 ctest --output-on-failure -j2 --timeout 600 "$@"

@@ -54,17 +54,25 @@ int AdminHttpServer::Handle(mg_connection* conn, void* self_ptr) {
 
 absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHttpOptions options) {
   std::unique_ptr<AdminHttpServer> server(new AdminHttpServer(std::move(options)));
-  const std::string ports = absl::StrCat(server->options_.host, ":", server->options_.port);
-  const std::string threads = absl::StrCat(server->options_.threads);
+  const AdminHttpOptions& o = server->options_;
+  mg_init_library(0);
+  const std::string ports = absl::StrCat(o.host, ":", o.port);
+  const std::string threads = absl::StrCat(o.threads);
   const char* config[] = {"listening_ports",   ports.c_str(), "num_threads", threads.c_str(),
                           "enable_keep_alive", "no",          nullptr};
-  mg_init_library(0);
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));
-  server->ctx_ = mg_start(&callbacks, nullptr, config);
+  mg_init_data init;
+  std::memset(&init, 0, sizeof(init));
+  init.callbacks = &callbacks;
+  init.configuration_options = config;
+  char error_text[256] = "";
+  unsigned error_code = 0;
+  mg_error_data error = {&error_code, error_text, sizeof(error_text)};
+  server->ctx_ = mg_start2(&init, &error);
   if (server->ctx_ == nullptr) {
-    return absl::UnavailableError(
-        absl::StrCat("--admin-port: cannot listen on ", ports, " (in use or not permitted)"));
+    return absl::UnavailableError(absl::StrCat("--admin-port: cannot listen on ", ports, ": ",
+                                               error_text[0] != 0 ? error_text : "in use or not permitted"));
   }
   mg_set_request_handler(server->ctx_, "/", &AdminHttpServer::Handle, server.get());
   mg_server_port listening[4];

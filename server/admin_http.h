@@ -1,6 +1,11 @@
 // The admin HTTP port (civetweb): /metrics (Prometheus text), /healthz,
 // /readyz, /status.json and "/" = the self-contained dashboard (no external
-// assets; it polls /status.json).
+// assets; it polls /status.json). Read-only: nothing on this port changes what
+// the server answers (operator actions are gRPC calls on the operator
+// listener, docs/SERVER.md "Operator actions"). It binds 127.0.0.1 unless
+// told otherwise. Plain HTTP only: Debian 12's civetweb 1.15 resolves
+// SSL_get_peer_certificate from libssl at run time, a symbol OpenSSL 3 no
+// longer exports, and crashes on the first HTTPS request (docs/SERVER.md "TLS").
 //
 // Thread-safety: handlers run on civetweb's worker threads and only call the
 // std::functions given at construction, which must be thread-safe.
@@ -19,7 +24,7 @@ struct mg_connection;
 namespace graphsieve {
 
 struct AdminHttpOptions {
-  std::string host = "0.0.0.0";
+  std::string host = "127.0.0.1";
   int port = 8080;  // 0 picks a free port
   int threads = 2;
   std::function<std::string()> metrics;      // Prometheus text
@@ -30,7 +35,7 @@ struct AdminHttpOptions {
 
 class AdminHttpServer {
  public:
-  // Errors: UNAVAILABLE naming host:port when it cannot listen.
+  // Errors: UNAVAILABLE naming host:port, with civetweb's reason, when it cannot listen.
   static absl::StatusOr<std::unique_ptr<AdminHttpServer>> Create(AdminHttpOptions options);
   ~AdminHttpServer();  // stops civetweb; waits for its worker threads
 

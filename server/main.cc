@@ -29,7 +29,13 @@ ABSL_FLAG(int, port, 50051, "gRPC port; 0 picks a free port (printed on stdout).
 ABSL_FLAG(int, admin_port, 8080,
           "Admin HTTP port: /metrics, /healthz, /readyz, /status.json, dashboard at /. "
           "0 picks a free port, -1 turns it off.");
-ABSL_FLAG(std::string, admin_host, "0.0.0.0", "Address the admin HTTP server binds to.");
+ABSL_FLAG(std::string, admin_host, "127.0.0.1",
+          "Address the admin HTTP server binds to. Loopback by default; 0.0.0.0 opens it (its "
+          "pages are read-only: metrics, health, status, dashboard).");
+ABSL_FLAG(std::string, operator_address, "",
+          "Where PinVersion (pin, rollback, unpin) is accepted; the data port refuses it with "
+          "PERMISSION_DENIED. Empty = unix:/tmp/graphsieve-operator-<port>.sock; or "
+          "unix:/PATH, a loopback 127.0.0.1:P (0 picks one), or 'off'.");
 ABSL_FLAG(double, poll_interval_seconds, 10.0,
           "How often the refresher reads <root>/CURRENT and swaps in a new version. 0 = once at "
           "start, negative = never (serve only --pin-version, or a version pinned via RPC).");
@@ -74,6 +80,10 @@ ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: require and verify client certificates (mTLS). Needs --tls-cert.");
 ABSL_FLAG(int, history_size, 50, "Refresh events kept for GetStatus and the dashboard.");
 ABSL_FLAG(int, admin_threads, 2, "Worker threads of the admin HTTP server.");
+ABSL_FLAG(bool, testing_hold_tagged_calls_until_drain, false,
+          "Tests only: GetSamplingRate calls with the client metadata "
+          "'graphsieve-testing-hold-until-drain' wait in the handler until SIGTERM/SIGINT "
+          "starts the drain (a test holds calls in flight across the signal).");
 
 namespace {
 
@@ -94,7 +104,7 @@ int main(int argc, char** argv) {
       "  graphsieve-server --snapshot-root DIR [--port 50051] [--admin-port 8080]\n"
       "                    [--poll-interval-seconds 10] [--default-policy node-mean] ...\n"
       "Flag names may use '-' or '_'. On start it prints 'graphsieve-server listening "
-      "port=P admin_port=Q' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.",
+      "port=P admin_port=Q operator=ADDRESS' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.",
       "server/main.cc", graphsieve::kServerVersion);
   std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
@@ -110,6 +120,7 @@ int main(int argc, char** argv) {
   o.port = absl::GetFlag(FLAGS_port);
   o.admin_port = absl::GetFlag(FLAGS_admin_port);
   o.admin_host = absl::GetFlag(FLAGS_admin_host);
+  o.operator_address = absl::GetFlag(FLAGS_operator_address);
   o.poll_interval_seconds = absl::GetFlag(FLAGS_poll_interval_seconds);
   o.max_batch_pairs = absl::GetFlag(FLAGS_max_batch_pairs);
   absl::StatusOr<graphsieve::DefaultPolicy> policy =
@@ -123,6 +134,7 @@ int main(int argc, char** argv) {
   }
   o.drain_grace_seconds = absl::GetFlag(FLAGS_drain_grace_seconds);
   o.drain_notice_seconds = absl::GetFlag(FLAGS_drain_notice_seconds);
+  o.testing_hold_tagged_calls_until_drain = absl::GetFlag(FLAGS_testing_hold_tagged_calls_until_drain);
   const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
   if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;
@@ -154,8 +166,9 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<graphsieve::GraphsieveServer>> server =
       graphsieve::GraphsieveServer::Create(o);
   if (!server.ok()) return Fail(server.status().ToString(), 1);
-  std::printf("graphsieve-server listening port=%d admin_port=%d\n", (*server)->port(),
-              (*server)->admin_port());
+  const std::string& op = (*server)->operator_address();
+  std::printf("graphsieve-server listening port=%d admin_port=%d operator=%s\n", (*server)->port(),
+              (*server)->admin_port(), op.empty() ? "off" : op.c_str());
   std::fflush(stdout);
 
   int sig = 0;

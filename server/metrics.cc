@@ -1,5 +1,8 @@
 #include "server/metrics.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "prometheus/text_serializer.h"
 
 namespace graphsieve {
@@ -8,6 +11,15 @@ namespace {
 const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
   static const auto* const kBuckets = new prometheus::Histogram::BucketBoundaries{
       0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0};
+  return *kBuckets;
+}
+
+const prometheus::Histogram::BucketBoundaries& RateBuckets() {
+  static const auto* const kBuckets = [] {
+    auto* b = new prometheus::Histogram::BucketBoundaries;
+    for (int i = 1; i <= 20; ++i) b->push_back(i / 20.0);
+    return b;
+  }();
   return *kBuckets;
 }
 
@@ -73,6 +85,28 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                       .Help("RAM of the serving version's in-memory index (0 with --lookup=rocksdb)")
                       .Register(*registry_)
                       .Add({});
+  auto& negatives = BuildCounter()
+                        .Name("graphsieve_negative_instances_total")
+                        .Help("Negative instances in labelled GetSamplingRate calls, by keep decision")
+                        .Register(*registry_);
+  negatives_kept_ = &negatives.Add({{"decision", "kept"}});
+  negatives_dropped_ = &negatives.Add({{"decision", "dropped"}});
+  negative_rate_ = &BuildHistogram()
+                        .Name("graphsieve_negative_instance_rate")
+                        .Help("Sampling rates given to negative instances in labelled calls")
+                        .Register(*registry_)
+                        .Add({}, RateBuckets());
+  auto gauge = [&](const char* name, const char* help) {
+    return &BuildGauge().Name(name).Help(help).Register(*registry_).Add({});
+  };
+  change_ks_ = gauge("graphsieve_version_change_ks_distance",
+                     "KS distance of the serving version's rates from the previous version's");
+  change_mean_delta_ = gauge("graphsieve_version_change_mean_rate_delta",
+                             "Mean rate change (new - previous) over the pairs in both versions");
+  change_moved_ = gauge("graphsieve_version_change_fraction_moved",
+                        "Share of pairs whose rate moved more than 0.05 from the previous version");
+  expected_kept_ = gauge("graphsieve_snapshot_expected_kept_fraction",
+                         "Mean rate over the log's negative instances (manifest) of the serving version");
 }
 
 void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code) {
@@ -109,6 +143,76 @@ void ServerMetrics::ObserveRefresh(bool ok, double load_seconds,
     info_ = &info_family_->Add({{"version", serving_version}});
     info_->Set(1.0);
   }
+}
+
+void ServerMetrics::ObserveLabelled(const std::string& version,
+                                    const google::protobuf::RepeatedField<bool>& labels,
+                                    const google::protobuf::RepeatedField<float>& rates,
+                                    const google::protobuf::RepeatedField<bool>& keep) {
+  const int n = std::min({labels.size(), rates.size(), keep.size()});
+  std::vector<double> bucket_increments(RateBuckets().size() + 1, 0.0);
+  std::vector<uint64_t> bins(20, 0);
+  uint64_t instances = 0, kept = 0;
+  double sum = 0;
+  for (int i = 0; i < n; ++i) {
+    if (labels.Get(i)) continue;
+    const double r = rates.Get(i);
+    ++instances;
+    kept += keep.Get(i) ? 1 : 0;
+    sum += r;
+    const int bin = std::clamp(static_cast<int>(std::ceil(r * 20)) - 1, 0, 19);
+    ++bins[bin];
+    bucket_increments[bin] += 1;  // bucket `bin` has upper bound (bin + 1) / 20
+  }
+  if (instances == 0) return;
+  negatives_kept_->Increment(static_cast<double>(kept));
+  negatives_dropped_->Increment(static_cast<double>(instances - kept));
+  negative_rate_->ObserveMultiple(bucket_increments, sum);
+  absl::MutexLock lock(&negatives_mu_);
+  if (negatives_.version != version) negatives_ = NegativeTally{version};
+  negatives_.instances += instances;
+  negatives_.kept += kept;
+  negatives_.rate_sum += sum;
+  for (int b = 0; b < 20; ++b) negatives_.bins[b] += bins[b];
+}
+
+void ServerMetrics::SetVersionChange(double ks_distance, double mean_rate_delta,
+                                     double fraction_moved) {
+  change_ks_->Set(ks_distance);
+  change_mean_delta_->Set(mean_rate_delta);
+  change_moved_->Set(fraction_moved);
+}
+
+TrafficSample ServerMetrics::Sample() const {
+  TrafficSample s;
+  s.requests_ok = sampling_ok_->Value();
+  for (const prometheus::MetricFamily& family : errors_->Collect()) {
+    for (const prometheus::ClientMetric& m : family.metric) s.requests_failed += m.counter.value;
+  }
+  s.pairs_exact = pairs_exact_->Value();
+  s.pairs_inferred = pairs_inferred_->Value();
+  s.pairs_default = pairs_default_->Value();
+  const prometheus::ClientMetric h = latency_->Collect();
+  s.latency_count = h.histogram.sample_count;
+  s.latency_sum_seconds = h.histogram.sample_sum;
+  for (const auto& b : h.histogram.bucket) {
+    if (std::isfinite(b.upper_bound)) s.latency_upper_bounds.push_back(b.upper_bound);
+    s.latency_cumulative.push_back(b.cumulative_count);
+  }
+  return s;
+}
+
+nlohmann::json ServerMetrics::NegativesServedJson() const {
+  absl::MutexLock lock(&negatives_mu_);
+  const NegativeTally& t = negatives_;
+  std::vector<double> edges;
+  for (int i = 1; i <= 20; ++i) edges.push_back(i / 20.0);
+  return {{"version", t.version},
+          {"instances", t.instances},
+          {"kept", t.kept},
+          {"mean_rate", t.instances > 0 ? nlohmann::json(t.rate_sum / t.instances) : nullptr},
+          {"bin_upper_edges", edges},
+          {"instance_counts", t.bins}};
 }
 
 std::string ServerMetrics::Serialize() const {

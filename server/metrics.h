@@ -12,6 +12,13 @@
 //   snapshot_load_seconds                 load (open + validate + warm/index) time of the last load
 //   snapshot_index_bytes                  RAM of the serving version's in-memory index
 //                                         (0 with --lookup=rocksdb)
+//   negative_instances_total{decision}    negative instances in labelled GetSamplingRate
+//                                         calls, decision = kept|dropped
+//   negative_instance_rate                histogram of the rates those negatives got
+//   version_change_ks_distance            the serving version against the one before it
+//   version_change_mean_rate_delta        (server/rate_profile.h), set once computed
+//   version_change_fraction_moved
+//   snapshot_expected_kept_fraction       the manifest's mean rate over the log's negatives
 //
 // Thread-safety: all methods are thread-safe.
 #ifndef GRAPHSIEVE_SERVER_METRICS_H_
@@ -19,6 +26,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -29,6 +37,8 @@
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
 #include "core/serving/batch_scorer.h"
+#include "google/protobuf/repeated_field.h"
+#include "server/traffic_window.h"
 
 namespace graphsieve {
 
@@ -45,6 +55,23 @@ class ServerMetrics {
   void ObserveRefresh(bool ok, double load_seconds, const std::string& serving_version);
   void SetSnapshotAge(double seconds) { age_->Set(seconds); }
   void SetIndexBytes(double bytes) { index_bytes_->Set(bytes); }
+  // The negative instances of one answered labelled batch (label false) with
+  // their rates and keep decisions, served from `version`. A new version
+  // restarts the per-version tally shown by NegativesServedJson().
+  void ObserveLabelled(const std::string& version,
+                       const google::protobuf::RepeatedField<bool>& labels,
+                       const google::protobuf::RepeatedField<float>& rates,
+                       const google::protobuf::RepeatedField<bool>& keep);
+  // The serving version against its predecessor, and the serving manifest's
+  // expected kept fraction (server/rate_profile.h).
+  void SetVersionChange(double ks_distance, double mean_rate_delta, double fraction_moved);
+  void SetExpectedKeptFraction(double fraction) { expected_kept_->Set(fraction); }
+
+  // Cumulative counters now (the dashboard's traffic window samples them).
+  TrafficSample Sample() const;
+  // Negatives served by the current version: {version, instances, kept, mean_rate,
+  // bin_upper_edges, instance_counts} (20 bins of 0.05).
+  nlohmann::json NegativesServedJson() const;
 
   // Prometheus text exposition format.
   std::string Serialize() const;
@@ -69,10 +96,27 @@ class ServerMetrics {
   prometheus::Counter* refresh_failed_;
   prometheus::Gauge* load_seconds_;
   prometheus::Gauge* index_bytes_;
+  prometheus::Counter* negatives_kept_;
+  prometheus::Counter* negatives_dropped_;
+  prometheus::Histogram* negative_rate_;
+  prometheus::Gauge* change_ks_;
+  prometheus::Gauge* change_mean_delta_;
+  prometheus::Gauge* change_moved_;
+  prometheus::Gauge* expected_kept_;
 
   mutable absl::Mutex mu_;
   prometheus::Gauge* info_ ABSL_GUARDED_BY(mu_) = nullptr;  // snapshot_info of the serving version
   std::string info_version_ ABSL_GUARDED_BY(mu_);
+
+  // Negatives served by one version (reset when the version changes).
+  struct NegativeTally {
+    std::string version;
+    uint64_t instances = 0, kept = 0;
+    double rate_sum = 0;
+    std::vector<uint64_t> bins = std::vector<uint64_t>(20, 0);
+  };
+  mutable absl::Mutex negatives_mu_;
+  NegativeTally negatives_ ABSL_GUARDED_BY(negatives_mu_);
 };
 
 }  // namespace graphsieve

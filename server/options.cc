@@ -2,9 +2,47 @@
 
 #include <cmath>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 
 namespace graphsieve {
+namespace {
+
+// "" | "off" | "unix:/absolute/path" | loopback host ":" port.
+absl::Status CheckOperatorAddress(absl::string_view a) {
+  if (a.empty() || a == "off") return absl::OkStatus();
+  if (absl::ConsumePrefix(&a, "unix:")) {
+    if (absl::StartsWith(a, "/") && a.size() > 1) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat("--operator-address: unix socket path '", a, "' must be absolute"));
+  }
+  const size_t colon = a.rfind(':');
+  int port = -1;
+  if (colon == absl::string_view::npos || !absl::SimpleAtoi(a.substr(colon + 1), &port) ||
+      port < 0 || port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--operator-address: '", a, "' is not unix:/PATH, HOST:PORT or 'off'"));
+  }
+  const absl::string_view host = a.substr(0, colon);
+  if (host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.")) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--operator-address: '", a, "' is not a loopback address; PinVersion changes what every ",
+      "caller gets, so its listener stays on 127.0.0.1/[::1] or a unix socket (reach it with ",
+      "kubectl exec or port-forward)"));
+}
+
+}  // namespace
+
+std::string OperatorAddress(const std::string& flag, int grpc_port) {
+  if (flag == "off") return "";
+  if (!flag.empty()) return flag;
+  return absl::StrCat("unix:/tmp/graphsieve-operator-", grpc_port, ".sock");
+}
 
 absl::Status ServerOptions::Validate() const {
   if (snapshot_root.empty()) {
@@ -50,6 +88,7 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         "--tls-client-ca needs --tls-cert and --tls-key (mTLS is on top of TLS)");
   }
+  if (absl::Status st = CheckOperatorAddress(operator_address); !st.ok()) return st;
   if (history_size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("history_size must be >= 1, got ", history_size));

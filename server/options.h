@@ -14,16 +14,25 @@
 
 namespace graphsieve {
 
+// The client metadata key of ServerOptions::testing_hold_tagged_calls_until_drain.
+inline constexpr char kTestingHoldMetadataKey[] = "graphsieve-testing-hold-until-drain";
+
 struct ServerOptions {
   // Directory holding CURRENT and one sub-directory per snapshot version.
   std::string snapshot_root;
   // Address to bind the gRPC server to; port 0 picks a free port.
   std::string host = "0.0.0.0";
   int port = 50051;
-  // Admin HTTP (/metrics, /healthz, /readyz, /status.json, dashboard "/").
-  // -1 disables it; 0 picks a free port.
+  // Admin HTTP (/metrics, /healthz, /readyz, /status.json, dashboard "/"), read-only.
+  // -1 disables it; 0 picks a free port. Loopback unless opened on purpose.
   int admin_port = 8080;
-  std::string admin_host = "0.0.0.0";
+  std::string admin_host = "127.0.0.1";
+  // Where the mutating RPC (PinVersion) is accepted: a second gRPC listener that
+  // only the machine's (or pod's) own users reach. The data port refuses it with
+  // PERMISSION_DENIED. "" = the default unix socket OperatorAddress() names;
+  // "unix:/path"; a loopback "127.0.0.1:P" / "localhost:P" / "[::1]:P" (P = 0
+  // picks one); "off" = no operator listener (pins only through --pin-version).
+  std::string operator_address;
   // How often the refresher reads <root>/CURRENT. 0 = once at start, < 0 = never
   // (tests call PollOnce by hand).
   double poll_interval_seconds = 10.0;
@@ -66,10 +75,22 @@ struct ServerOptions {
   // gRPC callback threads are managed by gRPC; this caps the synchronous
   // admin-HTTP worker threads.
   int admin_threads = 2;
+  // Tests only (tests/server/drain_tls_test.cc, docs/RELIABILITY.md): a
+  // GetSamplingRate call whose client metadata has kTestingHoldMetadataKey
+  // waits in its handler until a drain has begun, so a test holds calls in
+  // flight across SIGTERM without racing timers. Off: the metadata is ignored.
+  bool testing_hold_tagged_calls_until_drain = false;
 
   // Names the broken constraint ("--port must be in [0, 65535], got 70000").
   absl::Status Validate() const;
 };
+
+// The operator listener's gRPC address for `flag` (ServerOptions::operator_address)
+// on a server whose data port is `grpc_port`: the flag itself, or for "" the
+// default "unix:/tmp/graphsieve-operator-<grpc_port>.sock" (one per server on a
+// machine; `graphsieve pin` uses the one of port 50051 when --server is not
+// given). "" for "off".
+std::string OperatorAddress(const std::string& flag, int grpc_port);
 
 }  // namespace graphsieve
 

@@ -115,7 +115,8 @@ SamplingRateServiceImpl::SamplingRateServiceImpl(const ServerOptions& options,
     : max_batch_pairs_(options.max_batch_pairs),
       scorer_(options.default_policy, options.chunk_pairs),
       manager_(manager),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      hold_tagged_calls_(options.testing_hold_tagged_calls_until_drain) {}
 
 absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* context,
                                              const v1::GetSamplingRateRequest& request,
@@ -170,6 +171,9 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetSamplingRate(
     v1::GetSamplingRateResponse* response) {
   const absl::Time start = absl::Now();
   metrics_->AddInflight(1);
+  if (hold_tagged_calls_ && context->client_metadata().count(kTestingHoldMetadataKey) > 0) {
+    drain_started_.WaitForNotification();  // tests only: in flight until the drain begins
+  }
   SourceCounts counts;
   absl::Status st = Answer(context, *request, response, &counts);
   if (!st.ok()) response->Clear();
@@ -177,6 +181,10 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetSamplingRate(
   metrics_->ObserveSamplingRate(GrpcCodeName(out.error_code()),
                                 absl::ToDoubleSeconds(absl::Now() - start),
                                 st.ok() ? &counts : nullptr);
+  if (st.ok() && request->labels_size() > 0) {  // negatives served (dashboard, /metrics)
+    metrics_->ObserveLabelled(response->snapshot_version(), request->labels(), response->rates(),
+                              response->keep());
+  }
   metrics_->AddInflight(-1);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(out);

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/synchronization/notification.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
 #include "core/serving/batch_scorer.h"
 #include "core/serving/rate_source.h"
@@ -46,6 +47,10 @@ class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackSe
                                        const v1::PinVersionRequest* request,
                                        v1::PinVersionResponse* response) override;
 
+  // Called once when a drain begins: releases the calls held by
+  // ServerOptions::testing_hold_tagged_calls_until_drain (a no-op otherwise).
+  void DrainStarted() { drain_started_.Notify(); }
+
  private:
   absl::Status Answer(grpc::CallbackServerContext* context,
                       const v1::GetSamplingRateRequest& request,
@@ -56,6 +61,8 @@ class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackSe
   const BatchScorer scorer_;
   SnapshotManager* const manager_;
   ServerMetrics* const metrics_;
+  const bool hold_tagged_calls_;
+  absl::Notification drain_started_;  // thread-safe
 };
 
 }  // namespace graphsieve

@@ -65,6 +65,15 @@ absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
 
 absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   metrics_ = std::make_unique<ServerMetrics>();
+  traffic_ = std::make_unique<TrafficWindow>([this] { return metrics_->Sample(); },
+                                             /*period_seconds=*/1.0, /*history_seconds=*/300.0);
+  VersionProfilerOptions po;
+  po.on_done = [this](const RateProfile& profile, const VersionComparison* change) {
+    if (change != nullptr) {
+      metrics_->SetVersionChange(change->ks_distance, change->mean_delta, change->fraction_moved);
+    }
+  };
+  profiler_ = std::make_unique<VersionProfiler>(std::move(po));
   SnapshotManagerOptions mo;
   mo.root = options_.snapshot_root;
   mo.poll_interval_seconds = options_.poll_interval_seconds;
@@ -84,6 +93,8 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
   service_ = std::make_unique<SamplingRateServiceImpl>(options_, manager_.get(), metrics_.get());
+  data_service_ = std::make_unique<DataPortService>(service_.get(), metrics_.get());
+  operator_service_ = std::make_unique<OperatorPortService>(service_.get());
 
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> creds = MakeCredentials(options_);
   if (!creds.ok()) return creds.status();
@@ -95,7 +106,7 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   // Room for max_batch_pairs pairs with every column (25 bytes) plus framing.
   const int64_t max_bytes = int64_t{options_.max_batch_pairs} * 32 + (int64_t{1} << 20);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<int64_t>(max_bytes, INT32_MAX)));
-  builder.RegisterService(service_.get());
+  builder.RegisterService(data_service_.get());  // PinVersion refused there
   // Only the reflection and health services are synchronous; one completion
   // queue and one poller for them. Every extra poller thread joins epoll1's
   // leader/follower hand-off and costs futex wake-ups on each call.
@@ -112,39 +123,80 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   health->SetServingStatus("", true);
   health->SetServingStatus(kServiceName, false);
 
-  if (options_.admin_port >= 0) {
-    AdminHttpOptions ao;
-    ao.host = options_.admin_host;
-    ao.port = options_.admin_port;
-    ao.threads = options_.admin_threads;
-    ao.metrics = [this] {
-      std::shared_ptr<const ServingSnapshot> snap = manager_->Current();
-      if (snap != nullptr && snap->created_at != absl::InfinitePast()) {
-        metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - snap->created_at));
-      }
-      return metrics_->Serialize();
-    };
-    ao.live = [] { return true; };
-    ao.ready = [this] { return ready(); };
-    ao.status_json = [this] { return StatusJson(); };
-    absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin = AdminHttpServer::Create(ao);
-    if (!admin.ok()) {
-      server_->Shutdown();
-      return admin.status();
-    }
-    admin_ = *std::move(admin);
+  if (absl::Status st = StartOperatorListener(); !st.ok()) {
+    server_->Shutdown();
+    return st;
   }
-  ServerLog(absl::StrCat("listening on ", options_.host, ":", port_,
-                         options_.tls_cert_path.empty() ? "" : " (TLS)", "; admin HTTP ",
-                         admin_ ? absl::StrCat("on port ", admin_->port()) : "off",
-                         "; snapshots in ", options_.snapshot_root));
+  if (absl::Status st = StartAdmin(); !st.ok()) {
+    server_->Shutdown();
+    if (operator_server_ != nullptr) operator_server_->Shutdown();
+    return st;
+  }
+  ServerLog(absl::StrCat(
+      "listening on ", options_.host, ":", port_, options_.tls_cert_path.empty() ? "" : " (TLS)",
+      "; operator listener (PinVersion) ", operator_address_.empty() ? "off" : operator_address_,
+      "; admin HTTP ",
+      admin_ ? absl::StrCat("http://", options_.admin_host, ":", admin_->port()) : "off",
+      "; snapshots in ", options_.snapshot_root));
   manager_->Start();
+  return absl::OkStatus();
+}
+
+absl::Status GraphsieveServer::StartOperatorListener() {
+  operator_address_ = OperatorAddress(options_.operator_address, port_);
+  data_service_->SetOperatorAddress(operator_address_);
+  if (operator_address_.empty()) return absl::OkStatus();
+  // Plaintext on purpose: only the machine's (pod's) own users reach a unix
+  // socket (mode from the umask) or a loopback port.
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(operator_address_, grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(operator_service_.get());
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
+  operator_server_ = builder.BuildAndStart();
+  if (operator_server_ == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--operator-address: cannot listen on ", operator_address_,
+        " (in use, not permitted, or the socket's directory does not exist)"));
+  }
+  if (!absl::StartsWith(operator_address_, "unix:")) {
+    operator_address_ = absl::StrCat(
+        operator_address_.substr(0, operator_address_.rfind(':')), ":", port);
+    data_service_->SetOperatorAddress(operator_address_);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status GraphsieveServer::StartAdmin() {
+  if (options_.admin_port < 0) return absl::OkStatus();
+  AdminHttpOptions ao;
+  ao.host = options_.admin_host;
+  ao.port = options_.admin_port;
+  ao.threads = options_.admin_threads;
+  ao.metrics = [this] {
+    std::shared_ptr<const ServingSnapshot> snap = manager_->Current();
+    if (snap != nullptr && snap->created_at != absl::InfinitePast()) {
+      metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - snap->created_at));
+    }
+    return metrics_->Serialize();
+  };
+  ao.live = [] { return true; };
+  ao.ready = [this] { return ready(); };
+  ao.status_json = [this] { return StatusJson(); };
+  absl::StatusOr<std::unique_ptr<AdminHttpServer>> admin = AdminHttpServer::Create(ao);
+  if (!admin.ok()) return admin.status();
+  admin_ = *std::move(admin);
   return absl::OkStatus();
 }
 
 GraphsieveServer::~GraphsieveServer() {
   Shutdown();
   admin_.reset();
+  // Their threads call metrics_; stop them before members are destroyed.
+  profiler_.reset();
+  traffic_.reset();
 }
 
 int GraphsieveServer::admin_port() const { return admin_ ? admin_->port() : -1; }
@@ -159,6 +211,10 @@ void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
   }
   const MemoryIndex* index = serving ? serving->reader->memory_index() : nullptr;
   metrics_->SetIndexBytes(index ? static_cast<double>(index->memory_bytes()) : 0.0);
+  if (serving != nullptr) {
+    metrics_->SetExpectedKeptFraction(serving->reader->manifest().achieved_negative_mean_rate);
+  }
+  profiler_->OnServing(serving);
   if (server_ != nullptr && !draining_.load()) {
     server_->GetHealthCheckService()->SetServingStatus(kServiceName, serving != nullptr);
   }
@@ -176,11 +232,14 @@ void GraphsieveServer::Shutdown() {
     if (options_.drain_notice_seconds > 0) {
       absl::SleepFor(absl::Seconds(options_.drain_notice_seconds));  // still serving, not ready
     }
+    if (service_ != nullptr) service_->DrainStarted();  // tests' held calls go on now
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));
+    if (operator_server_ != nullptr) operator_server_->Shutdown(deadline);
     server_->Shutdown(deadline);
     server_->Wait();
+    if (operator_server_ != nullptr) operator_server_->Wait();
   }
   if (manager_ != nullptr) manager_->Stop();
   ServerLog("stopped");
@@ -203,6 +262,10 @@ std::string GraphsieveServer::StatusJson() const {
   j["poll_interval_seconds"] = options_.poll_interval_seconds;
   j["max_batch_pairs"] = options_.max_batch_pairs;
   j["metrics"] = metrics_->ToJson();
+  j["operator_address"] = operator_address_;
+  j["traffic"] = traffic_->Summarise(/*window_seconds=*/60.0);
+  j.update(profiler_->ToJson());  // rate_profile, rate_profile_state, comparison, comparison_limits
+  j["negatives_served"] = metrics_->NegativesServedJson();
   return j.dump();
 }
 

@@ -1,8 +1,10 @@
 // graphsieve-server assembled: the gRPC server (SamplingRateService, health,
-// reflection, optional TLS/mTLS), the snapshot refresher, metrics and the
-// admin HTTP port. main() and the tests create it the same way.
+// reflection, optional TLS/mTLS), the operator listener (the only place
+// PinVersion is accepted, server/service_ports.h), the snapshot refresher,
+// metrics, the dashboard's traffic window and version profiler, and the admin
+// HTTP port. main() and the tests create it the same way.
 //
-// Lifecycle: Create() binds both ports and starts the refresher; Shutdown()
+// Lifecycle: Create() binds the ports and starts the refresher; Shutdown()
 // drains (readiness off, no new calls, in-flight calls get drain_grace_seconds,
 // then are cancelled) and stops everything. The destructor calls Shutdown().
 //
@@ -21,7 +23,10 @@
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/rate_service.h"
+#include "server/service_ports.h"
 #include "server/snapshot_manager.h"
+#include "server/traffic_window.h"
+#include "server/version_profiler.h"
 
 namespace graphsieve {
 
@@ -39,6 +44,8 @@ class GraphsieveServer {
 
   int port() const { return port_; }
   int admin_port() const;  // -1 when the admin port is off
+  // Where PinVersion is accepted ("unix:/tmp/...", "127.0.0.1:P"); "" when off.
+  const std::string& operator_address() const { return operator_address_; }
 
   // Graceful drain; idempotent; returns when the gRPC server has shut down.
   void Shutdown();
@@ -48,12 +55,15 @@ class GraphsieveServer {
 
   SnapshotManager& manager() { return *manager_; }
   ServerMetrics& metrics() { return *metrics_; }
+  VersionProfiler& profiler() { return *profiler_; }
   // The /status.json document.
   std::string StatusJson() const;
 
  private:
   explicit GraphsieveServer(const ServerOptions& options) : options_(options) {}
   absl::Status Start(SnapshotLoader loader);
+  absl::Status StartOperatorListener();
+  absl::Status StartAdmin();
   void OnRefresh(const RefreshEventRecord& event,
                  const std::shared_ptr<const ServingSnapshot>& serving);
 
@@ -61,10 +71,16 @@ class GraphsieveServer {
   const ServerOptions options_;
   std::unique_ptr<ServerMetrics> metrics_;
   std::unique_ptr<SnapshotManager> manager_;
+  std::unique_ptr<VersionProfiler> profiler_;
+  std::unique_ptr<TrafficWindow> traffic_;
   std::unique_ptr<SamplingRateServiceImpl> service_;
+  std::unique_ptr<DataPortService> data_service_;
+  std::unique_ptr<OperatorPortService> operator_service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::Server> operator_server_;
   std::unique_ptr<AdminHttpServer> admin_;
   int port_ = 0;
+  std::string operator_address_;
 
   std::atomic<bool> draining_{false};
   absl::Mutex shutdown_mu_;  // serialises Shutdown()

@@ -7,7 +7,7 @@
 //   graphsieve filter --server H:P --input LOG [--output FILE]
 //   graphsieve canary --baseline H:P --candidate H:P (--input FILE | --sample-from LOG)
 //   graphsieve canary --baseline-snapshot DIR --candidate-snapshot DIR
-//   graphsieve pin    --server H:P (--version V [--reject-active] | --unpin [--reject-active])
+//   graphsieve pin    [--server OPERATOR_ADDRESS] (--version V [--reject-active] | --unpin ...)
 //
 // Exit status: 0 success, 1 canary beyond a threshold, 2 error.
 #include <cstring>
@@ -79,8 +79,12 @@ const std::vector<Subcommand>& Commands() {
        &RunCanary},
       {"pin",
        "pin a kept snapshot version on a server (operator rollback), or unpin",
-       "graphsieve pin --server HOST:PORT --version VERSION [--reject-active]\n"
-       "graphsieve pin --server HOST:PORT --unpin [--reject-active]\n\n"
+       "graphsieve pin [--server OPERATOR_ADDRESS] --version VERSION [--reject-active]\n"
+       "graphsieve pin [--server OPERATOR_ADDRESS] --unpin [--reject-active]\n\n"
+       "Calls PinVersion on the server's operator listener (graphsieve-server\n"
+       "--operator-address; the data port refuses it with PERMISSION_DENIED). Default\n"
+       "--server: unix:/tmp/graphsieve-operator-50051.sock, the listener of a server on port\n"
+       "50051 on this machine (in Kubernetes: kubectl exec POD -- graphsieve pin ...).\n"
        "Calls PinVersion. --version: the server loads VERSION (one it keeps on disk, see\n"
        "`graphsieve status`), serves it and stops following CURRENT; if it does not load, the\n"
        "old version keeps serving. --unpin: follow CURRENT again (from the next poll).\n"

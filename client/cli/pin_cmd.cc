@@ -1,4 +1,7 @@
 // graphsieve pin: pin a kept snapshot version on a server (PinVersion), or unpin.
+// PinVersion is accepted only on the server's operator listener (docs/SERVER.md
+// "Operator actions"); without --server this is the default listener of a
+// server on port 50051, the unix socket server/options.h OperatorAddress names.
 #include <iostream>
 #include <string>
 
@@ -8,6 +11,11 @@
 #include "client/cli/flags.h"
 
 namespace graphsieve {
+namespace {
+
+constexpr char kDefaultOperatorAddress[] = "unix:/tmp/graphsieve-operator-50051.sock";
+
+}  // namespace
 
 int RunPin() {
   const std::string version = absl::GetFlag(FLAGS_pin_version);
@@ -17,7 +25,8 @@ int RunPin() {
                            unpin ? "--version V and --unpin exclude each other; give one"
                                  : "give --version V (pin that version) or --unpin"));
   }
-  const std::string target = absl::GetFlag(FLAGS_server);
+  std::string target = absl::GetFlag(FLAGS_server);
+  if (target.empty()) target = kDefaultOperatorAddress;
   absl::StatusOr<std::unique_ptr<SamplingRateClient>> client = ClientFromFlags(target, "server");
   if (!client.ok()) return Fail("pin", client.status());
   absl::StatusOr<v1::PinVersionResponse> response =

@@ -88,15 +88,19 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   if (fd < 0) return ErrnoError("open", path, errno);
   FdCloser closer{fd};
   std::string out;
-  char buf[1 << 16];
+  // On the heap: callers include civetweb's admin threads (/status.json reads
+  // CURRENT), whose stacks are small; 64 KiB here overflowed one under ASan
+  // (docs/RELIABILITY.md, "Sanitizers").
+  constexpr size_t kChunk = 1 << 16;
+  std::unique_ptr<char[]> buf(new char[kChunk]);
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
+    ssize_t n = ::read(fd, buf.get(), kChunk);
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoError("read", path, errno);
     }
     if (n == 0) break;
-    out.append(buf, static_cast<size_t>(n));
+    out.append(buf.get(), static_cast<size_t>(n));
   }
   return out;
 }

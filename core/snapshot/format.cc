@@ -3,6 +3,8 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "core/maec/pipeline.h"
+#include "core/snapshot/json_field.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/cache.h"
 #include "rocksdb/env.h"
@@ -121,7 +123,7 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   }
   UnseenModel m;
   try {
-    m.method = j.at("method").get<int>();
+    m.method = IntegerField<int>(j, "method");
     m.alpha = j.at("alpha").get<double>();
     m.floor = j.at("floor").get<double>();
     m.rho = j.at("rho").get<double>();
@@ -131,14 +133,17 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.uncertainty_propagation = j.at("uncertainty_propagation").get<bool>();
     m.score_propagation = j.at("score_propagation").get<bool>();
     m.symmetric_normalisation = j.at("symmetric_normalisation").get<bool>();
-    m.sketch_dim = j.at("sketch_dim").get<int>();
+    m.sketch_dim = IntegerField<int>(j, "sketch_dim");
     // Added with the mixture rate rule; snapshots written before it used the
     // floor rule, which these defaults describe.
-    m.rate_rule = j.value("rate_rule", 0);
+    m.rate_rule = j.contains("rate_rule") ? IntegerField<int>(j, "rate_rule") : 0;
     m.kappa = j.value("kappa", 0.0);
     m.score_mean = j.value("score_mean", 0.0);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
+  }
+  if (m.method < static_cast<int>(Method::kMaec) || m.method > static_cast<int>(Method::kProduct)) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: method ", m.method));
   }
   if (m.sketch_dim < 0 || m.sketch_dim > 65536) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: sketch_dim ", m.sketch_dim));

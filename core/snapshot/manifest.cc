@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/snapshot/file_util.h"
+#include "core/snapshot/json_field.h"
 
 namespace graphsieve {
 namespace snapshot {
@@ -161,7 +162,7 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
   ManifestSummary& s = out.summary;
   std::string format_name;
   try {
-    int format_version = j.at("format_version").get<int>();
+    int format_version = IntegerField<int>(j, "format_version");
     if (format_version != kFormatVersion) {
       return absl::FailedPreconditionError(absl::StrCat(source, ": format_version ", format_version,
                                                         ", this reader reads ", kFormatVersion));
@@ -174,29 +175,29 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
     s.alpha = p.at("alpha").get<double>();
     s.floor = p.at("floor").get<double>();
     s.gamma = p.at("gamma").get<double>();
-    s.sketch_dim = p.at("sketch_dim").get<int>();
-    s.seed = p.at("seed").get<uint64_t>();
+    s.sketch_dim = IntegerField<int>(p, "sketch_dim");
+    s.seed = IntegerField<uint64_t>(p, "seed");
     const json& c = j.at("counts");
-    s.instances = c.at("instances").get<uint64_t>();
-    s.pairs = c.at("pairs").get<uint64_t>();
-    s.positive_pairs = c.at("positive_pairs").get<uint64_t>();
-    s.users = c.at("users").get<uint64_t>();
-    s.items = c.at("items").get<uint64_t>();
-    s.components = c.at("components").get<uint64_t>();
+    s.instances = IntegerField<uint64_t>(c, "instances");
+    s.pairs = IntegerField<uint64_t>(c, "pairs");
+    s.positive_pairs = IntegerField<uint64_t>(c, "positive_pairs");
+    s.users = IntegerField<uint64_t>(c, "users");
+    s.items = IntegerField<uint64_t>(c, "items");
+    s.components = IntegerField<uint64_t>(c, "components");
     s.achieved_negative_mean_rate = j.at("achieved_negative_mean_rate").get<double>();
     s.input_digest = j.at("input_digest").get<std::string>();
     format_name = j.at("storage").at("pairs_table_format").get<std::string>();
     s.pairs_table_format = format_name;
-    s.db_bytes = j.at("storage").at("db_bytes").get<uint64_t>();
+    s.db_bytes = IntegerField<uint64_t>(j.at("storage"), "db_bytes");
     // Optional (absent in versions written before them).
     if (j.at("storage").contains("serving_index")) {
       const json& x = j.at("storage").at("serving_index");
       out.index_path = x.at("path").get<std::string>();
-      s.index_bytes = x.at("size_bytes").get<uint64_t>();
+      s.index_bytes = IntegerField<uint64_t>(x, "size_bytes");
     }
     if (j.contains("partitioning")) {
-      s.partition = j.at("partitioning").at("partition").get<uint32_t>();
-      s.num_partitions = j.at("partitioning").at("num_partitions").get<uint32_t>();
+      s.partition = IntegerField<uint32_t>(j.at("partitioning"), "partition");
+      s.num_partitions = IntegerField<uint32_t>(j.at("partitioning"), "num_partitions");
       if (s.num_partitions < 1 || s.partition >= s.num_partitions) {
         return absl::DataLossError(absl::StrCat(source, ": partitioning: partition ", s.partition,
                                                 " of ", s.num_partitions));
@@ -205,7 +206,7 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
     for (const json& f : j.at("files")) {
       ManifestFileEntry e;
       e.path = f.at("path").get<std::string>();
-      e.size_bytes = f.at("size_bytes").get<uint64_t>();
+      e.size_bytes = IntegerField<uint64_t>(f, "size_bytes");
       absl::StatusOr<uint64_t> h = ParseHex64(f.at("xxh3").get<std::string>());
       if (!h.ok()) {
         return absl::DataLossError(

@@ -451,7 +451,9 @@ TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {
                                                                  : before->versions_on_disk(0);
   ASSERT_NE(older, newer);
   auto pin = [&](std::vector<std::string> flags) {
-    flags.insert(flags.begin(), {CliBinary(), "pin", "--server", server.target()});
+    // The operator listener: the server's default unix socket (server/options.h).
+    const std::string op = absl::StrCat("unix:/tmp/graphsieve-operator-", server.port(), ".sock");
+    flags.insert(flags.begin(), {CliBinary(), "pin", "--server", op});
     return RunProgram(flags, 60);
   };
 
@@ -508,7 +510,7 @@ TEST(ServerRestart, ClientRetriesThroughIt) {
   const int port = world->server_a.port();
   SamplingRateClientOptions options;
   options.target = world->server_a.target();
-  options.max_attempts = 40;
+  options.max_attempts = 200;  // bounded: ~60 s of retries (the restart may be slow under load)
   options.initial_backoff_seconds = 0.05;
   options.max_backoff_seconds = 0.3;
   options.deadline_seconds = 5;
@@ -519,8 +521,12 @@ TEST(ServerRestart, ClientRetriesThroughIt) {
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_EQ(world->server_a.Stop(), 0) << "SIGTERM drains and exits 0";
   absl::Status restarted;
+  // Restarts once the call below has failed at least once (a state, not a
+  // timer: docs/RELIABILITY.md, "No flaky tests"); bounded: 60 s.
   std::thread restart([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));
+    for (int k = 0; k < 6000 && client->total_retries() < 1; ++k) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
     restarted = world->server_a.Start(world->root_a, port);
   });
   auto after = client->GetRates(users, items);  // fails over and over until the restart

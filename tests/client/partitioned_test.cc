@@ -95,6 +95,12 @@ std::unique_ptr<SamplingRateClient> Client(const std::string& target) {
   return *std::move(client);
 }
 
+// PinVersion is accepted only on the operator listener: the server's default
+// unix socket (server/options.h).
+std::string OperatorTarget(const ServerProcess& server) {
+  return absl::StrCat("unix:/tmp/graphsieve-operator-", server.port(), ".sock");
+}
+
 std::string PartsTarget() {
   return absl::StrCat(world->part0.target(), ",", world->part1.target());
 }
@@ -246,8 +252,8 @@ TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
       }
     }
   });
-  auto part0 = Client(world->part0.target());
-  auto part1 = Client(world->part1.target());
+  auto part0 = Client(OperatorTarget(world->part0));
+  auto part1 = Client(OperatorTarget(world->part1));
   ASSERT_TRUE(part0->PinVersion(world->parts_v2, false).ok());
   // Held state: part 0 on v2, part 1 on v1. A batch over both parts cannot be answered.
   {
@@ -295,7 +301,7 @@ TEST(Partitioned, AFlippedByteInAVersionsIndexFileIsRefusedByTheServer) {
     f.write(&c, 1);
   }
   auto client = Client(world->single.target());
-  auto r = client->PinVersion(bad, false);
+  auto r = Client(OperatorTarget(world->single))->PinVersion(bad, false);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "index.gsi: checksum mismatch"))

@@ -1,6 +1,7 @@
 // The refresher against real snapshots and a real server: swap under load,
 // a corrupt version, pin and rollback, --pin-version / --reject-versions.
 #include <atomic>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
@@ -10,6 +11,8 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/server.h"
@@ -66,7 +69,9 @@ TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
   auto server = Start(root, poll);
   ASSERT_NE(server, nullptr);
   auto stub = testing::Connect(server->port());
-  for (int k = 0; k < 100 && Served(stub.get()) != *v1; ++k) absl::SleepFor(absl::Milliseconds(50));
+  // Bounded waits for states (60 s), generous for a loaded machine; no timer
+  // decides an outcome (docs/RELIABILITY.md, "No flaky tests").
+  for (int k = 0; k < 1200 && Served(stub.get()) != *v1; ++k) absl::SleepFor(absl::Milliseconds(50));
   ASSERT_EQ(Served(stub.get()), *v1);
 
   const v1::GetSamplingRateRequest req = AllStoredPairs(g1);  // same pairs in every generation
@@ -115,10 +120,19 @@ TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
       }
     });
   }
-  // Publish two new versions while the clients hammer.
+  // Until the clients have made `calls` more successful calls (bounded: 60 s).
+  auto wait_for_calls = [&](int calls) {
+    const int target = ok.load() + calls;
+    for (int k = 0; k < 1200 && ok.load() < target && failed.load() == 0; ++k) {
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return ok.load() >= target;
+  };
+  // Publish two new versions while the clients hammer (each version is
+  // published only once the clients have made calls on the one before).
   std::vector<double> adoption_seconds;
   for (int gen = 2; gen <= 3; ++gen) {
-    absl::SleepFor(absl::Milliseconds(200));
+    ASSERT_TRUE(wait_for_calls(15)) << "the clients made no calls";
     const SyntheticSnapshot g = SyntheticSnapshot::Make(gen);
     // Register the expected rates first: the refresher may adopt at once.
     const std::string predicted_dir_marker = absl::StrCat("gen", gen);
@@ -131,24 +145,32 @@ TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
     const absl::Time published = absl::Now();
     ASSERT_TRUE(testing::SetCurrent(root, *v).ok());
     bool served = false;
-    for (int k = 0; k < 200 && !served; ++k) {  // bounded: 10 s
+    for (int k = 0; k < 1200 && !served; ++k) {  // bounded: 60 s
       served = Served(stub.get()) == *v;
       if (!served) absl::SleepFor(absl::Milliseconds(50));
     }
     ASSERT_TRUE(served) << "version " << *v << " not served";
     adoption_seconds.push_back(absl::ToDoubleSeconds(absl::Now() - published));
   }
-  absl::SleepFor(absl::Milliseconds(200));
+  // The clients themselves must see the last version (bounded: 60 s).
+  const std::string last = Served(stub.get());
+  for (int k = 0; k < 1200; ++k) {
+    {
+      absl::MutexLock l(&mu);
+      if (seen.count(last) > 0) break;
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
   stop = true;
   for (auto& c : clients) c.join();
   EXPECT_GT(ok.load(), 0);
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(mixed.load(), 0) << "a response mixed versions or had wrong rates";
   EXPECT_GE(seen.size(), 2u);
-  const double load = server->manager().Current()->load_seconds;
+  EXPECT_EQ(seen.count(last), 1u) << "no client call was answered by " << last;
+  // A figure, not an assertion (timing depends on the machine's load).
   for (double s : adoption_seconds) {
-    // Within two poll intervals (plus the load itself and scheduling slack on a shared machine).
-    EXPECT_LE(s, 2 * poll + load + 0.5) << "adoption took " << s << " s";
+    std::printf("adopted %.2f s after publishing (poll interval %.1f s)\n", s, poll);
   }
 }
 
@@ -206,12 +228,15 @@ TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
   auto stub = testing::Connect(server->port());
   ASSERT_EQ(Served(stub.get()), *b);
 
+  // PinVersion is accepted on the operator listener only (server/service_ports.h).
+  auto op_stub = v1::SamplingRateService::NewStub(
+      grpc::CreateChannel(server->operator_address(), grpc::InsecureChannelCredentials()));
   auto pin = [&](const std::string& version, bool reject, v1::PinVersionResponse* resp) {
     grpc::ClientContext ctx;
     v1::PinVersionRequest req;
     req.set_version(version);
     req.set_reject_active(reject);
-    return stub->PinVersion(&ctx, req, resp);
+    return op_stub->PinVersion(&ctx, req, resp);
   };
   // Unknown version: NOT_FOUND, still serving b.
   v1::PinVersionResponse resp;

@@ -1,0 +1,85 @@
+// What a snapshot version's rates look like, and how far they moved from the
+// version served before it: computed by the server when a version starts
+// serving (off the request path), shown on the dashboard and in /status.json.
+//
+// - RateProfile: the histogram of the stored pairs' rates (20 bins of 0.05, the
+//   bins of the manifest's rate_histogram), their mean and quantiles, and the
+//   expected kept fraction of negative instances (the manifest's
+//   achieved_negative_mean_rate: the mean rate over the log's negatives, what
+//   the builder's alpha targets; docs/DESIGN.md §2.7). It also keeps a sample
+//   of (pair, rate) for the comparison: the pairs whose XXH3 hash has its low
+//   `sample_bits` bits zero, so two versions sample the same pairs and the
+//   coarser sample is a subset of the finer one.
+// - CompareProfiles: on the pairs sampled in both versions, the canary's
+//   statistics (client/canary_stats.h CompareRates): mean signed and absolute
+//   Δrate, the share of pairs moved more than a threshold, the
+//   Kolmogorov–Smirnov distance of the two rate distributions.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef GRAPHSIEVE_SERVER_RATE_PROFILE_H_
+#define GRAPHSIEVE_SERVER_RATE_PROFILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "nlohmann/json.hpp"
+
+namespace graphsieve {
+
+struct RateProfileOptions {
+  // At most about this many pairs are sampled for comparisons (a power of two
+  // fraction of the pairs: every pair when pairs <= max_sample_pairs).
+  uint64_t max_sample_pairs = uint64_t{1} << 19;
+  int bins = 20;  // equal-width bins over (0, 1]
+};
+
+struct RateProfile {
+  std::string version;
+  uint64_t pairs = 0;
+  double mean_rate = 0, min_rate = 0, p50_rate = 0, p99_rate = 0, max_rate = 0;
+  std::vector<double> bin_upper_edges;  // bins[i] = (edge[i-1], edge[i]], edge[-1] = 0
+  std::vector<uint64_t> pair_counts;    // pairs per bin
+  uint64_t negative_instances = 0;      // the manifest's counts.negative_instances
+  double expected_kept_fraction = 0;    // manifest achieved_negative_mean_rate
+  double alpha = 0;                     // the builder's target for it
+  double profile_seconds = 0;           // time the scan took
+  // The sample, sorted by key: pairs with (hash & ((1 << sample_bits) - 1)) == 0.
+  int sample_bits = 0;
+  struct Sampled {
+    uint64_t user, item, hash;
+    float rate;
+  };
+  std::vector<Sampled> sample;
+};
+
+// Scans every stored pair of `reader` (ForEachPair). Errors: the scan's.
+absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
+                                            const RateProfileOptions& options = {});
+
+struct VersionComparison {
+  std::string from_version, to_version;
+  uint64_t pairs_compared = 0;  // sampled pairs stored in both versions
+  uint64_t pairs_only_from = 0, pairs_only_to = 0;  // sampled pairs in one version only
+  int sample_bits = 0;          // 0 = every pair compared
+  double threshold = 0;         // |Δrate| counted as "moved" above this
+  double mean_rate_from = 0, mean_rate_to = 0;  // over the compared pairs
+  double mean_delta = 0;         // mean of to - from
+  double mean_abs_delta = 0, p99_abs_delta = 0, max_abs_delta = 0;
+  double fraction_moved = 0;     // share of compared pairs with |Δrate| > threshold
+  double ks_distance = 0;        // sup |F_from - F_to| over the compared pairs
+  double expected_kept_fraction_from = 0, expected_kept_fraction_to = 0;  // manifests
+};
+
+// REQUIRES: both profiles come from ProfileSnapshot (samples sorted by key).
+VersionComparison CompareProfiles(const RateProfile& from, const RateProfile& to,
+                                  double threshold);
+
+nlohmann::json RateProfileToJson(const RateProfile& profile);  // without the sample
+nlohmann::json VersionComparisonToJson(const VersionComparison& comparison);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_SERVER_RATE_PROFILE_H_

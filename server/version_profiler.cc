@@ -1,0 +1,92 @@
+#include "server/version_profiler.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/canary_stats.h"
+#include "server/log.h"
+
+namespace graphsieve {
+
+VersionProfiler::VersionProfiler(VersionProfilerOptions options) : options_(std::move(options)) {
+  thread_ = std::thread([this] { Run(); });
+}
+
+VersionProfiler::~VersionProfiler() {
+  {
+    absl::MutexLock lock(&mu_);
+    stop_ = true;
+  }
+  thread_.join();
+}
+
+void VersionProfiler::OnServing(std::shared_ptr<const ServingSnapshot> serving) {
+  absl::MutexLock lock(&mu_);
+  if (serving == nullptr) return;  // keep showing the last profile
+  if (profile_ != nullptr && profile_->version == serving->version && !busy_) return;
+  pending_ = std::move(serving);
+  state_ = absl::StrCat("profiling ", pending_->version);
+}
+
+void VersionProfiler::WaitIdle() const {
+  absl::MutexLock lock(&mu_);
+  auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pending_ == nullptr && !busy_; };
+  mu_.Await(absl::Condition(&idle));
+}
+
+void VersionProfiler::Run() {
+  while (true) {
+    std::shared_ptr<const ServingSnapshot> snap;
+    std::shared_ptr<const RateProfile> previous;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || pending_ != nullptr; };
+      mu_.Await(absl::Condition(&ready));
+      if (stop_) return;
+      snap = std::move(pending_);
+      pending_ = nullptr;
+      previous = profile_;
+      busy_ = true;
+    }
+    absl::StatusOr<RateProfile> profile = ProfileSnapshot(*snap->reader, options_.profile);
+    snap.reset();  // the reader may close now
+    std::optional<VersionComparison> comparison;
+    if (profile.ok() && previous != nullptr && previous->version != profile->version) {
+      comparison = CompareProfiles(*previous, *profile, options_.moved_threshold);
+    }
+    if (profile.ok() && options_.on_done) {
+      options_.on_done(*profile, comparison ? &*comparison : nullptr);
+    }
+    absl::MutexLock lock(&mu_);
+    busy_ = false;
+    if (!profile.ok()) {
+      state_ = absl::StrCat("profiling failed: ", profile.status().ToString());
+      ServerLog(state_);
+      continue;
+    }
+    if (pending_ == nullptr) state_ = "ready";
+    ServerLog(absl::StrCat("profiled ", profile->version, ": ", profile->pairs, " pairs, mean rate ",
+                           profile->mean_rate, " in ", profile->profile_seconds, " s",
+                           comparison ? absl::StrCat("; vs ", comparison->from_version, ": KS ",
+                                                     comparison->ks_distance, ", mean delta ",
+                                                     comparison->mean_delta)
+                                      : ""));
+    profile_ = std::make_shared<const RateProfile>(*std::move(profile));
+    if (comparison) comparison_ = std::move(comparison);
+  }
+}
+
+nlohmann::json VersionProfiler::ToJson() const {
+  absl::MutexLock lock(&mu_);
+  const CanaryThresholds limits;
+  return {{"rate_profile", profile_ ? RateProfileToJson(*profile_) : nlohmann::json(nullptr)},
+          {"rate_profile_state", state_},
+          {"comparison", comparison_ ? VersionComparisonToJson(*comparison_) : nlohmann::json(nullptr)},
+          {"comparison_limits",
+           {{"max_mean_delta", limits.max_mean_delta},
+            {"max_ks", limits.max_ks},
+            {"max_fraction_over", limits.max_fraction_over},
+            {"delta_threshold", limits.delta_threshold}}}};
+}
+
+}  // namespace graphsieve

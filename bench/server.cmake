@@ -7,3 +7,14 @@ if(TARGET graphsieve-server AND TARGET graphsieve_snapshot)
     GRAPHSIEVE_SERVER_BINARY="$<TARGET_FILE:graphsieve-server>")
   add_dependencies(graphsieve-bench-server graphsieve-server)
 endif()
+
+# graphsieve-bench-partitions: one server vs N partition servers through the
+# routing client, and a swap under routed load (prints figures).
+if(TARGET graphsieve-server AND TARGET graphsieve_client)
+  add_executable(graphsieve-bench-partitions ${CMAKE_CURRENT_LIST_DIR}/partition_bench.cc)
+  target_link_libraries(graphsieve-bench-partitions PRIVATE graphsieve_client graphsieve_snapshot
+    absl::flags absl::flags_parse absl::flags_usage absl::strings)
+  target_compile_definitions(graphsieve-bench-partitions PRIVATE
+    GRAPHSIEVE_SERVER_BINARY="$<TARGET_FILE:graphsieve-server>")
+  add_dependencies(graphsieve-bench-partitions graphsieve-server)
+endif()

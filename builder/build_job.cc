@@ -51,7 +51,7 @@ class StageTimer {
 nlohmann::json ParametersJson(const BuildOptions& o) {
   const PipelineOptions& p = o.pipeline;
   const LogReaderOptions& r = o.reader;
-  return {
+  nlohmann::json params = {
       {"method", MethodName(p.method)},
       {"resistance", ResistanceMethodName(p.resistance)},
       {"alpha", p.alpha},
@@ -85,6 +85,8 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"max_bad_rows", r.max_bad_rows},
       {"pairs_table_format", snapshot::TableFormatName(o.pairs_format)},
   };
+  if (o.partitions > 1) params["partitions"] = o.partitions;
+  return params;
 }
 
 std::string Rfc3339(absl::Time t) {
@@ -290,7 +292,8 @@ absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
     wo.progress = [&](const std::string& stage, double f) {
       if (obs.progress) obs.progress("write: " + stage, f, 0);
     };
-    auto w = WriteSnapshotDir(store.TempDir(info.version), pairs, result, info, wo);
+    auto w = WriteVersionDir(store.TempDir(info.version), pairs, result, info, wo,
+                             static_cast<uint32_t>(options.partitions));
     if (!w.ok()) {
       (void)snapshot::RemoveTree(store.TempDir(info.version));
       return w.status();
@@ -389,6 +392,9 @@ absl::Status BuildOptions::Validate() const {
     return bad(absl::StrCat("--max_bad_rows must be >= 0, got ", reader.max_bad_rows));
   }
   if (keep_versions < 1) return bad(absl::StrCat("--keep must be >= 1, got ", keep_versions));
+  if (partitions < 1 || partitions > 4096) {
+    return bad(absl::StrCat("--partitions must be in [1, 4096], got ", partitions));
+  }
   if (snapshot_root.empty() && !dry_run) {
     return bad("--snapshot_root is required (or pass --dry_run)");
   }

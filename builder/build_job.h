@@ -29,6 +29,9 @@ struct BuildOptions {
   std::string snapshot_root;        // where versions are published; empty only with dry_run
   int keep_versions = 5;            // retention: newest N (plus CURRENT and pinned ones)
   snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
+  // Parts of the version, split by core/io/partition.h (docs/SNAPSHOT.md
+  // "Partitioned versions"); 1 = one unpartitioned version directory.
+  int partitions = 1;
   std::string export_csv;           // empty = no export
   bool dry_run = false;             // compute + gates (+ export) but publish nothing
   double lock_timeout_seconds = 0;  // wait this long for another publisher to finish

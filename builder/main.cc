@@ -88,6 +88,10 @@ ABSL_FLAG(
     "Pairs table layout: block (block-based, bloom + hash index; fast to write and to scan "
     "into graphsieve-server's in-memory index) | cuckoo (RocksDB's fastest point reads, for "
     "graphsieve-server --lookup=rocksdb; about 20 s slower to build at 12M pairs).");
+ABSL_FLAG(int32_t, partitions, 1,
+          "Write the version in N parts split by a hash of the user (core/io/partition.h), "
+          "<version>/part-<I>/ each served by graphsieve-server --partition I; 1 = one "
+          "unpartitioned version.");
 ABSL_FLAG(std::string, export, "",
           "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row "
           "per pair, ids as in the input).");
@@ -155,6 +159,7 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   auto format = snapshot::ParseTableFormat(absl::GetFlag(FLAGS_table_format));
   if (!format.ok()) return Prefixed("table_format", format.status());
   o.pairs_format = *format;
+  o.partitions = absl::GetFlag(FLAGS_partitions);
   o.export_csv = absl::GetFlag(FLAGS_export);
   o.dry_run = absl::GetFlag(FLAGS_dry_run);
   o.lock_timeout_seconds = absl::GetFlag(FLAGS_lock_timeout_seconds);

@@ -8,6 +8,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/batching.h"
@@ -56,7 +57,8 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attem
 
 // One unary RPC `rpc` (a Stub method) with WithRetries; errors name the target and the RPC.
 template <typename Request, typename Response>
-absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options, int max_attempts,
+absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options,
+                                   const std::string& target, int max_attempts,
                                    v1::SamplingRateService::Stub* stub,
                                    grpc::Status (v1::SamplingRateService::Stub::*rpc)(
                                        grpc::ClientContext*, const Request&, Response*),
@@ -71,7 +73,7 @@ absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options, int
       },
       retries, total);
   if (!status.ok()) {
-    return FromGrpcStatus(status, absl::StrCat("server ", options.target, ": ", rpc_name));
+    return FromGrpcStatus(status, absl::StrCat("server ", target, ": ", rpc_name));
   }
   return response;
 }
@@ -107,6 +109,16 @@ absl::Status SamplingRateClientOptions::Validate() const {
   if (!(backoff_jitter >= 0 && backoff_jitter < 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("backoff_jitter must be in [0, 1), got ", backoff_jitter));
+  }
+  if (max_version_attempts < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_version_attempts must be >= 1, got ", max_version_attempts));
+  }
+  for (const std::string& t : PartitionTargets(target)) {
+    if (t.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "target '", target, "': an empty entry in the comma-separated partition list"));
+    }
   }
   if (max_reconnect_backoff_ms < 100) {
     return absl::InvalidArgumentError(
@@ -144,14 +156,23 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> SamplingRateClient::Create(
   if (!options.tls_server_name_override.empty()) {
     args.SetSslTargetNameOverride(options.tls_server_name_override);
   }
-  auto channel = grpc::CreateCustomChannel(options.target, credentials, args);
-  return std::unique_ptr<SamplingRateClient>(
-      new SamplingRateClient(options, v1::SamplingRateService::NewStub(channel)));
+  if (!options.lb_policy.empty()) args.SetLoadBalancingPolicyName(options.lb_policy);
+  std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs;
+  for (const std::string& target : PartitionTargets(options.target)) {
+    stubs.push_back(
+        v1::SamplingRateService::NewStub(grpc::CreateCustomChannel(target, credentials, args)));
+  }
+  return std::unique_ptr<SamplingRateClient>(new SamplingRateClient(options, std::move(stubs)));
 }
 
-SamplingRateClient::SamplingRateClient(const SamplingRateClientOptions& options,
-                                       std::unique_ptr<v1::SamplingRateService::Stub> stub)
-    : options_(options), stub_(std::move(stub)) {}
+std::vector<std::string> PartitionTargets(const std::string& target) {
+  return absl::StrSplit(target, ',');
+}
+
+SamplingRateClient::SamplingRateClient(
+    const SamplingRateClientOptions& options,
+    std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs)
+    : options_(options), targets_(PartitionTargets(options.target)), stubs_(std::move(stubs)) {}
 
 absl::StatusOr<RateBatch> SamplingRateClient::GetRates(absl::Span<const uint64_t> users,
                                                        absl::Span<const uint64_t> items) const {
@@ -177,6 +198,15 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
     return absl::InvalidArgumentError(
         absl::StrCat("GetRates: ", users.size(), " user_ids but ", items.size(), " item_ids"));
   }
+  if (stubs_.size() == 1) return CallPart(0, users, items, labels, keys);
+  return RoutedCall(users, items, labels, keys);  // routed_call.cc
+}
+
+absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
+                                                       absl::Span<const uint64_t> users,
+                                                       absl::Span<const uint64_t> items,
+                                                       absl::Span<const uint8_t> labels,
+                                                       absl::Span<const uint64_t> keys) const {
   const bool decide = !labels.empty();
   const size_t n = users.size();
   RateBatch out;
@@ -186,7 +216,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
     out.keep.resize(n);
     out.log_odds_offsets.resize(n);
   }
-  const std::string context = absl::StrCat("server ", options_.target, ": GetSamplingRate");
+  const std::string context = absl::StrCat("server ", targets_[part], ": GetSamplingRate");
   for (const ChunkRange& chunk : SplitIntoChunks(n, options_.max_batch_pairs)) {
     v1::GetSamplingRateRequest request;
     request.mutable_user_ids()->Add(users.begin() + chunk.begin, users.begin() + chunk.end);
@@ -201,7 +231,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
         options_, options_.max_attempts,
         [&](grpc::ClientContext* ctx) {
           response.Clear();
-          return stub_->GetSamplingRate(ctx, request, &response);
+          return stubs_[part]->GetSamplingRate(ctx, request, &response);
         },
         &out.retries, &total_retries_);
     if (!status.ok()) {
@@ -235,9 +265,13 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
   return out;
 }
 
-absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus() const {
+absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus(size_t part) const {
+  if (part >= stubs_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("GetStatus: partition ", part, " of ", stubs_.size(), " targets"));
+  }
   int retries = 0;
-  auto response = UnaryCall(options_, options_.max_attempts, stub_.get(),
+  auto response = UnaryCall(options_, targets_[part], options_.max_attempts, stubs_[part].get(),
                             &v1::SamplingRateService::Stub::GetStatus, v1::GetStatusRequest(),
                             "GetStatus", &retries, &total_retries_);
   return response;
@@ -249,10 +283,14 @@ absl::StatusOr<v1::PinVersionResponse> SamplingRateClient::PinVersion(const std:
   request.set_version(version);
   request.set_reject_active(reject_active);
   int retries = 0;
-  auto response =
-      UnaryCall(options_, reject_active ? 1 : options_.max_attempts, stub_.get(),
-                &v1::SamplingRateService::Stub::PinVersion, request, "PinVersion", &retries,
-                &total_retries_);
+  absl::StatusOr<v1::PinVersionResponse> response;
+  // Every part in order; the first failure stops (earlier parts stay pinned).
+  for (size_t part = 0; part < stubs_.size(); ++part) {
+    response = UnaryCall(options_, targets_[part], reject_active ? 1 : options_.max_attempts,
+                         stubs_[part].get(), &v1::SamplingRateService::Stub::PinVersion, request,
+                         "PinVersion", &retries, &total_retries_);
+    if (!response.ok()) break;
+  }
   return response;
 }
 

@@ -6,6 +6,12 @@
 //   auto batch = (*client)->GetRates(user_ids, item_ids);       // StatusOr<RateBatch>
 //   // batch->rates[i], batch->sources[i], batch->snapshot_versions
 //
+// With several comma-separated targets (the parts of a partitioned deployment,
+// docs/CLIENTS.md "Partitioned deployments"), each batch is split by the
+// user's partition (core/io/partition.h), the parts are called in parallel
+// and the answers merged in request order; all of a batch's answers come from
+// one snapshot version (see max_version_attempts).
+//
 // Batches larger than Options::max_batch_pairs are split into chunks of near
 // equal size, sent one after another and reassembled in request order. Each
 // chunk (each RPC attempt) has its own deadline; a chunk that fails with
@@ -35,8 +41,20 @@
 namespace graphsieve {
 
 struct SamplingRateClientOptions {
-  // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051".
+  // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051";
+  // for a partitioned deployment the targets of parts 0..N-1 in order,
+  // comma-separated ("dns:///gs-part-0:50051,dns:///gs-part-1:50051").
   std::string target;
+  // gRPC load-balancing policy of every channel: round_robin spreads calls over
+  // every address a target resolves to (the replicas behind a headless
+  // Service); "" = gRPC's default (pick_first).
+  std::string lb_policy = "round_robin";
+  // Partitioned targets: a batch whose parts answered from different snapshot
+  // versions (a swap in progress) is asked again, in all at most this many
+  // times, then fails with ABORTED naming the versions.
+  int max_version_attempts = 10;
+  // Pause before asking a batch again after a version mismatch.
+  double version_retry_backoff_seconds = 0.05;
   // Deadline of each RPC attempt (one chunk), seconds.
   double deadline_seconds = 10.0;
   // Largest chunk sent in one GetSamplingRate; must not exceed the server's
@@ -73,6 +91,7 @@ struct RateBatch {
   // entry unless the server swapped snapshots between two chunks.
   std::vector<std::string> snapshot_versions;
   int retries = 0;  // UNAVAILABLE retries this batch needed
+  int version_retries = 0;  // partitioned: re-asks after parts disagreed on the version
 
   size_t size() const { return rates.size(); }
 };
@@ -98,14 +117,16 @@ class SamplingRateClient {
                                          absl::Span<const uint8_t> labels,
                                          absl::Span<const uint64_t> instance_keys) const;
 
-  // The server's status (active snapshot, manifest summary, refresh history).
+  // The status (active snapshot, manifest summary, refresh history) of the
+  // server of partition `part` (0: the only one when unpartitioned).
   // Retried on UNAVAILABLE like the rate calls.
-  absl::StatusOr<v1::GetStatusResponse> GetStatus() const;
+  absl::StatusOr<v1::GetStatusResponse> GetStatus(size_t part = 0) const;
 
   // Operator action (PinVersionRequest): serve `version` and stop following
   // CURRENT, or with an empty version unpin and follow CURRENT again. With
   // reject_active the version active before the call is marked rolled back.
-  // Returns the server's active and pinned versions after the call; errors
+  // Partitioned: every part in order, stopping at the first error.
+  // Returns the (last) server's active and pinned versions after the call; errors
   // carry the server's code (NOT_FOUND / DATA_LOSS: the version did not load,
   // the old one keeps serving; FAILED_PRECONDITION). UNAVAILABLE is retried
   // like the other calls only without reject_active: a repeated plain pin or
@@ -114,24 +135,40 @@ class SamplingRateClient {
                                                     bool reject_active) const;
 
   const SamplingRateClientOptions& options() const { return options_; }
+  // Targets, one per partition (1 when unpartitioned).
+  size_t partitions() const { return stubs_.size(); }
   // UNAVAILABLE retries over the client's lifetime (all threads), counted as
   // each retry starts (so a call still retrying is visible).
   uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }
 
  private:
   SamplingRateClient(const SamplingRateClientOptions& options,
-                     std::unique_ptr<v1::SamplingRateService::Stub> stub);
+                     std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs);
 
   absl::StatusOr<RateBatch> Call(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                                  absl::Span<const uint8_t> labels,
                                  absl::Span<const uint64_t> instance_keys) const;
+  // One target's chunked, retried calls.
+  absl::StatusOr<RateBatch> CallPart(size_t part, absl::Span<const uint64_t> users,
+                                     absl::Span<const uint64_t> items,
+                                     absl::Span<const uint8_t> labels,
+                                     absl::Span<const uint64_t> instance_keys) const;
+  // Split by partition, parts in parallel, merged, one version (routed_call.cc).
+  absl::StatusOr<RateBatch> RoutedCall(absl::Span<const uint64_t> users,
+                                       absl::Span<const uint64_t> items,
+                                       absl::Span<const uint8_t> labels,
+                                       absl::Span<const uint64_t> instance_keys) const;
 
   // Constant after construction.
   const SamplingRateClientOptions options_;
-  const std::unique_ptr<v1::SamplingRateService::Stub> stub_;  // thread-safe
+  const std::vector<std::string> targets_;  // per partition
+  const std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs_;  // thread-safe
   // Statistics only.
   mutable std::atomic<uint64_t> total_retries_{0};
 };
+
+// The comma-separated entries of a target (one per partition).
+std::vector<std::string> PartitionTargets(const std::string& target);
 
 // gRPC status -> absl::Status (same code), message prefixed with `context`.
 absl::Status FromGrpcStatus(const grpc::Status& status, const std::string& context);

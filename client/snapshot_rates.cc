@@ -1,9 +1,11 @@
 #include "client/snapshot_rates.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "core/io/partition.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.pb.h"
 
@@ -38,7 +40,7 @@ absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const st
   if (!fs::is_directory(p, ec)) {
     return absl::NotFoundError(absl::StrCat("--", flag, ": '", path, "' is not a directory"));
   }
-  if (fs::exists(p / "MANIFEST.json", ec)) {
+  if (fs::exists(p / "MANIFEST.json", ec) || fs::exists(p / "part-0" / "MANIFEST.json", ec)) {
     const fs::path root = p.has_parent_path() ? p.parent_path() : fs::path(".");
     return std::make_pair(root.string(), p.filename().string());
   }
@@ -64,9 +66,22 @@ absl::StatusOr<std::unique_ptr<SnapshotRates>> SnapshotRates::Open(const std::st
   options.block_cache_bytes = size_t{64} << 20;
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
       SnapshotReader::Open(where->first, where->second, options);
-  if (!reader.ok()) return Named(reader.status(), flag, path);
+  std::vector<std::shared_ptr<const SnapshotReader>> readers;
+  if (absl::IsFailedPrecondition(reader.status())) {
+    // A partitioned version: every part (part 0 says how many).
+    for (uint32_t part = 0, parts = 1; part < parts; ++part) {
+      options.partition = static_cast<int>(part);
+      reader = SnapshotReader::Open(where->first, where->second, options);
+      if (!reader.ok()) return Named(reader.status(), flag, path);
+      parts = (*reader)->manifest().num_partitions;
+      readers.push_back(*std::move(reader));
+    }
+  } else {
+    if (!reader.ok()) return Named(reader.status(), flag, path);
+    readers.push_back(*std::move(reader));
+  }
   return std::unique_ptr<SnapshotRates>(
-      new SnapshotRates(*std::move(reader), where->second, policy));
+      new SnapshotRates(std::move(readers), where->second, policy));
 }
 
 absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
@@ -74,17 +89,50 @@ absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
                                   absl::Span<int> sources) const {
   std::vector<RateSource> core_sources(sources.size());
   SourceCounts counts;
-  absl::Status st = scorer_.Score(*reader_, users, items, /*should_stop=*/{}, rates,
-                                  absl::MakeSpan(core_sources), &counts);
-  if (!st.ok()) return st;
+  if (readers_.size() == 1) {
+    absl::Status st = scorer_.Score(*readers_[0], users, items, /*should_stop=*/{}, rates,
+                                    absl::MakeSpan(core_sources), &counts);
+    if (!st.ok()) return st;
+  } else {
+    // Each part scores its users' pairs; answers go back to request order.
+    const uint32_t parts = static_cast<uint32_t>(readers_.size());
+    std::vector<std::vector<size_t>> positions(parts);
+    for (size_t i = 0; i < users.size(); ++i) {
+      positions[PartitionOfUser(users[i], parts)].push_back(i);
+    }
+    for (uint32_t p = 0; p < parts; ++p) {
+      const std::vector<size_t>& pos = positions[p];
+      std::vector<uint64_t> u(pos.size()), it(pos.size());
+      std::vector<float> r(pos.size());
+      std::vector<RateSource> src(pos.size());
+      for (size_t k = 0; k < pos.size(); ++k) {
+        u[k] = users[pos[k]];
+        it[k] = items[pos[k]];
+      }
+      absl::Status st = scorer_.Score(*readers_[p], u, it, /*should_stop=*/{},
+                                      absl::MakeSpan(r), absl::MakeSpan(src), &counts);
+      if (!st.ok()) return st;
+      for (size_t k = 0; k < pos.size(); ++k) {
+        rates[pos[k]] = r[k];
+        core_sources[pos[k]] = src[k];
+      }
+    }
+  }
   for (size_t i = 0; i < sources.size(); ++i) sources[i] = ToProtoSource(core_sources[i]);
   return absl::OkStatus();
 }
 
 absl::Status SnapshotRates::AppendStoredPairs(
     std::vector<std::pair<uint64_t, uint64_t>>* pairs) const {
-  return reader_->ForEachPair(
-      [pairs](uint64_t user, uint64_t item, float) { pairs->emplace_back(user, item); });
+  const size_t first = pairs->size();
+  for (const auto& reader : readers_) {
+    absl::Status st = reader->ForEachPair(
+        [pairs](uint64_t user, uint64_t item, float) { pairs->emplace_back(user, item); });
+    if (!st.ok()) return st;
+  }
+  // Parts hold disjoint users: one sort restores key order across them.
+  if (readers_.size() > 1) std::sort(pairs->begin() + static_cast<long>(first), pairs->end());
+  return absl::OkStatus();
 }
 
 }  // namespace graphsieve

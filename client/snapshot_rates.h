@@ -2,7 +2,9 @@
 // --baseline-snapshot/--candidate-snapshot`: the same answers a
 // graphsieve-server on that version would give (the same request-path core,
 // core/serving/batch_scorer.h: EXACT lookups, INFERRED from the node data,
-// DEFAULT policy), without a server.
+// DEFAULT policy), without a server. A partitioned version (docs/SNAPSHOT.md
+// "Partitioned versions") is opened part by part and each pair scored by the
+// part of its user (core/io/partition.h), as the routing clients do.
 //
 // Thread-safety: const methods may run concurrently (SnapshotReader is thread-safe).
 #ifndef GRAPHSIEVE_CLIENT_SNAPSHOT_RATES_H_
@@ -36,7 +38,8 @@ class SnapshotRates {
                                                              const DefaultPolicy& policy);
 
   const std::string& version() const { return version_; }
-  const ManifestSummary& manifest() const { return reader_->manifest(); }
+  // Part 0's manifest for a partitioned version (the version's parameters).
+  const ManifestSummary& manifest() const { return readers_[0]->manifest(); }
 
   // Rates and sources (v1::RateSource numbers, as a server's answers carry)
   // for the pairs.
@@ -48,12 +51,12 @@ class SnapshotRates {
   absl::Status AppendStoredPairs(std::vector<std::pair<uint64_t, uint64_t>>* pairs) const;
 
  private:
-  SnapshotRates(std::shared_ptr<const SnapshotReader> reader, std::string version,
+  SnapshotRates(std::vector<std::shared_ptr<const SnapshotReader>> readers, std::string version,
                 const DefaultPolicy& policy)
-      : reader_(std::move(reader)), version_(std::move(version)), scorer_(policy, 4096) {}
+      : readers_(std::move(readers)), version_(std::move(version)), scorer_(policy, 4096) {}
 
   // Constant after construction.
-  const std::shared_ptr<const SnapshotReader> reader_;
+  const std::vector<std::shared_ptr<const SnapshotReader>> readers_;  // one per part
   const std::string version_;
   const BatchScorer scorer_;
 };

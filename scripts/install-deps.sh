@@ -17,6 +17,7 @@ PACKAGES=(
   prometheus-cpp-dev libcivetweb-dev             # /metrics + admin HTTP (dashboard)
   libgtest-dev libgmock-dev                      # tests
   python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
+  python3-xxhash  # Python client: routing by core/io/partition.h
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
   chromium                                       # the dashboard test renders the page in a real browser

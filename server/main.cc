@@ -63,6 +63,12 @@ ABSL_FLAG(int64_t, block_cache_mb, 256, "RocksDB block cache per loaded snapshot
 ABSL_FLAG(bool, verify_checksums, true, "Verify manifest and RocksDB checksums on load.");
 ABSL_FLAG(bool, warm, true,
           "With --lookup=rocksdb: read every table of a new version once before it serves.");
+ABSL_FLAG(int32_t, partition, -1,
+          "Serve part I (0-based) of partitioned snapshot versions (graphsieve-build "
+          "--partitions N); users of other parts get FAILED_PRECONDITION. -1: whole versions.");
+ABSL_FLAG(bool, use_index_file, true,
+          "With --lookup=memory: map a version's index file (index.gsi); false builds the "
+          "index in memory by a scan of RocksDB (the pre-index-file behaviour, for comparison).");
 ABSL_FLAG(std::string, lookup, "memory",
           "Where pair rates and node data are read from: 'memory' (an index built from the "
           "snapshot when a version loads, ~10 bytes of RAM per pair, the fast path) or "
@@ -138,6 +144,9 @@ int main(int argc, char** argv) {
       graphsieve::ParseLookupMode(absl::GetFlag(FLAGS_lookup));
   if (!lookup.ok()) return Fail(absl::StrCat("--lookup: ", lookup.status().message()), 2);
   o.lookup = *lookup;
+  o.partition = absl::GetFlag(FLAGS_partition);
+  o.use_index_file = absl::GetFlag(FLAGS_use_index_file);
+  if (o.partition < -1) return Fail("--partition must be >= 0 (or -1: whole versions)", 2);
   o.tls_cert_path = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key_path = absl::GetFlag(FLAGS_tls_key);
   o.tls_client_ca_path = absl::GetFlag(FLAGS_tls_client_ca);

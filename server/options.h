@@ -60,6 +60,11 @@ struct ServerOptions {
   // Where pair and node lookups are answered from (core/snapshot/snapshot_reader.h):
   // kMemory builds an index of ~10 bytes per pair when a version loads.
   LookupMode lookup = LookupMode::kMemory;
+  // --partition: the part of partitioned versions this server serves
+  // (docs/SNAPSHOT.md "Partitioned versions"); -1 = whole versions only.
+  int partition = -1;
+  // kMemory: map a version's index file (false: build the index in memory).
+  bool use_index_file = true;
   // Optional TLS: PEM files. Both cert and key, or neither.
   std::string tls_cert_path;
   std::string tls_key_path;

@@ -84,6 +84,8 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   mo.reader.verify_checksums = options_.verify_checksums;
   mo.reader.warm = options_.warm;
   mo.reader.lookup = options_.lookup;
+  mo.reader.partition = options_.partition;
+  mo.reader.use_index_file = options_.use_index_file;
   mo.loader = std::move(loader);
   mo.on_event = [this](const RefreshEventRecord& e,
                        const std::shared_ptr<const ServingSnapshot>& now) { OnRefresh(e, now); };

@@ -142,12 +142,19 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
                       &err)) {
     snapshot->created_at = created;
   }
-  std::shared_ptr<const ServingSnapshot> old;
+  std::string was;
   {
-    absl::MutexLock lock(&mu_);
-    old = std::move(active_);
-    active_ = snapshot;
-    ++successes_;
+    std::shared_ptr<const ServingSnapshot> old;
+    {
+      absl::MutexLock lock(&mu_);
+      old = std::move(active_);
+      active_ = snapshot;
+      ++successes_;
+    }
+    if (old) was = old->version;
+    // `old` is released here, before logging and the event callbacks: a mapped
+    // index is unmapped as soon as in-flight requests drop it, so the two
+    // versions overlap in memory only for the requests in flight at the swap.
   }
   event.ok = true;
   event.message = ok_message;
@@ -157,12 +164,14 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
       "serving version ", version, " (", ok_message, ", loaded in ",
       absl::StrFormat("%.2f s: verify files %.2f, rocksdb checksums %.2f, open %.2f, %s %.2f",
                       seconds, ls.verify_files_seconds, ls.verify_rocksdb_seconds,
-                      ls.open_seconds, index ? "index" : "warm", ls.index_seconds),
-      index ? absl::StrFormat("; in-memory index %.0f MiB", index->memory_bytes() / 1048576.0)
+                      ls.open_seconds,
+                      index ? (ls.index_mapped ? "map index file" : "build index") : "warm",
+                      ls.index_seconds),
+      index ? absl::StrFormat("; %s index %.0f MiB", ls.index_mapped ? "mapped" : "in-memory",
+                              index->memory_bytes() / 1048576.0)
             : std::string(),
-      ")", old ? ", was " + old->version : ""));
+      ")", was.empty() ? "" : ", was " + was));
   Record(std::move(event), snapshot);
-  // `old` is released here; its RocksDB handle closes once in-flight requests drop it.
   return absl::OkStatus();
 }
 
@@ -182,12 +191,15 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
         absl::StrCat("version: '", version, "' is not a version directory name"));
   }
   absl::MutexLock load_lock(&load_mu_);
-  std::shared_ptr<const ServingSnapshot> before = Current();
+  // Only the version: holding the snapshot itself would keep it loaded (and
+  // its mapped index resident) through the swap below.
+  std::string before;
+  if (std::shared_ptr<const ServingSnapshot> active = Current()) before = active->version;
   std::string target = version;
   if (target.empty() && reject_active) {
     // Unpin and roll back: there must be something else to serve.
     absl::StatusOr<std::string> current = source_.ReadCurrent();
-    bool usable = current.ok() && (before == nullptr || *current != before->version);
+    bool usable = current.ok() && (before.empty() || *current != before);
     if (usable) {
       absl::MutexLock lock(&mu_);
       usable = !rejected_.contains(*current);
@@ -199,7 +211,7 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     }
     target = *current;
   }
-  const bool reload = !target.empty() && (before == nullptr || before->version != target);
+  const bool reload = !target.empty() && (before.empty() || before != target);
   if (reload) {
     absl::Status st = LoadAndSwap(target, version.empty() ? "adopted after rollback" : "pinned");
     if (!st.ok()) {
@@ -215,9 +227,7 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     previous_pin = pinned_;
     pinned_ = version;
     if (!target.empty()) rejected_.erase(target);  // explicitly chosen: no longer rejected
-    if (reject_active && before != nullptr && before->version != target) {
-      rejected_[before->version] = "rolled back";
-    }
+    if (reject_active && !before.empty() && before != target) rejected_[before] = "rolled back";
     now = active_;
   }
   SyncStorePin(previous_pin, version);
@@ -227,7 +237,7 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
   event.ok = true;
   event.message =
       absl::StrCat(version.empty() ? "unpinned" : "pinned " + version,
-                   reject_active && before ? ", rolled back from " + before->version : "");
+                   reject_active && !before.empty() ? ", rolled back from " + before : "");
   ServerLog(event.message);
   Record(std::move(event), now);
   return absl::OkStatus();

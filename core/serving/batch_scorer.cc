@@ -3,9 +3,31 @@
 #include <algorithm>
 #include <memory>
 
+#include "absl/strings/str_cat.h"
+#include "core/io/partition.h"
 #include "core/maec/unseen.h"
 
 namespace graphsieve {
+
+absl::Status CheckPartition(const ManifestSummary& manifest, absl::Span<const uint64_t> users) {
+  const uint32_t parts = manifest.num_partitions;
+  if (parts <= 1) return absl::OkStatus();
+  uint64_t last = 0;
+  bool have_last = false;
+  for (uint64_t user : users) {
+    if (have_last && user == last) continue;
+    const uint32_t p = PartitionOfUser(user, parts);
+    if (p != manifest.partition) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "user ", user, " belongs to partition ", p, " of ", parts, "; this server holds partition ",
+          manifest.partition, " of version ", manifest.version,
+          " (route by core/io/partition.h, e.g. graphsieve --server HOST:PORT,HOST:PORT)"));
+    }
+    last = user;
+    have_last = true;
+  }
+  return absl::OkStatus();
+}
 
 BatchScorer::BatchScorer(DefaultPolicy policy, int chunk_pairs)
     : policy_(policy), chunk_pairs_(std::max(1, chunk_pairs)) {}
@@ -16,6 +38,8 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
                                 absl::Span<float> rates, absl::Span<RateSource> sources,
                                 SourceCounts* counts) const {
   const size_t n = users.size();
+  absl::Status owned = CheckPartition(snapshot.manifest(), users);
+  if (!owned.ok()) return owned;
   std::unique_ptr<bool[]> found(new bool[std::min(n, static_cast<size_t>(chunk_pairs_))]);
   SourceCounts local;
   for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {

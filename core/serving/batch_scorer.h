@@ -27,12 +27,18 @@ struct SourceCounts {
   uint64_t by_default = 0;
 };
 
+// OK when the reader's part owns every user (core/io/partition.h); else
+// FAILED_PRECONDITION naming the first foreign user, its partition and this
+// one. Unpartitioned versions own every user.
+absl::Status CheckPartition(const ManifestSummary& manifest, absl::Span<const uint64_t> users);
+
 class BatchScorer {
  public:
   // chunk_pairs < 1 is taken as 1.
   BatchScorer(DefaultPolicy policy, int chunk_pairs);
 
-  // Fills rates[i] and sources[i] for every pair. Between chunks of
+  // Fills rates[i] and sources[i] for every pair; FAILED_PRECONDITION
+  // (CheckPartition) when a user belongs to another part. Between chunks of
   // chunk_pairs pairs it calls `should_stop` (may be empty); a non-OK status
   // from it aborts the batch and is returned as is. Nodes come from
   // SnapshotReader::FindNode, whatever the reader's lookup mode.

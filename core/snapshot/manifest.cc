@@ -69,7 +69,8 @@ json RateHistogram(const std::vector<float>& rates) {
 }
 
 json BuildManifest(const PairTable& pairs, const PipelineResult& result, const ManifestInfo& info,
-                   TableFormat pairs_format, const std::vector<ManifestFileEntry>& files) {
+                   TableFormat pairs_format, const std::vector<ManifestFileEntry>& files,
+                   const ManifestPartInfo& part) {
   json inputs = json::array();
   for (const InputFileInfo& f : info.inputs) {
     inputs.push_back({{"path", f.path}, {"size_bytes", f.size_bytes}, {"xxh3", Hex64(f.xxh3)}});
@@ -96,7 +97,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
   uint64_t total_bytes = 0;
   for (const ManifestFileEntry& f : files) {
     file_list.push_back({{"path", f.path}, {"size_bytes", f.size_bytes}, {"xxh3", Hex64(f.xxh3)}});
-    total_bytes += f.size_bytes;
+    if (f.path.rfind(std::string(kDbDir) + "/", 0) == 0) total_bytes += f.size_bytes;
   }
   uint64_t users = pairs.num_users(), items = pairs.num_items();
   json m = {
@@ -139,6 +140,15 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
          pairs.num_pairs() == 0 ? 0.0 : static_cast<double>(total_bytes) / pairs.num_pairs()}}},
       {"files", file_list},
   };
+  if (!part.index_path.empty()) {
+    m["storage"]["serving_index"] = {{"path", part.index_path},
+                                     {"format_version", 1},
+                                     {"size_bytes", part.index_bytes}};
+  }
+  m["partitioning"] = {{"partition", part.partition},
+                       {"num_partitions", part.num_partitions},
+                       {"rule", "XXH3-64 of the user id's 8 little-endian bytes, seed "
+                                "0x9e3779b97f4a7c15, modulo num_partitions (core/io/partition.h)"}};
   return m;
 }
 
@@ -179,6 +189,20 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
     format_name = j.at("storage").at("pairs_table_format").get<std::string>();
     s.pairs_table_format = format_name;
     s.db_bytes = IntegerField<uint64_t>(j.at("storage"), "db_bytes");
+    // Optional (absent in versions written before them).
+    if (j.at("storage").contains("serving_index")) {
+      const json& x = j.at("storage").at("serving_index");
+      out.index_path = x.at("path").get<std::string>();
+      s.index_bytes = IntegerField<uint64_t>(x, "size_bytes");
+    }
+    if (j.contains("partitioning")) {
+      s.partition = IntegerField<uint32_t>(j.at("partitioning"), "partition");
+      s.num_partitions = IntegerField<uint32_t>(j.at("partitioning"), "num_partitions");
+      if (s.num_partitions < 1 || s.partition >= s.num_partitions) {
+        return absl::DataLossError(absl::StrCat(source, ": partitioning: partition ", s.partition,
+                                                " of ", s.num_partitions));
+      }
+    }
     for (const json& f : j.at("files")) {
       ManifestFileEntry e;
       e.path = f.at("path").get<std::string>();
@@ -204,6 +228,15 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
   }
   out.pairs_format = *format;
   if (out.files.empty()) return absl::DataLossError(absl::StrCat(source, ": lists no files"));
+  if (!out.index_path.empty()) {
+    // The index file must be one of the checksummed files.
+    bool listed = false;
+    for (const ManifestFileEntry& f : out.files) listed = listed || f.path == out.index_path;
+    if (!listed) {
+      return absl::DataLossError(absl::StrCat(source, ": storage.serving_index.path '",
+                                              out.index_path, "' is not in files"));
+    }
+  }
   s.json = std::string(text);
   return out;
 }

@@ -48,6 +48,16 @@ struct ManifestInfo {
   std::vector<StageTiming> timings;  // builder stages (read, pair table, pipeline, write)
 };
 
+// The serving index file of a version (memory_index.h), and which part of a
+// partitioned version the directory holds.
+inline constexpr char kIndexFile[] = "index.gsi";
+struct ManifestPartInfo {
+  uint32_t partition = 0;
+  uint32_t num_partitions = 1;
+  std::string index_path;  // relative to the version directory; empty = no index file
+  uint64_t index_bytes = 0;
+};
+
 // XXH3-64 over (path-independent) sizes and digests of all inputs, in order.
 std::string InputDigest(const std::vector<InputFileInfo>& inputs);
 
@@ -55,12 +65,16 @@ std::string InputDigest(const std::vector<InputFileInfo>& inputs);
 nlohmann::json RateHistogram(const std::vector<float>& rates);
 
 // The whole manifest. `files` are the checksummed files of the version.
+// `files` under "db/" count as db_bytes; `part` adds "storage.serving_index"
+// (when it names a file) and "partitioning".
 nlohmann::json BuildManifest(const PairTable& pairs, const PipelineResult& result,
                              const ManifestInfo& info, TableFormat pairs_format,
-                             const std::vector<ManifestFileEntry>& files);
+                             const std::vector<ManifestFileEntry>& files,
+                             const ManifestPartInfo& part = {});
 
 struct ParsedManifest {
   ManifestSummary summary;
+  std::string index_path;  // empty: no index file (built on load)
   TableFormat pairs_format = TableFormat::kBlockBased;
   std::vector<ManifestFileEntry> files;
 };

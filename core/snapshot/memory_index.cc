@@ -31,8 +31,17 @@ inline uint64_t RegionSize(uint64_t n) { return n + n / 4 + 1; }
 
 }  // namespace
 
-void MemoryIndex::SlotsUnmap::operator()(Slot* p) const {
-  if (p != nullptr) ::munmap(p, bytes);
+MemoryIndex::Mapping::~Mapping() {
+  if (address != nullptr) ::munmap(address, bytes);
+}
+
+void MemoryIndex::ViewOwned() {
+  user_records_ = owned_user_records_;
+  item_records_ = owned_item_records_;
+  user_sketch_ = owned_user_sketch_;
+  item_sketch_ = owned_item_sketch_;
+  region_start_ = owned_region_start_;
+  region_size_ = owned_region_size_;
 }
 
 size_t MemoryIndex::Home(uint64_t start, uint32_t cap, uint32_t item) {
@@ -48,7 +57,7 @@ absl::Status MemoryIndex::AddUser(uint32_t user,
   }
   const uint64_t start = slots_used_;
   const uint32_t cap = static_cast<uint32_t>(size);
-  Slot* region = slots_.get() + start;
+  Slot* region = static_cast<Slot*>(owned_slots_->address) + start;
   std::fill_n(region, cap, Slot{kEmpty, 0.0f});
   for (const auto& [item, rate] : items) {
     for (size_t s = Home(0, cap, item);; s = s + 1 == cap ? 0 : s + 1) {
@@ -59,8 +68,8 @@ absl::Status MemoryIndex::AddUser(uint32_t user,
       if (region[s].item == item) return absl::DataLossError("a pair is stored twice");
     }
   }
-  region_start_[user] = start;
-  region_size_[user] = cap;
+  owned_region_start_[user] = start;
+  owned_region_size_[user] = cap;
   slots_used_ += size;
   pairs_ += items.size();
   return absl::OkStatus();
@@ -80,8 +89,9 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
                                       absl::Span<const float> sketch) {
     if (!first_error.ok()) return;
     auto& ids = is_item ? index->item_ids_ : index->user_ids_;
-    auto& records = is_item ? index->item_records_ : index->user_records_;
-    auto& sketches = is_item ? index->item_sketch_ : index->user_sketch_;
+    auto& id_list = is_item ? index->item_id_list_ : index->user_id_list_;
+    auto& records = is_item ? index->owned_item_records_ : index->owned_user_records_;
+    auto& sketches = is_item ? index->owned_item_sketch_ : index->owned_user_sketch_;
     if (sketch.size() != dim) {
       first_error = absl::DataLossError(absl::StrCat(is_item ? "item " : "user ", id, " has ",
                                                      sketch.size(), " sketch floats, expected ",
@@ -98,6 +108,7 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
       return;
     }
     records.push_back(record);
+    id_list.push_back(id);
     sketches.insert(sketches.end(), sketch.begin(), sketch.end());
   });
   if (!io.ok()) return io;
@@ -110,9 +121,9 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
                                             " pairs, more than an in-memory index can hold (",
                                             kMaxPairs, ")"));
   }
-  const size_t users = index->user_records_.size();
-  index->region_start_.assign(users, 0);
-  index->region_size_.assign(users, 0);
+  const size_t users = index->owned_user_records_.size();
+  index->owned_region_start_.assign(users, 0);
+  index->owned_region_size_.assign(users, 0);
   // Room for the largest layout the count allows (every region rounds up by
   // one slot); only the pages that regions use become resident.
   index->slot_capacity_ = RegionSize(expected_pairs) + users;
@@ -125,7 +136,10 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
         absl::StrCat("memory index: cannot map ", bytes, " bytes for ", expected_pairs, " pairs"));
   }
   ::madvise(mem, bytes, MADV_HUGEPAGE);  // a hint: fine if the kernel declines
-  index->slots_ = std::unique_ptr<Slot[], SlotsUnmap>(static_cast<Slot*>(mem), SlotsUnmap{bytes});
+  index->owned_slots_ = std::make_unique<Mapping>();
+  index->owned_slots_->address = mem;
+  index->owned_slots_->bytes = bytes;
+  index->slots_ = static_cast<const Slot*>(mem);
 
   // One user's pairs are collected, then laid out as its region.
   std::vector<std::pair<uint32_t, float>> current;
@@ -175,6 +189,7 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
     return absl::DataLossError(absl::StrCat("the pairs table has ", index->pairs_,
                                             " pairs, the manifest says ", expected_pairs));
   }
+  index->ViewOwned();
   return std::unique_ptr<const MemoryIndex>(std::move(index));
 }
 
@@ -214,7 +229,10 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
       rates[i] = 0.0f;
       if (cap[k] == 0) continue;
       const size_t end = start[k] + cap[k];
-      for (size_t s = home[k];; s = s + 1 == end ? start[k] : s + 1) {
+      // At most cap probes: a region always has a free slot, and the bound
+      // keeps even a malformed one from looping.
+      size_t s = home[k];
+      for (uint32_t step = 0; step < cap[k]; ++step, s = s + 1 == end ? start[k] : s + 1) {
         const Slot& e = slots_[s];
         if (e.item == kEmpty) break;
         if (e.item == iid[k]) {
@@ -233,20 +251,20 @@ bool MemoryIndex::FindNode(bool is_item, uint64_t id, NodeView* view) const {
   if (it == ids.end()) return false;
   const size_t k = it->second;
   view->record = (is_item ? item_records_ : user_records_)[k];
-  const std::vector<float>& sketch = is_item ? item_sketch_ : user_sketch_;
+  const absl::Span<const float> sketch = is_item ? item_sketch_ : user_sketch_;
   const size_t dim = static_cast<size_t>(sketch_dim_);
-  view->sketch = absl::MakeConstSpan(sketch.data() + k * dim, dim);
+  view->sketch = sketch.subspan(k * dim, dim);
   return true;
 }
 
 size_t MemoryIndex::memory_bytes() const {
   const size_t map_entry = sizeof(uint64_t) + sizeof(uint32_t) + 1;  // + control byte
-  return slots_used_ * sizeof(Slot) +
-         region_start_.capacity() * sizeof(uint64_t) +
-         region_size_.capacity() * sizeof(uint32_t) +
+  return slots_used_ * sizeof(Slot) + region_start_.size() * sizeof(uint64_t) +
+         region_size_.size() * sizeof(uint32_t) +
          (user_ids_.capacity() + item_ids_.capacity()) * map_entry +
-         (user_records_.capacity() + item_records_.capacity()) * sizeof(NodeRecord) +
-         (user_sketch_.capacity() + item_sketch_.capacity()) * sizeof(float);
+         (user_id_list_.capacity() + item_id_list_.capacity()) * sizeof(uint64_t) +
+         (user_records_.size() + item_records_.size()) * sizeof(NodeRecord) +
+         (user_sketch_.size() + item_sketch_.size()) * sizeof(float);
 }
 
 }  // namespace graphsieve

@@ -1,6 +1,10 @@
-// An in-memory serving index over one snapshot version: every stored pair's
-// rate and every node's record and sketch row, built once when a version is
-// loaded (off the request path) from the RocksDB snapshot itself.
+// The serving index of one snapshot version: every stored pair's rate and
+// every node's record and sketch row. The builder writes it as a file of the
+// version (index.gsi, covered by the manifest's checksums; the layout is in
+// docs/SNAPSHOT.md "The serving index file") and the server maps it (MapFile):
+// loading a version costs a checksum pass and an mmap, and a swap holds no
+// second anonymous copy. For snapshots written before the file existed the
+// index is built in anonymous memory (Build) by one scan of the RocksDB store.
 //
 // Why: RocksDB point lookups cost 0.3–2 µs per pair (block-based ~0.45M/s per
 // core, CuckooTable ~1.2M/s through the batched path on this machine), which
@@ -20,14 +24,15 @@
 // atomically); the index is derived from it and verified against the manifest
 // counts. docs/SNAPSHOT.md has the measurements behind the choice.
 //
-// Thread-safety: immutable after Build(); all lookups are const and may run
-// concurrently.
+// Thread-safety: immutable after Build()/MapFile(); all lookups are const and
+// may run concurrently. A mapped index owns its mapping (munmap on destruction).
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_MEMORY_INDEX_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_MEMORY_INDEX_H_
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -39,6 +44,25 @@
 #include "core/maec/unseen.h"
 
 namespace graphsieve {
+
+// What the index file says about itself besides the tables (docs/SNAPSHOT.md).
+struct IndexFileInfo {
+  uint32_t format_version = 0;
+  uint32_t partition = 0;       // the part this file serves (0-based)
+  uint32_t num_partitions = 1;  // parts of the version (core/io/partition.h)
+  std::string unseen_model;     // snapshot::EncodeUnseenModel text
+};
+
+// How MapFile checks the file's bytes before mapping it.
+struct MapFileOptions {
+  // Read the file once (pread, not through the mapping) and check the XXH3-64
+  // of its body against the header's; with check_file_xxh3 also the whole
+  // file's against the manifest's (`file_xxh3`, `file_bytes`) in the same pass.
+  bool verify = true;
+  bool check_file_xxh3 = false;
+  uint64_t file_xxh3 = 0;
+  uint64_t file_bytes = 0;
+};
 
 class MemoryIndex {
  public:
@@ -57,6 +81,21 @@ class MemoryIndex {
       const std::function<absl::Status(const NodeSink&)>& for_each_node,
       const std::function<absl::Status(const PairSink&)>& for_each_pair);
 
+  // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
+  // `info.format_version` is ignored (the current one is written).
+  absl::Status WriteFile(const std::string& path, const IndexFileInfo& info) const;
+
+  // Maps an index file read-only. With options.verify the bytes are checked
+  // first (MapFileOptions); always the structure: magic, header checksum,
+  // format version, section and region bounds, counts against
+  // `expected_pairs`/`sketch_dim`. Pages are not touched through the mapping
+  // here (no MAP_POPULATE): they join the process's RSS as lookups first read
+  // them. Errors: DATA_LOSS ("checksum mismatch", ...) / FAILED_PRECONDITION
+  // (another format version), naming `path`.
+  static absl::StatusOr<std::unique_ptr<const MemoryIndex>> MapFile(
+      const std::string& path, int sketch_dim, uint64_t expected_pairs,
+      const MapFileOptions& options, IndexFileInfo* info);
+
   // For each i: found[i] = whether (users[i], items[i]) is stored, rates[i] its
   // rate (0 when not found).
   // REQUIRES: all four spans have the same size.
@@ -69,7 +108,9 @@ class MemoryIndex {
   size_t pairs() const { return pairs_; }
   size_t users() const { return user_ids_.size(); }
   size_t items() const { return item_ids_.size(); }
-  // Bytes held by the index (slots, node maps, records, sketches).
+  bool mapped() const { return mapping_ != nullptr; }
+  // Bytes held by the index (slots, node maps, records, sketches); for a
+  // mapped index the mapped file's share counts too (resident once touched).
   size_t memory_bytes() const;
 
  private:
@@ -77,13 +118,13 @@ class MemoryIndex {
     uint32_t item;  // kEmpty = free slot
     float rate;
   };
+  static_assert(sizeof(Slot) == 8);
   static constexpr uint32_t kEmpty = 0xffffffffu;
-  // Anonymous mmap, huge pages advised (madvise): random probes over hundreds
-  // of MB would otherwise miss the TLB on nearly every access. Sized for the
-  // largest layout the manifest's count allows; pages never used stay unbacked.
-  struct SlotsUnmap {
-    size_t bytes;
-    void operator()(Slot* p) const;
+  // An mmap'ed range (anonymous or file), unmapped on destruction.
+  struct Mapping {
+    void* address = nullptr;
+    size_t bytes = 0;
+    ~Mapping();
   };
 
   MemoryIndex() = default;
@@ -91,18 +132,33 @@ class MemoryIndex {
   static size_t Home(uint64_t start, uint32_t cap, uint32_t item);
   // Lays out one user's pairs as its region; `items` holds (item index, rate).
   absl::Status AddUser(uint32_t user, absl::Span<const std::pair<uint32_t, float>> items);
+  // Points the views below at the owned vectors (Build).
+  void ViewOwned();
 
-  // Constant after Build().
+  // Constant after Build()/MapFile().
   int sketch_dim_ = 0;
   absl::flat_hash_map<uint64_t, uint32_t> user_ids_, item_ids_;
-  std::vector<NodeRecord> user_records_, item_records_;
-  std::vector<float> user_sketch_, item_sketch_;  // row-major, sketch_dim_ per node
-  std::vector<uint64_t> region_start_;  // per user index: first slot of its region
-  std::vector<uint32_t> region_size_;   // per user index: slots (0 = no pairs)
-  std::unique_ptr<Slot[], SlotsUnmap> slots_{nullptr, SlotsUnmap{0}};
-  size_t slot_capacity_ = 0;  // slots mapped
-  size_t slots_used_ = 0;     // slots handed out to regions
+  // Views read by lookups: into the owned vectors (Build) or the file (MapFile).
+  absl::Span<const NodeRecord> user_records_, item_records_;
+  absl::Span<const float> user_sketch_, item_sketch_;  // row-major, sketch_dim_ per node
+  absl::Span<const uint64_t> region_start_;            // per user index: first slot of its region
+  absl::Span<const uint32_t> region_size_;             // per user index: slots (0 = no pairs)
+  const Slot* slots_ = nullptr;
+  size_t slots_used_ = 0;  // slots handed out to regions
   size_t pairs_ = 0;
+  // Build only: the owned data behind the views.
+  std::vector<uint64_t> user_id_list_, item_id_list_;  // dense index -> id
+  std::vector<NodeRecord> owned_user_records_, owned_item_records_;
+  std::vector<float> owned_user_sketch_, owned_item_sketch_;
+  std::vector<uint64_t> owned_region_start_;
+  std::vector<uint32_t> owned_region_size_;
+  // Anonymous mapping, huge pages advised (madvise): random probes over
+  // hundreds of MB would otherwise miss the TLB on nearly every access. Sized
+  // for the largest layout the manifest's count allows; unused pages stay unbacked.
+  std::unique_ptr<Mapping> owned_slots_;
+  size_t slot_capacity_ = 0;  // Build: slots mapped
+  // MapFile only: the whole file.
+  std::unique_ptr<Mapping> mapping_;
 };
 
 }  // namespace graphsieve

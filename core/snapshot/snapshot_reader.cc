@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <mutex>
+#include <thread>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
@@ -32,22 +34,40 @@ struct Scratch {
   std::vector<rocksdb::Status> statuses;
 };
 
+// RocksDB opened read-only over a version's db/ (column families default,
+// pairs, nodes, meta); closed on destruction.
+struct OpenDb {
+  std::shared_ptr<rocksdb::Cache> cache;
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  ~OpenDb() {
+    if (db == nullptr) return;
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+    db->Close();
+  }
+};
+
+absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
+                                                    snapshot::TableFormat format,
+                                                    const SnapshotReaderOptions& options);
+absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest,
+                         const std::string& skip);
+
 class SnapshotReaderImpl final : public SnapshotReader {
  public:
+  // `db` may be null for a mapped index: ForEachPair then opens RocksDB on
+  // first use (tests, offline tools), never the request path.
   SnapshotReaderImpl(snapshot::ParsedManifest manifest, UnseenModel model,
-                     std::unique_ptr<rocksdb::DB> db,
-                     std::vector<rocksdb::ColumnFamilyHandle*> handles,
-                     std::shared_ptr<rocksdb::Cache> cache)
+                     std::unique_ptr<OpenDb> db, std::string dir, SnapshotReaderOptions options)
       : parsed_(std::move(manifest)),
         model_(model),
-        cache_(std::move(cache)),
-        db_(std::move(db)),
-        handles_(std::move(handles)) {}
+        dir_(std::move(dir)),
+        options_(options),
+        owned_db_(std::move(db)),
+        db_(owned_db_ ? owned_db_->db.get() : nullptr),
+        handles_(owned_db_ ? owned_db_->handles : std::vector<rocksdb::ColumnFamilyHandle*>()) {}
 
-  ~SnapshotReaderImpl() override {
-    for (auto* h : handles_) db_->DestroyColumnFamilyHandle(h);
-    db_->Close();
-  }
+  void SetIndex(std::unique_ptr<const MemoryIndex> index) { index_ = std::move(index); }
 
   const ManifestSummary& manifest() const override { return parsed_.summary; }
   const SnapshotLoadStats& load_stats() const override { return stats_; }
@@ -135,6 +155,10 @@ class SnapshotReaderImpl final : public SnapshotReader {
 
   absl::Status ForEachPair(
       const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override {
+    if (db_ == nullptr) {
+      const SnapshotReader& db = LazyDb();
+      return &db == this ? lazy_error_ : db.ForEachPair(fn);
+    }
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
     ro.verify_checksums = true;
@@ -241,19 +265,51 @@ class SnapshotReaderImpl final : public SnapshotReader {
         .ok();
   }
 
+  // A mapped reader's RocksDB side, opened on first use (Open digested its
+  // files): a reader over the same version in kRocksDb mode; block checksums
+  // are verified as ForEachPair reads. ForEachPair returns the error if the
+  // open fails.
+  const SnapshotReader& LazyDb() const {
+    std::call_once(lazy_once_, [this] {
+      SnapshotReaderOptions o = options_;
+      o.lookup = LookupMode::kRocksDb;
+      o.verify_checksums = false;
+      o.warm = false;
+      absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir_, parsed_.pairs_format, o);
+      if (db.ok()) {
+        auto reader = std::make_unique<SnapshotReaderImpl>(parsed_, model_, std::move(*db), dir_, o);
+        reader->CreateNodeCache();
+        lazy_ = std::move(reader);
+      } else {
+        lazy_error_ = db.status();
+      }
+    });
+    if (lazy_ == nullptr) return *this;  // db_ null and lazy_error_ set: see ForEachPair
+    return *lazy_;
+  }
+
   // Constant after construction.
   const snapshot::ParsedManifest parsed_;
   const UnseenModel model_;
-  std::shared_ptr<rocksdb::Cache> cache_;
-  std::unique_ptr<rocksdb::DB> db_;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
+  const std::string dir_;
+  const SnapshotReaderOptions options_;
+  const std::unique_ptr<OpenDb> owned_db_;
+  rocksdb::DB* const db_;  // null for a mapped index until LazyDb()
+  const std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
+  mutable std::once_flag lazy_once_;
+  mutable std::unique_ptr<const SnapshotReaderImpl> lazy_;  // set once in LazyDb()
+  mutable absl::Status lazy_error_;                         // set once in LazyDb()
   std::unique_ptr<const MemoryIndex> index_;           // set once by BuildIndex() in Open
   std::unique_ptr<const NodeCache> nodes_;             // kRocksDb: set once in Open
   SnapshotLoadStats stats_;                            // set in Open
 };
 
-absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest) {
+// Sizes and (with `digest`) XXH3-64 of every listed file but `skip` (the
+// index file when it is mapped: MapFile checks it in its own single pass).
+absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest& m, bool digest,
+                         const std::string& skip) {
   for (const snapshot::ManifestFileEntry& f : m.files) {
+    if (f.path == skip) continue;
     const std::string path = absl::StrCat(dir, "/", f.path);
     struct stat st;
     if (::stat(path.c_str(), &st) != 0) {
@@ -274,6 +330,71 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
+                                                    snapshot::TableFormat format,
+                                                    const SnapshotReaderOptions& options) {
+  auto out = std::make_unique<OpenDb>();
+  out->cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
+  rocksdb::DBOptions db_options;
+  db_options.info_log = snapshot::NullLogger();
+  // CuckooTable requires mmap reads. Block-based tables use pread: mmapped
+  // pages of a scanned table would count as the server's RSS.
+  db_options.allow_mmap_reads = format == snapshot::TableFormat::kCuckoo;
+  db_options.max_open_files = -1;
+  db_options.paranoid_checks = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(out->cache)},
+      {snapshot::kPairsCf, snapshot::PairsCfOptions(format, false, out->cache)},
+      {snapshot::kNodesCf, snapshot::SmallCfOptions(out->cache)},
+      {snapshot::kMetaCf, snapshot::SmallCfOptions(out->cache)},
+  };
+  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db_options, db_dir, cfs, &out->handles, &raw);
+  if (!rs.ok()) {
+    return absl::DataLossError(absl::StrCat(db_dir, ": cannot open: ", rs.ToString()));
+  }
+  out->db.reset(raw);
+  return out;
+}
+
+// kMemory over a version with an index file: map it (its bytes were checked
+// against the manifest by VerifyFiles); RocksDB is not opened.
+absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(
+    const std::string& dir, snapshot::ParsedManifest parsed, const SnapshotReaderOptions& options,
+    SnapshotLoadStats* stats) {
+  const absl::Time t0 = absl::Now();
+  const std::string path = absl::StrCat(dir, "/", parsed.index_path);
+  IndexFileInfo info;
+  MapFileOptions map;
+  map.verify = options.verify_checksums;
+  map.check_file_xxh3 = options.verify_checksums;
+  for (const snapshot::ManifestFileEntry& f : parsed.files) {
+    if (f.path == parsed.index_path) {
+      map.file_xxh3 = f.xxh3;
+      map.file_bytes = f.size_bytes;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<const MemoryIndex>> index =
+      MemoryIndex::MapFile(path, parsed.summary.sketch_dim, parsed.summary.pairs, map, &info);
+  if (!index.ok()) return index.status();
+  if (info.partition != parsed.summary.partition ||
+      info.num_partitions != parsed.summary.num_partitions) {
+    return absl::DataLossError(absl::StrCat(path, ": partition ", info.partition, " of ",
+                                            info.num_partitions, ", the manifest says ",
+                                            parsed.summary.partition, " of ",
+                                            parsed.summary.num_partitions));
+  }
+  absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(info.unseen_model);
+  if (!model.ok()) return absl::DataLossError(absl::StrCat(path, ": ", model.status().message()));
+  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(parsed), *model, nullptr, dir,
+                                                     options);
+  reader->SetIndex(*std::move(index));
+  stats->index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  stats->index_mapped = true;
+  return reader;
 }
 
 }  // namespace
@@ -298,7 +419,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
 
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     const SnapshotStore& store, const std::string& version, const SnapshotReaderOptions& options) {
-  absl::StatusOr<std::string> version_dir = store.PublishedVersionDir(version);
+  absl::StatusOr<std::string> version_dir = store.PublishedPartDir(version, options.partition);
   if (!version_dir.ok()) return version_dir.status();
   const std::string& dir = *version_dir;
   const std::string manifest_path = absl::StrCat(dir, "/", snapshot::kManifestFile);
@@ -308,6 +429,12 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   absl::StatusOr<snapshot::ParsedManifest> parsed = snapshot::ParseManifest(*text, manifest_path);
   if (!parsed.ok()) return parsed.status();
+  if (options.partition >= 0 && parsed->summary.num_partitions > 1 &&
+      parsed->summary.partition != static_cast<uint32_t>(options.partition)) {
+    return absl::DataLossError(absl::StrCat(manifest_path, ": holds partition ",
+                                            parsed->summary.partition, ", its directory is part-",
+                                            options.partition));
+  }
   if (parsed->summary.version != version) {
     return absl::DataLossError(absl::StrCat(manifest_path, ": names version '",
                                             parsed->summary.version, "', directory is '", version,
@@ -315,65 +442,61 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   SnapshotLoadStats stats;
   absl::Time t0 = absl::Now();
-  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums);
+  // A mapped version: the RocksDB files are digested on a second thread while
+  // MapFile checks the index file in its own single pass; a corrupt file of
+  // either kind rejects the version, as before the index file existed.
+  const bool mapped = options.lookup == LookupMode::kMemory && options.use_index_file &&
+                      !parsed->index_path.empty();
+  if (mapped) {
+    absl::Status db_files;
+    std::thread verify([&] {
+      db_files = VerifyFiles(dir, *parsed, options.verify_checksums, parsed->index_path);
+      stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+    });
+    snapshot::ParsedManifest copy = *parsed;
+    absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> reader =
+        OpenMapped(dir, std::move(copy), options, &stats);
+    verify.join();
+    if (!db_files.ok()) return db_files;
+    if (!reader.ok()) return reader.status();
+    *(*reader)->mutable_load_stats() = stats;
+    return std::shared_ptr<const SnapshotReader>(*std::move(reader));
+  }
+  absl::Status s = VerifyFiles(dir, *parsed, options.verify_checksums, "");
   if (!s.ok()) return s;
   stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
   t0 = absl::Now();
-
-  auto cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
-  rocksdb::DBOptions db_options;
-  db_options.info_log = snapshot::NullLogger();
-  // CuckooTable requires mmap reads. Block-based tables use pread: mmapped
-  // pages of a scanned table would count as the server's RSS.
-  db_options.allow_mmap_reads = parsed->pairs_format == snapshot::TableFormat::kCuckoo;
-  db_options.max_open_files = -1;
-  db_options.paranoid_checks = true;
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
-      {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(cache)},
-      {snapshot::kPairsCf, snapshot::PairsCfOptions(parsed->pairs_format, false, cache)},
-      {snapshot::kNodesCf, snapshot::SmallCfOptions(cache)},
-      {snapshot::kMetaCf, snapshot::SmallCfOptions(cache)},
-  };
+  const snapshot::TableFormat parsed_format = parsed->pairs_format;
+  absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir, parsed_format, options);
+  if (!db.ok()) return db.status();
   const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db_options, db_dir, cfs, &handles, &raw);
-  if (!rs.ok()) {
-    return absl::DataLossError(absl::StrCat(db_dir, ": cannot open: ", rs.ToString()));
-  }
-  std::unique_ptr<rocksdb::DB> db(raw);
-  auto fail = [&](absl::Status e) {
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-    db->Close();
-    return e;
-  };
   // kMemory verifies RocksDB's block checksums in the index scan (Open's
   // contract in the header).
   if (options.verify_checksums && options.lookup == LookupMode::kRocksDb) {
     const absl::Time v0 = absl::Now();
-    rs = db->VerifyChecksum();
+    rocksdb::Status rs = (*db)->db->VerifyChecksum();
     if (!rs.ok() && !rs.IsNotSupported()) {
-      return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", rs.ToString())));
+      return absl::DataLossError(absl::StrCat(db_dir, ": ", rs.ToString()));
     }
     stats.verify_rocksdb_seconds = absl::ToDoubleSeconds(absl::Now() - v0);
   }
   std::string model_text;
-  rs = db->Get(rocksdb::ReadOptions(), handles[3], snapshot::kMetaUnseenModelKey, &model_text);
+  rocksdb::Status rs = (*db)->db->Get(rocksdb::ReadOptions(), (*db)->handles[3],
+                                      snapshot::kMetaUnseenModelKey, &model_text);
   if (!rs.ok()) {
-    return fail(absl::DataLossError(
-        absl::StrCat(db_dir, ": meta/", snapshot::kMetaUnseenModelKey, ": ", rs.ToString())));
+    return absl::DataLossError(
+        absl::StrCat(db_dir, ": meta/", snapshot::kMetaUnseenModelKey, ": ", rs.ToString()));
   }
   absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(model_text);
-  if (!model.ok())
-    return fail(absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message())));
-  const snapshot::TableFormat parsed_format = parsed->pairs_format;
-  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(db),
-                                                     std::move(handles), std::move(cache));
+  if (!model.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message()));
+  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(*db),
+                                                     dir, options);
   stats.open_seconds = absl::ToDoubleSeconds(absl::Now() - t0) - stats.verify_rocksdb_seconds;
   t0 = absl::Now();
   if (options.lookup == LookupMode::kMemory) {
-    // Reads both tables once; for a cuckoo table the iterator sorts the file
-    // first (slow: block-based is the format for memory lookups).
+    // A snapshot without an index file (written before it existed): build
+    // the index by reading both tables once; for a cuckoo table the iterator
+    // sorts the file first (slow: block-based is the format for memory lookups).
     s = reader->BuildIndex();
     if (!s.ok()) return s;
   } else {
@@ -388,6 +511,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
     if (!s.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", s.message()));
   }
   stats.index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+  stats.index_mapped = false;
   *reader->mutable_load_stats() = stats;
   return std::shared_ptr<const SnapshotReader>(std::move(reader));
 }

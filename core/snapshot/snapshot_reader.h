@@ -30,8 +30,9 @@ class SnapshotStore;  // snapshot_store.h
 
 // Where LookupPairs and the node lookups are answered from.
 enum class LookupMode {
-  // An in-memory index built from the snapshot on Open (memory_index.h):
-  // ~10 bytes of RAM per pair, lookups without I/O. The default.
+  // The version's serving index (memory_index.h): its index file mapped, or
+  // for a version without one, built in memory by a scan on Open. ~10 bytes
+  // of RAM per pair, lookups without I/O. The default.
   kMemory,
   // RocksDB point reads (sorted MultiGet) on every lookup: little RAM, slower.
   kRocksDb,
@@ -45,6 +46,14 @@ struct SnapshotReaderOptions {
   bool verify_checksums = true;          // file checksums + RocksDB VerifyChecksum on open
   bool warm = true;                      // kRocksDb: read every table once on open
   LookupMode lookup = LookupMode::kMemory;
+  // Which part of a partitioned version to open (docs/SNAPSHOT.md
+  // "Partitioned versions"); -1: whole versions only (a partitioned one is
+  // FAILED_PRECONDITION). Partition 0 of an unpartitioned version is all of it.
+  int partition = -1;
+  // kMemory: map the version's index file when it has one (false: build the
+  // index in anonymous memory by a scan, as for versions without the file —
+  // the baseline of bench/server_bench.cc).
+  bool use_index_file = true;
 };
 
 // A parsed summary of MANIFEST.json (the whole JSON text is kept too).
@@ -61,6 +70,11 @@ struct ManifestSummary {
   std::string input_digest;
   std::string pairs_table_format;  // "block" | "cuckoo" (format.h)
   uint64_t db_bytes = 0;           // bytes of all files under db/
+  uint64_t index_bytes = 0;        // the serving index file (0: none, built on load)
+  // The part of the version this directory holds (docs/SNAPSHOT.md
+  // "Partitioned versions"); 0 of 1 for an unpartitioned version.
+  uint32_t partition = 0;
+  uint32_t num_partitions = 1;
   std::string json;                // MANIFEST.json as written
 };
 
@@ -69,7 +83,8 @@ struct SnapshotLoadStats {
   double verify_files_seconds = 0;    // manifest sizes + XXH3-64 of every file
   double verify_rocksdb_seconds = 0;  // RocksDB VerifyChecksum (kRocksDb only, see Open)
   double open_seconds = 0;            // RocksDB open read-only + meta
-  double index_seconds = 0;           // kMemory: scan + index build; kRocksDb: warm
+  double index_seconds = 0;           // kMemory: map (or scan + build); kRocksDb: warm
+  bool index_mapped = false;          // kMemory: the version's index file was mapped
 };
 
 class SnapshotReader {
@@ -80,7 +95,11 @@ class SnapshotReader {
   // manifest, then RocksDB's own block checksums: by VerifyChecksum() for
   // kRocksDb, and for kMemory by the index scan itself, which reads every
   // pairs and nodes block with checksum verification on (a second full pass
-  // would only repeat it). Errors: INVALID_ARGUMENT (not a version id),
+  // would only repeat it). A version with an index file (kMemory) serves from
+  // that file alone: it is mapped after one read pass matched both the
+  // manifest's XXH3-64 and the body digest in its header, while a second
+  // thread checks the RocksDB files' sizes and digests; RocksDB is not opened
+  // (ForEachPair opens it on first use). Errors: INVALID_ARGUMENT (not a version id),
   // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
   // manifest, missing file — the message names the file), FAILED_PRECONDITION
   // (unknown format version).

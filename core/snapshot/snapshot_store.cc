@@ -111,6 +111,34 @@ absl::StatusOr<std::string> SnapshotStore::PublishedVersionDir(absl::string_view
   return dir;
 }
 
+std::string SnapshotStore::PartDirName(uint32_t partition) {
+  return absl::StrCat("part-", partition);
+}
+
+absl::StatusOr<std::string> SnapshotStore::PublishedPartDir(absl::string_view version,
+                                                            int partition) const {
+  absl::StatusOr<std::string> dir = PublishedVersionDir(version);
+  if (!dir.ok()) return dir.status();
+  const bool partitioned = IsDir(absl::StrCat(*dir, "/", PartDirName(0)));
+  if (!partitioned) {
+    if (partition <= 0) return dir;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "snapshot version ", version, " is not partitioned: it has no partition ", partition));
+  }
+  if (partition < 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("snapshot version ", version,
+                     " is partitioned (", *dir, "/part-<I>/): serve one part (--partition)"));
+  }
+  std::string part = absl::StrCat(*dir, "/", PartDirName(static_cast<uint32_t>(partition)));
+  if (!IsDir(part)) {
+    return absl::FailedPreconditionError(absl::StrCat("snapshot version ", version,
+                                                      " has no partition ", partition, " (",
+                                                      part, " is not a directory)"));
+  }
+  return part;
+}
+
 bool SnapshotStore::IsValidVersionId(absl::string_view v) {
   // YYYYMMDDTHHMMSSZ-xxxxxxxx[-n]
   if (v.size() < 25) return false;

@@ -2,7 +2,9 @@
 // place that knows its layout (readers, the server and the CLI ask it):
 //
 //   <root>/CURRENT               "<version>\n": the active version
-//   <root>/<version>/            a complete, immutable version (MANIFEST.json + db/)
+//   <root>/<version>/            a complete, immutable version (MANIFEST.json + db/ +
+//                                index.gsi), or of a partitioned one, part-<I>/ each
+//                                holding that layout for its part
 //   <root>/<version>.tmp/        a version being written (never read; removed by the
 //                                next publisher)
 //   <root>/pins/<version>        a pin: the version is never deleted by retention;
@@ -75,6 +77,16 @@ class SnapshotStore {
   // The directory of a published version. INVALID_ARGUMENT when `version` is
   // not a version id; NOT_FOUND when no such version is published.
   absl::StatusOr<std::string> PublishedVersionDir(absl::string_view version) const;
+
+  // The directory serving one part of a published version (docs/SNAPSHOT.md
+  // "Partitioned versions"): <version>/part-<I>/ of a partitioned version,
+  // <version>/ itself for an unpartitioned one (all users are its partition
+  // 0). `partition` < 0: the caller serves whole versions only. Errors as
+  // PublishedVersionDir, plus FAILED_PRECONDITION naming the version when it
+  // is partitioned and partition < 0, or has no part `partition`.
+  absl::StatusOr<std::string> PublishedPartDir(absl::string_view version, int partition) const;
+  // "part-<I>".
+  static std::string PartDirName(uint32_t partition);
 
   // "YYYYMMDDTHHMMSSZ-<8 hex>[-n]".
   static bool IsValidVersionId(absl::string_view version);

@@ -15,6 +15,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/snapshot/file_util.h"
+#include "core/snapshot/memory_index.h"
+#include "core/snapshot/partition_split.h"
+#include "core/snapshot/snapshot_store.h"
 #include "rocksdb/db.h"
 #include "rocksdb/sst_file_writer.h"
 
@@ -281,7 +284,45 @@ absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& sta
   return c;
 }
 
-// Step 3: digests of every file under db/, MANIFEST.json, fsync of the tree.
+// Step 3: the serving index file, built from the same arrays the RocksDB
+// tables were written from.
+absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
+                            const PipelineResult& result, const SnapshotWriterOptions& options,
+                            SnapshotWriteStats* stats) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Report(options, "write index", 0.0);
+  const NodeTable& nodes = result.nodes;
+  absl::StatusOr<std::unique_ptr<const MemoryIndex>> index = MemoryIndex::Build(
+      nodes.sketch_dim, pairs.num_pairs(),
+      [&](const MemoryIndex::NodeSink& fn) {
+        for (size_t i = 0; i < nodes.ids.size(); ++i) {
+          fn(nodes.is_item[i] != 0, nodes.ids[i], nodes.records[i],
+             nodes.sketch_dim > 0 ? nodes.SketchRow(i) : absl::Span<const float>());
+        }
+        return absl::OkStatus();
+      },
+      [&](const MemoryIndex::PairSink& fn) {
+        for (size_t i = 0; i < pairs.num_pairs(); ++i) {
+          fn(pairs.user_ids[pairs.pair_user[i]], pairs.item_ids[pairs.pair_item[i]],
+             result.rate[i]);
+        }
+        return absl::OkStatus();
+      });
+  if (!index.ok()) {
+    return absl::InternalError(absl::StrCat("snapshot writer: index: ", index.status().message()));
+  }
+  IndexFileInfo info;
+  info.partition = options.partition;
+  info.num_partitions = options.num_partitions;
+  info.unseen_model = snapshot::EncodeUnseenModel(result.model);
+  absl::Status s = (*index)->WriteFile(absl::StrCat(dir, "/", snapshot::kIndexFile), info);
+  stats->seconds_index = SecondsSince(t0);
+  Report(options, "write index", 1.0);
+  return s;
+}
+
+// Step 4: digests of every file under db/ (and index.gsi), MANIFEST.json,
+// fsync of the tree.
 absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs,
                                   const PipelineResult& result, const snapshot::ManifestInfo& info,
                                   const SnapshotWriterOptions& options, SnapshotWriteStats* stats) {
@@ -300,9 +341,21 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
       stats->pairs_sst_bytes = std::max(stats->pairs_sst_bytes, d->size_bytes);
     }
   }
+  snapshot::ManifestPartInfo part;
+  part.partition = options.partition;
+  part.num_partitions = options.num_partitions;
+  if (options.write_index) {
+    const std::string path = absl::StrCat(dir, "/", snapshot::kIndexFile);
+    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(path);
+    if (!d.ok()) return d.status();
+    entries.push_back({snapshot::kIndexFile, d->size_bytes, d->xxh3});
+    part.index_path = snapshot::kIndexFile;
+    part.index_bytes = d->size_bytes;
+    stats->index_bytes = d->size_bytes;
+  }
   stats->files = entries.size();
   nlohmann::json manifest =
-      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries);
+      snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries, part);
   const std::string text = manifest.dump(2) + "\n";
   stats->manifest_bytes = text.size();
   absl::Status s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
@@ -313,6 +366,10 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
 }  // namespace
 
 absl::Status SnapshotWriterOptions::Validate() const {
+  if (num_partitions < 1 || partition >= num_partitions) {
+    return absl::InvalidArgumentError(absl::StrCat("partition ", partition, " of ", num_partitions,
+                                                   ": need 0 <= partition < num_partitions"));
+  }
   if (threads < 1 || threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat("threads must be in [1, 256], got ", threads));
   }
@@ -350,12 +407,62 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   if (!s.ok()) return s;
   stats.seconds_ingest = SecondsSince(t0);
 
+  if (options.write_index) {
+    s = WriteIndexFile(dir, pairs, result, options, &stats);
+    if (!s.ok()) return s;
+  }
   t0 = std::chrono::steady_clock::now();
   s = WriteManifestAndSync(dir, pairs, result, info, options, &stats);
   if (!s.ok()) return s;
   stats.seconds_checksum = SecondsSince(t0);
   Report(options, "checksum", 1.0);
   return stats;
+}
+
+absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const PairTable& pairs,
+                                                   const PipelineResult& result,
+                                                   const snapshot::ManifestInfo& info,
+                                                   const SnapshotWriterOptions& options,
+                                                   uint32_t num_partitions) {
+  if (num_partitions < 1 || num_partitions > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("partitions must be in [1, 4096], got ", num_partitions));
+  }
+  SnapshotWriterOptions part_options = options;
+  part_options.partition = 0;
+  part_options.num_partitions = 1;
+  if (num_partitions == 1) return WriteSnapshotDir(dir, pairs, result, info, part_options);
+  if (::mkdir(dir.c_str(), 0755) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create snapshot directory ", dir, ": ", std::strerror(errno)));
+  }
+  SnapshotWriteStats total;
+  for (uint32_t p = 0; p < num_partitions; ++p) {
+    PartSlice slice = SlicePartition(pairs, result, p, num_partitions);
+    if (slice.pairs.num_pairs() == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "partition ", p, " of ", num_partitions, " holds no pairs (", pairs.num_users(),
+          " users in all): use fewer partitions"));
+    }
+    part_options.partition = p;
+    part_options.num_partitions = num_partitions;
+    absl::StatusOr<SnapshotWriteStats> w = WriteSnapshotDir(
+        absl::StrCat(dir, "/", SnapshotStore::PartDirName(p)), slice.pairs, slice.result, info,
+        part_options);
+    if (!w.ok()) return w.status();
+    total.db_bytes += w->db_bytes;
+    total.pairs_sst_bytes += w->pairs_sst_bytes;
+    total.manifest_bytes += w->manifest_bytes;
+    total.files += w->files;
+    total.seconds_sst += w->seconds_sst;
+    total.seconds_ingest += w->seconds_ingest;
+    total.seconds_checksum += w->seconds_checksum;
+    total.seconds_index += w->seconds_index;
+    total.index_bytes += w->index_bytes;
+  }
+  absl::Status s = snapshot::FsyncTree(dir);
+  if (!s.ok()) return s;
+  return total;
 }
 
 }  // namespace graphsieve

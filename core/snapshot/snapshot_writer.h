@@ -1,7 +1,8 @@
 // Writes one complete snapshot version directory (docs/DESIGN.md §3):
 //   <dir>/db/            RocksDB, column families pairs / nodes / meta
+//   <dir>/index.gsi      the serving index the server maps (memory_index.h)
 //   <dir>/MANIFEST.json  parameters, counts, histogram, solver summaries,
-//                        XXH3-64 of every file under db/
+//                        XXH3-64 of every file under db/ and of index.gsi
 // from a PairTable and the PipelineResult computed on it. Everything is
 // fsync'ed before WriteSnapshotDir returns. It does NOT publish: the caller
 // writes into SnapshotStore::TempDir(version) and then calls
@@ -36,6 +37,13 @@ struct SnapshotWriterOptions {
   // docs/SNAPSHOT.md for the measurements.
   snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
   int threads = 2;  // SST files written in parallel (>= 1)
+  // Also write the serving index file (index.gsi, memory_index.h) that the
+  // server maps; false writes a version as releases before it did.
+  bool write_index = true;
+  // Which part of a partitioned version this directory is (recorded in the
+  // manifest and the index file); the caller passes that part's pairs and nodes.
+  uint32_t partition = 0;
+  uint32_t num_partitions = 1;
   // Called with (stage, fraction in [0,1]); may be empty.
   std::function<void(const std::string& stage, double fraction)> progress;
   absl::Status Validate() const;
@@ -49,6 +57,8 @@ struct SnapshotWriteStats {
   double seconds_sst = 0;       // writing the SST files
   double seconds_ingest = 0;    // open + ingest (+ compaction for cuckoo)
   double seconds_checksum = 0;  // digests, manifest, fsync
+  double seconds_index = 0;     // building and writing index.gsi
+  uint64_t index_bytes = 0;
 };
 
 // Writes the version directory `dir` (must not exist; its parent must).
@@ -61,6 +71,17 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
                                                     const PipelineResult& result,
                                                     const snapshot::ManifestInfo& info,
                                                     const SnapshotWriterOptions& options);
+
+// One version in `num_partitions` parts split by the user (core/io/partition.h):
+// <dir>/part-<I>/ for I in [0, num_partitions), each a complete version
+// directory (WriteSnapshotDir) of SlicePartition(pairs, result, I, N). With
+// num_partitions == 1 it is WriteSnapshotDir(dir, ...): today's layout.
+// options.partition/num_partitions are ignored (set per part). Stats are summed.
+absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const PairTable& pairs,
+                                                   const PipelineResult& result,
+                                                   const snapshot::ManifestInfo& info,
+                                                   const SnapshotWriterOptions& options,
+                                                   uint32_t num_partitions);
 
 }  // namespace graphsieve
 

@@ -68,27 +68,36 @@ class LiveServer:
     (the snapshot root), port, target ("127.0.0.1:PORT").
     """
 
-    def __init__(self, gen_flags=None, build_flags=("--alpha=0.25",)):
+    def __init__(self, gen_flags=None, build_flags=("--alpha=0.25",), server_flags=(),
+                 serve_root_of=None):
+        """server_flags: appended to graphsieve-server's; serve_root_of: another
+        started LiveServer whose log and root this one serves (no gen/build)."""
         self.gen_flags = list(gen_flags or DEFAULT_GEN_FLAGS)
         self.build_flags = list(build_flags)
+        self.server_flags = list(server_flags)
+        self.serve_root_of = serve_root_of
         self.process = None
         self.dir = None
 
     def start(self):
         check_binaries()
-        self.dir = tempfile.mkdtemp(prefix="graphsieve-py-")
-        self.log = os.path.join(self.dir, "log.csv")
-        self.root = os.path.join(self.dir, "root")
-        r = run([GEN, *self.gen_flags, "--output=" + self.log, "--quiet"])
-        if r.returncode != 0:
-            raise RuntimeError("graphsieve-gen failed: " + r.stderr)
-        r = run([BUILD, "--input=" + self.log, "--snapshot_root=" + self.root,
-                 *self.build_flags, "--quiet"])
-        if r.returncode != 0:
-            raise RuntimeError("graphsieve-build failed: " + r.stderr)
+        if self.serve_root_of is not None:
+            self.log, self.root = self.serve_root_of.log, self.serve_root_of.root
+        else:
+            self.dir = tempfile.mkdtemp(prefix="graphsieve-py-")
+            self.log = os.path.join(self.dir, "log.csv")
+            self.root = os.path.join(self.dir, "root")
+            r = run([GEN, *self.gen_flags, "--output=" + self.log, "--quiet"])
+            if r.returncode != 0:
+                raise RuntimeError("graphsieve-gen failed: " + r.stderr)
+            r = run([BUILD, "--input=" + self.log, "--snapshot_root=" + self.root,
+                     *self.build_flags, "--quiet"])
+            if r.returncode != 0:
+                raise RuntimeError("graphsieve-build failed: " + r.stderr)
         self.process = subprocess.Popen(
             [SERVER, "--snapshot_root=" + self.root, "--host=127.0.0.1", "--port=0",
-             "--admin_port=-1", "--poll_interval_seconds=0", "--drain_grace_seconds=1"],
+             "--admin_port=-1", "--poll_interval_seconds=0", "--drain_grace_seconds=1",
+             *self.server_flags],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self._out = _LineWatcher(self.process.stdout, r"listening port=(\d+)")
         self._err = _LineWatcher(self.process.stderr, r"serving version ")

@@ -33,7 +33,7 @@ using testing_util::TestDir;
 
 // Writes and publishes `s` under `root`; returns the version.
 std::string WriteAndPublish(const std::string& root, Synthetic& s, TableFormat format,
-                            uint64_t hash = 1) {
+                            uint64_t hash = 1, bool write_index = true) {
   auto store = SnapshotStore::Create({root, /*create_if_missing=*/true});
   EXPECT_TRUE(store.ok()) << store.status();
   auto lock = (*store)->AcquirePublishLock(0);
@@ -42,6 +42,7 @@ std::string WriteAndPublish(const std::string& root, Synthetic& s, TableFormat f
   s.info.version = version;
   SnapshotWriterOptions options;
   options.pairs_format = format;
+  options.write_index = write_index;
   auto stats = WriteSnapshotDir((*store)->TempDir(version), s.pairs, s.result, s.info, options);
   EXPECT_TRUE(stats.ok()) << stats.status();
   absl::Status p = (*store)->Publish(**lock, version);
@@ -237,22 +238,33 @@ void PatchManifestDigest(const std::string& vdir, const std::string& sst) {
   ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
 }
 
+// Both lookup modes refuse the version on open, the mapped kMemory one too
+// although it serves from index.gsi alone.
 TEST_F(CorruptionTest, FlippedByteInPairsSstNamesTheFile) {
   const std::string sst = FindSst(vdir_, /*largest=*/true);
   FlipByte(sst, static_cast<off_t>(std::filesystem::file_size(sst) / 2));
-  absl::Status s = OpenStatus();
-  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), std::filesystem::path(sst).filename().string())) << s;
-  EXPECT_TRUE(absl::StrContains(s.message(), "checksum mismatch")) << s;
+  SnapshotReaderOptions rocks;
+  rocks.lookup = LookupMode::kRocksDb;
+  for (absl::Status s : {SnapshotReader::Open(dir_.path(), version_, rocks).status(),
+                         SnapshotReader::Open(dir_.path(), version_, {}).status()}) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), std::filesystem::path(sst).filename().string()))
+        << s;
+    EXPECT_TRUE(absl::StrContains(s.message(), "checksum mismatch")) << s;
+  }
 }
 
 TEST_F(CorruptionTest, RocksDbChecksumCatchesAFlipTheManifestDigestMissed) {
   // Corrupt a block-based table (nodes/meta) and rewrite its digest in the
-  // manifest, so only RocksDB's own block checksums can catch it.
+  // manifest, so only RocksDB's own block checksums can catch it: on open in
+  // kRocksDb mode (a mapped kMemory version does not read RocksDB on open;
+  // its index file has its own body checksum, tests/snapshot/index_file_test.cc).
   const std::string sst = FindSst(vdir_, /*largest=*/false);
   FlipByte(sst, 40);
   PatchManifestDigest(vdir_, sst);
-  absl::Status s = OpenStatus();
+  SnapshotReaderOptions rocks;
+  rocks.lookup = LookupMode::kRocksDb;
+  absl::Status s = SnapshotReader::Open(dir_.path(), version_, rocks).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "/db")) << s;
 }
@@ -304,13 +316,14 @@ TEST_F(CorruptionTest, UnknownFormatVersion) {
 }
 
 // A corrupt block in the block-based pairs table whose file digest was
-// rewritten: both lookup modes refuse the version (kMemory through the
-// checksummed index scan, kRocksDb through VerifyChecksum).
+// rewritten: both lookup modes refuse a version without an index file
+// (kMemory through the checksummed index scan, kRocksDb through VerifyChecksum).
 TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) {
   for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {
     TestDir dir;
     Synthetic s = MakeSynthetic(200, 300, 50, /*seed=*/9);
-    const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased);
+    const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased, 1,
+                                                /*write_index=*/false);
     const std::string vdir = dir.path() + "/" + version;
     const std::string sst = FindSst(vdir, /*largest=*/true);
     // Flip the lowest mantissa bit of one stored rate: the table still parses
@@ -330,11 +343,13 @@ TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) 
   }
 }
 
-// The in-memory index checks the table against the manifest's pair count.
+// The index built on load (a version without an index file) checks the table
+// against the manifest's pair count.
 TEST(PairsBlockCorruptionTest, ManifestPairCountDisagreeingWithTheTableIsDataLoss) {
   TestDir dir;
   Synthetic s = MakeSynthetic(40, 60, 10, /*seed=*/10);
-  const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased);
+  const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased, 1,
+                                              /*write_index=*/false);
   const std::string path = dir.path() + "/" + version + "/MANIFEST.json";
   auto text = snapshot::ReadFileToString(path);
   ASSERT_TRUE(text.ok());

@@ -4,11 +4,13 @@ Thread-safety: one client (one gRPC channel) may be shared by threads.
 """
 import random
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 
 from graphsieve.v1 import sampling_pb2, sampling_pb2_grpc
 from graphsieve_client.ids import parse_id, parse_label
+from graphsieve_client.partition import partition_of_user
 
 SOURCE_NAMES = {
     sampling_pb2.RATE_SOURCE_UNSPECIFIED: "UNSPECIFIED",
@@ -35,6 +37,7 @@ class RateBatch:
         self.log_odds_offsets = []
         self.snapshot_versions = []
         self.retries = 0
+        self.version_retries = 0
 
     def __len__(self):
         return len(self.rates)
@@ -59,9 +62,17 @@ def _chunks(n, max_chunk):
 
 
 class SamplingRateClient:
-    """Client of one graphsieve-server.
+    """Client of one graphsieve-server, or of a partitioned deployment.
 
-    target: "host:port". timeout_seconds: deadline of each RPC attempt.
+    target: "host:port", or the targets of partitions 0..N-1 comma-separated
+    ("host:port,host:port"): each batch is then split by the user's partition
+    (graphsieve_client.partition, core/io/partition.h), the parts are called
+    in parallel and the answers merged in request order; when the parts answer
+    from different snapshot versions (a swap in progress) the batch is asked
+    again, at most max_version_attempts times in all, then RuntimeError.
+    Channels use gRPC's round_robin load balancing (every address a target
+    resolves to, e.g. the replicas behind a headless Service).
+    timeout_seconds: deadline of each RPC attempt.
     max_batch_pairs: larger batches are split into chunks and reassembled in
     order. max_attempts: attempts per chunk; only UNAVAILABLE is retried, after
     initial_backoff_seconds * 2^retry (capped at max_backoff_seconds) scaled by
@@ -71,7 +82,8 @@ class SamplingRateClient:
 
     def __init__(self, target, timeout_seconds=10.0, max_batch_pairs=50000, max_attempts=5,
                  initial_backoff_seconds=0.1, max_backoff_seconds=2.0,
-                 root_certificates=None, id_mode="auto"):
+                 root_certificates=None, id_mode="auto", max_version_attempts=10,
+                 version_retry_backoff_seconds=0.05):
         if not target:
             raise ValueError("target (host:port) is empty")
         if timeout_seconds <= 0:
@@ -87,23 +99,44 @@ class SamplingRateClient:
         self.initial_backoff_seconds = initial_backoff_seconds
         self.max_backoff_seconds = max_backoff_seconds
         self.id_mode = id_mode
+        if max_version_attempts < 1:
+            raise ValueError(f"max_version_attempts must be >= 1, got {max_version_attempts}")
+        self.max_version_attempts = max_version_attempts
+        self.version_retry_backoff_seconds = version_retry_backoff_seconds
+        self.targets = target.split(",")
+        if any(not t for t in self.targets):
+            raise ValueError(f"target '{target}': an empty entry in the partition list")
         # Not grpc.min_reconnect_backoff_ms: in gRPC it is also the minimum
         # connect timeout of each attempt, and 100 ms cut off handshakes with a
         # busy server (UNAVAILABLE "tcp handshaker shutdown"); the default
         # (20 s) is kept, as in the C++ client (docs/RELIABILITY.md).
-        options = [("grpc.initial_reconnect_backoff_ms", 100),
+        options = [("grpc.lb_policy_name", "round_robin"),
+                   ("grpc.initial_reconnect_backoff_ms", 100),
                    ("grpc.max_reconnect_backoff_ms", 1000),
                    ("grpc.max_receive_message_length", -1),
                    ("grpc.max_send_message_length", -1)]
-        if root_certificates is None:
-            self._channel = grpc.insecure_channel(target, options=options)
-        else:
-            credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
-            self._channel = grpc.secure_channel(target, credentials, options=options)
-        self._stub = sampling_pb2_grpc.SamplingRateServiceStub(self._channel)
+        self._channels = []
+        for t in self.targets:
+            if root_certificates is None:
+                self._channels.append(grpc.insecure_channel(t, options=options))
+            else:
+                credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+                self._channels.append(grpc.secure_channel(t, credentials, options=options))
+        self._stubs = [sampling_pb2_grpc.SamplingRateServiceStub(c) for c in self._channels]
+        self._channel, self._stub = self._channels[0], self._stubs[0]
+        self._pool = ThreadPoolExecutor(max_workers=len(self._stubs)) if len(self._stubs) > 1 \
+            else None
+
+    @property
+    def partitions(self):
+        """Targets, one per partition (1 when unpartitioned)."""
+        return len(self._stubs)
 
     def close(self):
-        self._channel.close()
+        for channel in self._channels:
+            channel.close()
+        if self._pool is not None:
+            self._pool.shutdown()
 
     def __enter__(self):
         return self
@@ -148,6 +181,64 @@ class SamplingRateClient:
             raise ValueError(f"{len(user_ids)} user_ids but {len(item_ids)} item_ids")
         users = [parse_id(u, self.id_mode) for u in user_ids]
         items = [parse_id(i, self.id_mode) for i in item_ids]
+        if len(self._stubs) == 1:
+            return self._part_rates(0, users, items, labels, keys)
+        return self._routed_rates(users, items, labels, keys)
+
+    def _routed_rates(self, users, items, labels, keys):
+        """Split by partition, parts in parallel, merged; one version per batch."""
+        n_parts = len(self._stubs)
+        positions = [[] for _ in range(n_parts)]
+        for i, user in enumerate(users):
+            positions[partition_of_user(user, n_parts)].append(i)
+
+        def part_call(p):
+            pos = positions[p]
+            return self._part_rates(
+                p, [users[i] for i in pos], [items[i] for i in pos],
+                None if labels is None else [labels[i] for i in pos],
+                None if keys is None else [keys[i] for i in pos])
+
+        version_retries, seen = 0, []
+        for attempt in range(self.max_version_attempts):
+            if attempt > 0:
+                time.sleep(self.version_retry_backoff_seconds)
+                version_retries += 1
+            used = [p for p in range(n_parts) if positions[p]]
+            answers = dict(zip(used, self._pool.map(part_call, used)))
+            versions = []
+            for p in used:
+                for v in answers[p].snapshot_versions:
+                    if v not in versions:
+                        versions.append(v)
+            if len(versions) > 1:
+                seen = versions
+                continue
+            out = RateBatch()
+            n = len(users)
+            out.rates, out.sources = [0.0] * n, [""] * n
+            if labels is not None:
+                out.keep, out.log_odds_offsets = [False] * n, [0.0] * n
+            for p in used:
+                a = answers[p]
+                out.retries += a.retries
+                for k, i in enumerate(positions[p]):
+                    out.rates[i] = a.rates[k]
+                    out.sources[i] = a.sources[k]
+                    if labels is not None:
+                        out.keep[i] = a.keep[k]
+                        out.log_odds_offsets[i] = a.log_odds_offsets[k]
+            out.snapshot_versions = versions
+            out.version_retries = version_retries
+            return out
+        raise RuntimeError(f"partitioned targets {self.target}: the parts answered from different "
+                           f"snapshot versions ({', '.join(seen)}) in each of "
+                           f"{self.max_version_attempts} attempts; a swap is in progress or the "
+                           f"parts follow different roots")
+
+    def _part_rates(self, part, users, items, labels, keys):
+        """One target's chunked, retried calls."""
+        target, stub = self.targets[part], self._stubs[part]
         out = RateBatch()
         for begin, end in _chunks(len(users), self.max_batch_pairs):
             request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
@@ -155,14 +246,14 @@ class SamplingRateClient:
             if labels is not None:
                 request.labels.extend(labels[begin:end])
                 request.instance_keys.extend(keys[begin:end])
-            response, retries = self._call(self._stub.GetSamplingRate, request)
+            response, retries = self._call(stub.GetSamplingRate, request)
             out.retries += retries
             if len(response.rates) != end - begin or len(response.sources) != end - begin:
-                raise RuntimeError(f"server {self.target} answered {len(response.rates)} rates "
+                raise RuntimeError(f"server {target} answered {len(response.rates)} rates "
                                    f"for {end - begin} pairs")
             if labels is not None and not (len(response.keep) == len(response.log_odds_offsets)
                                            == end - begin):
-                raise RuntimeError(f"server {self.target} answered {len(response.keep)} keep "
+                raise RuntimeError(f"server {target} answered {len(response.keep)} keep "
                                    f"decisions for {end - begin} labelled pairs")
             out.rates.extend(response.rates)
             out.sources.extend(SOURCE_NAMES.get(s, "UNSPECIFIED") for s in response.sources)
@@ -172,7 +263,8 @@ class SamplingRateClient:
                 out.snapshot_versions.append(response.snapshot_version)
         return out
 
-    def status(self):
-        """The server's GetStatusResponse (active snapshot, manifest summary, history)."""
-        response, _ = self._call(self._stub.GetStatus, sampling_pb2.GetStatusRequest())
+    def status(self, part=0):
+        """GetStatusResponse (active snapshot, manifest summary, history) of partition part's
+        server (0: the only one when unpartitioned)."""
+        response, _ = self._call(self._stubs[part].GetStatus, sampling_pb2.GetStatusRequest())
         return response

@@ -1,0 +1,362 @@
+// graphsieve-bench-partitions: one graphsieve-server against a partitioned
+// deployment (one graphsieve-server --partition I per part) on this machine,
+// both through the routing SamplingRateClient (client/sampling_rate_client.h),
+// same run: pairs/s and p50/p99 at one batch size; then a swap of the parts
+// to another version under routed load (both parts pinned at once): batches,
+// pairs, errors, and batches answered from more than one version (must be 0).
+//
+//   graphsieve-bench-partitions --single_root A --parts_root B [--batch 1024]
+//                               [--seconds 5] [--client_threads 4]
+//
+// A: an unpartitioned root; B: a root built from the same log with
+// graphsieve-build --partitions N, holding at least two versions for the swap.
+// Prints figures; asserts nothing. Servers and load generator share the machine.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "client/sampling_rate_client.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
+
+ABSL_FLAG(std::string, single_root, "", "Required. Unpartitioned snapshot root.");
+ABSL_FLAG(std::string, parts_root, "", "Required. Partitioned snapshot root (same log).");
+ABSL_FLAG(std::string, server_binary, GRAPHSIEVE_SERVER_BINARY, "graphsieve-server to spawn.");
+ABSL_FLAG(int, batch, 1024, "Pairs per GetRates call.");
+ABSL_FLAG(double, seconds, 5.0, "Measuring time per configuration.");
+ABSL_FLAG(int, client_threads, 4, "Concurrent client threads.");
+ABSL_FLAG(double, swap_seconds, 10.0, "Routed load before, during and after the swap.");
+ABSL_FLAG(bool, compare_all, true,
+          "Ask both deployments for every stored pair of the single version (and as many "
+          "unseen pairs) and count differing answers.");
+
+extern char** environ;
+
+namespace graphsieve {
+namespace {
+
+struct Server {
+  pid_t pid = -1;
+  std::string target;
+  std::string operator_target;  // PinVersion is accepted only there (docs/SERVER.md)
+};
+
+// Spawns graphsieve-server pinned to `version` (no refresher) and reads its port.
+absl::StatusOr<Server> Spawn(const std::string& root, const std::string& version, int partition) {
+  int out[2];
+  if (pipe(out) != 0) return absl::InternalError("pipe");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  const std::string binary = absl::GetFlag(FLAGS_server_binary);
+  std::vector<std::string> args = {binary,
+                                   "--snapshot-root=" + root,
+                                   "--host=127.0.0.1",
+                                   "--port=0",
+                                   "--admin-port=-1",
+                                   "--poll-interval-seconds=-1",
+                                   "--pin-version=" + version,
+                                   absl::StrCat("--partition=", partition)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  Server s;
+  if (posix_spawn(&s.pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    return absl::InternalError(absl::StrCat("cannot start ", binary));
+  }
+  close(out[1]);
+  std::string line;
+  char c;
+  while (line.size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
+  close(out[0]);
+  int port = 0;
+  for (absl::string_view part : absl::StrSplit(line, ' ')) {
+    if (absl::ConsumePrefix(&part, "port=")) (void)absl::SimpleAtoi(part, &port);
+    if (absl::ConsumePrefix(&part, "operator=")) s.operator_target = std::string(part);
+  }
+  if (port == 0) return absl::InternalError(absl::StrCat("no port in '", line, "'"));
+  s.target = absl::StrCat("127.0.0.1:", port);
+  return s;
+}
+
+void Stop(const Server& s) {
+  if (s.pid < 0) return;
+  kill(s.pid, SIGTERM);
+  int status = 0;
+  waitpid(s.pid, &status, 0);
+}
+
+std::unique_ptr<SamplingRateClient> MakeClient(const std::string& target) {
+  SamplingRateClientOptions o;
+  o.target = target;
+  o.deadline_seconds = 300;  // the first call waits for the version to load
+  o.max_attempts = 50;
+  auto c = SamplingRateClient::Create(o);
+  return c.ok() ? *std::move(c) : nullptr;
+}
+
+struct Point {
+  double pairs_per_second = 0, p50_ms = 0, p99_ms = 0;
+  uint64_t calls = 0, errors = 0;
+};
+
+// `threads` workers call the client for `seconds` with windows of the pool.
+Point Measure(const SamplingRateClient& client, const std::vector<uint64_t>& users,
+              const std::vector<uint64_t>& items, size_t batch, int threads, double seconds) {
+  std::vector<std::vector<double>> lat(threads);
+  std::vector<uint64_t> errors(threads, 0);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  const auto start = std::chrono::steady_clock::now();
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      for (uint64_t n = static_cast<uint64_t>(t) * 7919; !stop.load(); ++n) {
+        const size_t off = (n * batch) % (users.size() - batch);
+        const auto a = std::chrono::steady_clock::now();
+        auto r = client.GetRates(absl::MakeConstSpan(users.data() + off, batch),
+                                 absl::MakeConstSpan(items.data() + off, batch));
+        if (!r.ok()) errors[t]++;
+        lat[t].push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                .count());
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  for (auto& w : workers) w.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> all;
+  Point p;
+  for (int t = 0; t < threads; ++t) {
+    all.insert(all.end(), lat[t].begin(), lat[t].end());
+    p.errors += errors[t];
+  }
+  p.calls = all.size();
+  p.pairs_per_second = static_cast<double>((p.calls - p.errors) * batch) / elapsed;
+  std::sort(all.begin(), all.end());
+  if (!all.empty()) {
+    p.p50_ms = all[all.size() / 2];
+    p.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
+  }
+  return p;
+}
+
+int Main() {
+  const std::string single_root = absl::GetFlag(FLAGS_single_root);
+  const std::string parts_root = absl::GetFlag(FLAGS_parts_root);
+  if (single_root.empty() || parts_root.empty()) {
+    std::fprintf(stderr, "--single_root and --parts_root are required\n");
+    return 2;
+  }
+  auto single_store = SnapshotStore::Create({single_root, false});
+  auto parts_store = SnapshotStore::Create({parts_root, false});
+  if (!single_store.ok() || !parts_store.ok()) return std::fprintf(stderr, "bad roots\n"), 1;
+  auto single_v = (*single_store)->ReadCurrent();
+  auto parts_v = (*parts_store)->ReadCurrent();
+  auto parts_versions = (*parts_store)->ListVersions();
+  if (!single_v.ok() || !parts_v.ok() || !parts_versions.ok()) {
+    return std::fprintf(stderr, "no CURRENT\n"), 1;
+  }
+  // The part count and the query pool (stored pairs of the single version, shuffled).
+  SnapshotReaderOptions ro;
+  ro.partition = 0;
+  auto part0 = SnapshotReader::Open(parts_root, *parts_v, ro);
+  if (!part0.ok()) return std::fprintf(stderr, "%s\n", part0.status().ToString().c_str()), 1;
+  const uint32_t parts = (*part0)->manifest().num_partitions;
+  part0->reset();
+  std::vector<uint64_t> users, items;
+  {
+    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
+    if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
+    uint64_t k = 0;
+    const uint64_t stride = std::max<uint64_t>(1, (*reader)->manifest().pairs >> 20);
+    (*reader)
+        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
+          if (k++ % stride == 0) {
+            users.push_back(u);
+            items.push_back(i);
+          }
+        })
+        .IgnoreError();
+    std::mt19937_64 rng(42);
+    for (size_t j = users.size(); j > 1; --j) {
+      const size_t r = rng() % j;
+      std::swap(users[j - 1], users[r]);
+      std::swap(items[j - 1], items[r]);
+    }
+  }
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
+  const int threads = absl::GetFlag(FLAGS_client_threads);
+  const double seconds = absl::GetFlag(FLAGS_seconds);
+  std::printf("query pool %zu stored pairs; %u partitions; batch %zu; hardware threads %u\n",
+              users.size(), parts, batch, std::thread::hardware_concurrency());
+
+  auto single = Spawn(single_root, *single_v, -1);
+  if (!single.ok()) return std::fprintf(stderr, "%s\n", single.status().ToString().c_str()), 1;
+  std::vector<Server> part_servers;
+  std::string routed_target;
+  for (uint32_t p = 0; p < parts; ++p) {
+    auto s = Spawn(parts_root, *parts_v, static_cast<int>(p));
+    if (!s.ok()) return std::fprintf(stderr, "%s\n", s.status().ToString().c_str()), 1;
+    part_servers.push_back(*s);
+    absl::StrAppend(&routed_target, p ? "," : "", s->target);
+  }
+  auto single_client = MakeClient(single->target);
+  auto routed_client = MakeClient(routed_target);
+  // Warm up (waits for the loads).
+  for (auto* c : {single_client.get(), routed_client.get()}) {
+    auto r = c->GetRates(absl::MakeConstSpan(users.data(), batch),
+                         absl::MakeConstSpan(items.data(), batch));
+    if (!r.ok()) return std::fprintf(stderr, "warm-up: %s\n", r.status().ToString().c_str()), 1;
+  }
+  if (absl::GetFlag(FLAGS_compare_all)) {
+    // Every stored pair, plus the same users with the items shifted by one
+    // (mostly unseen pairs: INFERRED), in batches of 50000.
+    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
+    if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
+    std::vector<uint64_t> all_users, all_items;
+    (*reader)
+        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
+          all_users.push_back(u);
+          all_items.push_back(i);
+        })
+        .IgnoreError();
+    const size_t stored = all_users.size();
+    for (size_t k = 0; k < stored; ++k) {
+      all_users.push_back(all_users[k]);
+      all_items.push_back(all_items[(k + 1) % stored]);
+    }
+    uint64_t differ = 0, failed = 0;
+    constexpr size_t kChunk = 50000;
+    for (size_t b = 0; b < all_users.size(); b += kChunk) {
+      const size_t m = std::min(kChunk, all_users.size() - b);
+      auto u = absl::MakeConstSpan(all_users.data() + b, m);
+      auto it = absl::MakeConstSpan(all_items.data() + b, m);
+      auto x = single_client->GetRates(u, it);
+      auto y = routed_client->GetRates(u, it);
+      if (!x.ok() || !y.ok()) {
+        ++failed;
+        continue;
+      }
+      for (size_t k = 0; k < m; ++k) {
+        differ += x->rates[k] != y->rates[k] || x->sources[k] != y->sources[k];
+      }
+    }
+    std::printf("\nevery stored pair (%zu) and %zu shifted pairs through both: %llu answers "
+                "differ, %llu failed batches\n",
+                stored, all_users.size() - stored, static_cast<unsigned long long>(differ),
+                static_cast<unsigned long long>(failed));
+  }
+  std::printf("\n%-36s %14s %9s %9s %8s\n", "configuration", "pairs/s", "p50 ms", "p99 ms",
+              "errors");
+  for (int t : {1, threads}) {
+    for (int which = 0; which < 2; ++which) {
+      const SamplingRateClient& c = which == 0 ? *single_client : *routed_client;
+      Point p = Measure(c, users, items, batch, t, seconds);
+      std::printf("%-36s %14.0f %9.3f %9.3f %8llu\n",
+                  absl::StrCat(which == 0 ? "1 server" : absl::StrCat(parts, " partitions, routed"),
+                               ", ", t, " in flight")
+                      .c_str(),
+                  p.pairs_per_second, p.p50_ms, p.p99_ms,
+                  static_cast<unsigned long long>(p.errors));
+    }
+  }
+
+  // Swap under routed load: every part pinned to another version at once.
+  std::string swap_to;
+  for (const std::string& v : *parts_versions) {
+    if (v != *parts_v) swap_to = v;
+  }
+  if (swap_to.empty()) {
+    std::printf("\nswap: skipped (one version under --parts_root)\n");
+  } else {
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> calls{0}, errors{0}, mixed{0}, version_retries{0}, old_v{0}, new_v{0};
+    std::string first_error;
+    std::vector<std::thread> load;
+    for (int t = 0; t < threads; ++t) {
+      load.emplace_back([&, t] {
+        for (uint64_t n = static_cast<uint64_t>(t) * 7919; !stop.load(); ++n) {
+          const size_t off = (n * batch) % (users.size() - batch);
+          auto r = routed_client->GetRates(absl::MakeConstSpan(users.data() + off, batch),
+                                           absl::MakeConstSpan(items.data() + off, batch));
+          ++calls;
+          if (!r.ok()) {
+            if (errors++ == 0) first_error = r.status().ToString();
+            continue;
+          }
+          version_retries += static_cast<uint64_t>(r->version_retries);
+          if (r->snapshot_versions.size() != 1) {
+            ++mixed;
+          } else {
+            (r->snapshot_versions[0] == swap_to ? new_v : old_v)++;
+          }
+        }
+      });
+    }
+    const double third = absl::GetFlag(FLAGS_swap_seconds) / 3;
+    std::this_thread::sleep_for(std::chrono::duration<double>(third));
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pins;
+    std::atomic<int> pin_errors{0};
+    for (const Server& s : part_servers) {
+      pins.emplace_back([&, target = s.operator_target] {
+        auto c = MakeClient(target);
+        if (!c->PinVersion(swap_to, false).ok()) ++pin_errors;
+      });
+    }
+    for (auto& p : pins) p.join();
+    const double swap_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::this_thread::sleep_for(std::chrono::duration<double>(2 * third));
+    stop = true;
+    for (auto& t : load) t.join();
+    std::printf(
+        "\nswap of %u parts to %s under routed load (%d threads, batch %zu): pins took %.2f s "
+        "(%d failed)\n  %llu batches = %llu pairs; %llu errors; %llu batches mixing versions; "
+        "%llu from the old version, %llu from the new; %llu version re-asks\n",
+        parts, swap_to.c_str(), threads, batch, swap_s, pin_errors.load(),
+        static_cast<unsigned long long>(calls.load()),
+        static_cast<unsigned long long>(calls.load() * batch),
+        static_cast<unsigned long long>(errors.load()),
+        static_cast<unsigned long long>(mixed.load()),
+        static_cast<unsigned long long>(old_v.load()),
+        static_cast<unsigned long long>(new_v.load()),
+        static_cast<unsigned long long>(version_retries.load()));
+    if (!first_error.empty()) std::printf("  first error: %s\n", first_error.c_str());
+  }
+  Stop(*single);
+  for (const Server& s : part_servers) Stop(s);
+  return 0;
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "One server vs a partitioned deployment through the routing client.\n"
+      "  graphsieve-bench-partitions --single_root A --parts_root B [--batch 1024]");
+  absl::ParseCommandLine(argc, argv);
+  return graphsieve::Main();
+}

@@ -1,0 +1,213 @@
+// SamplingRateClient over a partitioned deployment (docs/CLIENTS.md
+// "Partitioned deployments"): split by core/io/partition.h, call the parts in
+// parallel, merge in request order, one snapshot version per batch.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "client/sampling_rate_client.h"
+#include "core/io/partition.h"
+#include "grpcpp/grpcpp.h"
+
+namespace graphsieve {
+namespace {
+
+// One part's share of a batch: request positions and the gathered columns.
+struct PartShare {
+  std::vector<size_t> positions;
+  std::vector<uint64_t> users, items, keys;
+  std::vector<uint8_t> labels;
+};
+
+std::vector<PartShare> Split(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+                             absl::Span<const uint8_t> labels, absl::Span<const uint64_t> keys,
+                             size_t parts) {
+  std::vector<PartShare> shares(parts);
+  const uint32_t n_parts = static_cast<uint32_t>(parts);
+  uint64_t last_user = 0;
+  uint32_t last_part = 0;
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (i == 0 || users[i] != last_user) {
+      last_user = users[i];
+      last_part = PartitionOfUser(last_user, n_parts);
+    }
+    PartShare& s = shares[last_part];
+    s.positions.push_back(i);
+    s.users.push_back(users[i]);
+    s.items.push_back(items[i]);
+    if (!labels.empty()) {
+      s.labels.push_back(labels[i]);
+      s.keys.push_back(keys[i]);
+    }
+  }
+  return shares;
+}
+
+// One part's first attempt in flight on gRPC's callback API: all parts'
+// calls overlap without a thread per part.
+struct InFlight {
+  grpc::ClientContext context;
+  v1::GetSamplingRateRequest request;
+  v1::GetSamplingRateResponse response;
+  grpc::Status status;
+};
+
+// The response as a RateBatch, or DATA_LOSS when its sizes do not match.
+absl::StatusOr<RateBatch> FromResponse(const v1::GetSamplingRateResponse& r, size_t n, bool decide,
+                                       const std::string& target) {
+  if (static_cast<size_t>(r.rates_size()) != n || static_cast<size_t>(r.sources_size()) != n ||
+      (decide && (static_cast<size_t>(r.keep_size()) != n ||
+                  static_cast<size_t>(r.log_odds_offsets_size()) != n))) {
+    return absl::DataLossError(absl::StrCat("server ", target, ": GetSamplingRate: answered ",
+                                            r.rates_size(), " rates for ", n, " pairs"));
+  }
+  RateBatch b;
+  b.rates.assign(r.rates().begin(), r.rates().end());
+  b.sources.reserve(n);
+  for (int s : r.sources()) b.sources.push_back(static_cast<v1::RateSource>(s));
+  if (decide) {
+    b.keep.assign(r.keep().begin(), r.keep().end());
+    b.log_odds_offsets.assign(r.log_odds_offsets().begin(), r.log_odds_offsets().end());
+  }
+  b.snapshot_versions.push_back(r.snapshot_version());
+  return b;
+}
+
+}  // namespace
+
+absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64_t> users,
+                                                         absl::Span<const uint64_t> items,
+                                                         absl::Span<const uint8_t> labels,
+                                                         absl::Span<const uint64_t> keys) const {
+  const size_t n = users.size();
+  const size_t parts = stubs_.size();
+  const bool decide = !labels.empty();
+  RateBatch out;
+  if (n == 0) return out;
+  const std::vector<PartShare> shares = Split(users, items, labels, keys, parts);
+  std::vector<std::string> seen;  // versions of the last mismatching attempt
+  for (int attempt = 0; attempt < options_.max_version_attempts; ++attempt) {
+    if (attempt > 0) {
+      absl::SleepFor(absl::Seconds(options_.version_retry_backoff_seconds));
+      ++out.version_retries;
+    }
+    // Every part's first attempt in flight at once (callback API); a part
+    // that needs chunks, or whose attempt was UNAVAILABLE, then goes through
+    // CallPart (chunks, retries with backoff) on this thread.
+    std::vector<absl::StatusOr<RateBatch>> answers(parts, RateBatch());
+    std::vector<std::unique_ptr<InFlight>> calls(parts);
+    // Shared with the callbacks, so the last one may still be unlocking it
+    // when this thread returns.
+    struct Pending {
+      absl::Mutex mu;
+      size_t outstanding ABSL_GUARDED_BY(mu) = 0;
+    };
+    auto pending = std::make_shared<Pending>();
+    for (size_t p = 0; p < parts; ++p) {
+      const PartShare& s = shares[p];
+      if (s.positions.empty() || s.positions.size() > options_.max_batch_pairs) continue;
+      auto call = std::make_unique<InFlight>();
+      call->request.mutable_user_ids()->Add(s.users.begin(), s.users.end());
+      call->request.mutable_item_ids()->Add(s.items.begin(), s.items.end());
+      if (decide) {
+        for (uint8_t l : s.labels) call->request.add_labels(l != 0);
+        call->request.mutable_instance_keys()->Add(s.keys.begin(), s.keys.end());
+      }
+      call->context.set_deadline(
+          std::chrono::system_clock::now() +
+          std::chrono::microseconds(static_cast<int64_t>(options_.deadline_seconds * 1e6)));
+      {
+        absl::MutexLock lock(&pending->mu);
+        ++pending->outstanding;
+      }
+      InFlight* c = call.get();
+      stubs_[p]->async()->GetSamplingRate(&c->context, &c->request, &c->response,
+                                          [c, pending](grpc::Status status) {
+                                            absl::MutexLock lock(&pending->mu);
+                                            c->status = std::move(status);
+                                            --pending->outstanding;
+                                          });
+      calls[p] = std::move(call);
+    }
+    for (size_t p = 0; p < parts; ++p) {
+      if (!shares[p].positions.empty() && calls[p] == nullptr) {
+        const PartShare& s = shares[p];
+        answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys);
+      }
+    }
+    {
+      absl::MutexLock lock(&pending->mu);
+      pending->mu.Await(absl::Condition(
+          +[](Pending* w) { return w->outstanding == 0; },
+          pending.get()));
+    }
+    for (size_t p = 0; p < parts; ++p) {
+      if (calls[p] == nullptr) continue;
+      const PartShare& s = shares[p];
+      const grpc::Status& st = calls[p]->status;
+      if (st.ok()) {
+        answers[p] = FromResponse(calls[p]->response, s.positions.size(), decide, targets_[p]);
+      } else if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        total_retries_.fetch_add(1, std::memory_order_relaxed);  // the async attempt
+        answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys);
+        if (answers[p].ok()) answers[p]->retries += 1;
+      } else {
+        answers[p] = FromGrpcStatus(st, absl::StrCat("server ", targets_[p], ": GetSamplingRate"));
+      }
+    }
+    // Errors first (with the part's target in the message), then versions.
+    std::vector<std::string> versions;
+    for (size_t p = 0; p < parts; ++p) {
+      if (shares[p].positions.empty()) continue;
+      if (!answers[p].ok()) {
+        return absl::Status(answers[p].status().code(),
+                            absl::StrCat("partition ", p, " of ", parts, ": ",
+                                         answers[p].status().message()));
+      }
+      out.retries += answers[p]->retries;
+      for (const std::string& v : answers[p]->snapshot_versions) {
+        if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+      }
+    }
+    if (versions.size() > 1) {
+      seen = versions;
+      continue;  // a swap in progress: ask again
+    }
+    out.rates.resize(n);
+    out.sources.resize(n);
+    if (decide) {
+      out.keep.resize(n);
+      out.log_odds_offsets.resize(n);
+    }
+    for (size_t p = 0; p < parts; ++p) {
+      const PartShare& s = shares[p];
+      if (s.positions.empty()) continue;
+      const RateBatch& a = *answers[p];
+      for (size_t k = 0; k < s.positions.size(); ++k) {
+        const size_t i = s.positions[k];
+        out.rates[i] = a.rates[k];
+        out.sources[i] = a.sources[k];
+        if (decide) {
+          out.keep[i] = a.keep[k];
+          out.log_odds_offsets[i] = a.log_odds_offsets[k];
+        }
+      }
+    }
+    out.snapshot_versions = versions;
+    // UNAVAILABLE retries were counted by CallPart as they started.
+    total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
+    return out;
+  }
+  total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
+  return absl::AbortedError(absl::StrCat(
+      "partitioned targets ", options_.target, ": the parts answered from different snapshot "
+      "versions (", absl::StrJoin(seen, ", "), ") in each of ", options_.max_version_attempts,
+      " attempts; a swap is in progress or the parts follow different roots"));
+}
+
+}  // namespace graphsieve

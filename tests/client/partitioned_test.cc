@@ -1,0 +1,324 @@
+// A partitioned deployment against real processes (docs/CLIENTS.md
+// "Partitioned deployments", docs/SNAPSHOT.md "Partitioned versions"):
+// graphsieve-build --partitions 2, two graphsieve-server --partition I
+// processes on loopback, the routing SamplingRateClient and the graphsieve
+// CLI with --server A,B; compared with one server over the same log built
+// unpartitioned. Also: a version whose index file has a flipped byte is
+// refused by a real server (DATA_LOSS), the old version keeps serving.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "client/sampling_rate_client.h"
+#include "core/io/log_reader.h"
+#include "core/io/partition.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/cluster.h"
+
+namespace graphsieve {
+namespace {
+
+using testing::ServerProcess;
+
+std::string ReadCurrent(const std::string& root) {
+  std::ifstream in(root + "/CURRENT");
+  std::string v;
+  std::getline(in, v);
+  return v;
+}
+
+struct World {
+  std::string dir, log, single_root, parts_root;
+  std::string single_v1, parts_v1, parts_v2;
+  ImpressionLog impressions;
+  ServerProcess single, part0, part1;
+};
+World* world = nullptr;
+
+class PartitionedWorld : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    world = new World();
+    world->dir = testing::FreshDir("partitioned-it");
+    auto log = testing::GenerateLog(world->dir, 300, 400, 20000, 7);
+    ASSERT_TRUE(log.ok()) << log.status();
+    world->log = *log;
+    world->single_root = world->dir + "/single";
+    world->parts_root = world->dir + "/parts";
+    ASSERT_TRUE(testing::BuildSnapshot(world->log, world->single_root, 0.2).ok());
+    world->single_v1 = ReadCurrent(world->single_root);
+    ASSERT_TRUE(
+        testing::BuildSnapshot(world->log, world->parts_root, 0.2, {"--partitions=2"}).ok());
+    world->parts_v1 = ReadCurrent(world->parts_root);
+    // A second partitioned version (another alpha) for the swap test.
+    ASSERT_TRUE(
+        testing::BuildSnapshot(world->log, world->parts_root, 0.3, {"--partitions=2"}).ok());
+    world->parts_v2 = ReadCurrent(world->parts_root);
+    ASSERT_NE(world->parts_v1, world->parts_v2);
+    ASSERT_TRUE(ReadImpressionLog(world->log, LogReaderOptions(), &world->impressions).ok());
+    // Pinned to v1 with no refresher: every version change below is explicit.
+    const std::vector<std::string> pinned = {"--pin_version=" + world->parts_v1,
+                                             "--poll_interval_seconds=-1"};
+    const absl::Status started = world->single.Start(
+        world->single_root, 0, {"--pin_version=" + world->single_v1, "--poll_interval_seconds=-1"});
+    ASSERT_TRUE(started.ok()) << started << world->single.stderr_text();
+    std::vector<std::string> f0 = pinned, f1 = pinned;
+    f0.push_back("--partition=0");
+    f1.push_back("--partition=1");
+    const absl::Status s0 = world->part0.Start(world->parts_root, 0, f0);
+    ASSERT_TRUE(s0.ok()) << s0 << world->part0.stderr_text();
+    const absl::Status s1 = world->part1.Start(world->parts_root, 0, f1);
+    ASSERT_TRUE(s1.ok()) << s1 << world->part1.stderr_text();
+  }
+  void TearDown() override {
+    delete world;
+    world = nullptr;
+  }
+};
+
+std::unique_ptr<SamplingRateClient> Client(const std::string& target) {
+  SamplingRateClientOptions options;
+  options.target = target;
+  options.max_batch_pairs = 3000;  // several chunks per part
+  auto client = SamplingRateClient::Create(options);
+  EXPECT_TRUE(client.ok()) << client.status();
+  return *std::move(client);
+}
+
+// PinVersion is accepted only on the operator listener: the server's default
+// unix socket (server/options.h).
+std::string OperatorTarget(const ServerProcess& server) {
+  return absl::StrCat("unix:/tmp/graphsieve-operator-", server.port(), ".sock");
+}
+
+std::string PartsTarget() {
+  return absl::StrCat(world->part0.target(), ",", world->part1.target());
+}
+
+// Every logged pair (in log order, repeats included), unseen pairs of known
+// nodes, unknown users and unknown items.
+void AllPairs(std::vector<uint64_t>* users, std::vector<uint64_t>* items) {
+  const ImpressionLog& log = world->impressions;
+  *users = log.user_ids;
+  *items = log.item_ids;
+  for (size_t i = 0; i < 500; ++i) {
+    users->push_back(log.user_ids[(i * 131) % log.size()]);
+    items->push_back(log.item_ids[(i * 17 + 3) % log.size()]);
+    users->push_back(900000000 + i);  // unknown user, known item
+    items->push_back(log.item_ids[i % log.size()]);
+    users->push_back(log.user_ids[i % log.size()]);
+    items->push_back(800000000 + i);  // unknown item
+  }
+}
+
+TEST(Partitioned, EveryPairAnsweredExactlyAsTheSingleServer) {
+  std::vector<uint64_t> users, items;
+  AllPairs(&users, &items);
+  auto single = Client(world->single.target());
+  auto routed = Client(PartsTarget());
+  ASSERT_EQ(routed->partitions(), 2u);
+  auto a = single->GetRates(users, items);
+  auto b = routed->GetRates(users, items);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_EQ(a->size(), users.size());
+  ASSERT_EQ(b->size(), users.size());
+  size_t mismatches = 0;
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (a->rates[i] != b->rates[i] || a->sources[i] != b->sources[i]) {
+      if (++mismatches <= 5) {
+        ADD_FAILURE() << "pair " << i << " (" << users[i] << ", " << items[i] << "): single "
+                      << a->rates[i] << "/" << a->sources[i] << ", routed " << b->rates[i] << "/"
+                      << b->sources[i];
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0u);
+  ASSERT_EQ(b->snapshot_versions.size(), 1u);
+  EXPECT_EQ(b->snapshot_versions[0], world->parts_v1);
+  // Both parts were used, and every source kind occurs.
+  std::map<int, size_t> sources;
+  size_t in_part1 = 0;
+  for (size_t i = 0; i < users.size(); ++i) {
+    ++sources[b->sources[i]];
+    in_part1 += PartitionOfUser(users[i], 2) == 1;
+  }
+  EXPECT_GT(in_part1, users.size() / 4);
+  EXPECT_LT(in_part1, users.size() * 3 / 4);
+  EXPECT_EQ(sources.size(), 3u);
+}
+
+TEST(Partitioned, ServerRefusesAUserOfAnotherPartitionNamingIt) {
+  uint64_t foreign = 1;
+  while (PartitionOfUser(foreign, 2) != 1) ++foreign;
+  auto direct = Client(world->part0.target());
+  auto r = direct->GetRates(std::vector<uint64_t>{foreign}, std::vector<uint64_t>{1});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "belongs to partition 1 of 2"))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "holds partition 0")) << r.status();
+}
+
+TEST(Partitioned, CliWithAServerListMatchesTheSingleServer) {
+  const ImpressionLog& log = world->impressions;
+  std::string csv = "user_id,item_id\n";
+  for (size_t i = 0; i < 200; ++i) {
+    absl::StrAppend(&csv, log.user_ids[i * 37 % log.size()], ",", log.item_ids[i * 11 % log.size()],
+                    "\n");
+  }
+  const std::string in = world->dir + "/cli-pairs.csv";
+  std::ofstream(in) << csv;
+  auto run = [&](const std::string& server, const std::string& out) {
+    const std::string cmd = absl::StrCat(testing::CliBinary(), " rates --server=", server,
+                                         " --input=", in, " --output=", out, " 2>&1");
+    return std::system(cmd.c_str());
+  };
+  ASSERT_EQ(run(world->single.target(), world->dir + "/single.csv"), 0);
+  ASSERT_EQ(run(PartsTarget(), world->dir + "/routed.csv"), 0);
+  std::ifstream a(world->dir + "/single.csv"), b(world->dir + "/routed.csv");
+  std::string ta((std::istreambuf_iterator<char>(a)), {}), tb((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_GT(ta.size(), 200u * 10);
+  EXPECT_EQ(ta, tb);
+}
+
+// `graphsieve canary` over the single server against the two parts, online
+// (routing client) and offline (the partitioned version's directories).
+TEST(Partitioned, CanaryOverPartitionsSeesNoDifference) {
+  for (const std::vector<std::string>& where :
+       {std::vector<std::string>{"--baseline=" + world->single.target(),
+                                 "--candidate=" + PartsTarget(), "--sample-from=" + world->log,
+                                 "--sample=3000"},
+        std::vector<std::string>{
+            "--baseline-snapshot=" + world->single_root + "/" + world->single_v1,
+            "--candidate-snapshot=" + world->parts_root + "/" + world->parts_v1}}) {
+    std::vector<std::string> argv = {testing::CliBinary(), "canary", "--json"};
+    argv.insert(argv.end(), where.begin(), where.end());
+    const testing::RunResult r = testing::RunProgram(argv, 120);
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["pass"], true) << r.out;
+    EXPECT_EQ(j["abs_delta"]["max"].get<double>(), 0.0) << r.out;
+    EXPECT_EQ(j["source_changed"].get<uint64_t>(), 0u) << r.out;
+    EXPECT_GT(j["pairs"].get<uint64_t>(), 1000u) << r.out;
+  }
+}
+
+// The parts are swapped one after the other (PinVersion) while a reader
+// hammers the routing client: no batch mixes versions, and while the parts
+// disagree the client does not answer (ABORTED after its bound).
+TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
+  std::vector<uint64_t> users, items;
+  AllPairs(&users, &items);
+  users.resize(4000);
+  items.resize(4000);
+  auto routed = Client(PartsTarget());
+  auto before = routed->GetRates(users, items);
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_EQ(before->snapshot_versions, std::vector<std::string>{world->parts_v1});
+
+  std::atomic<bool> stop{false};
+  std::atomic<int> ok_v1{0}, ok_v2{0}, aborted{0}, mixed{0}, other_errors{0};
+  std::thread reader([&] {
+    SamplingRateClientOptions o;
+    o.target = PartsTarget();
+    o.max_batch_pairs = 1000;
+    o.max_version_attempts = 3;
+    o.version_retry_backoff_seconds = 0.001;
+    auto client = SamplingRateClient::Create(o);
+    while (!stop.load()) {
+      auto r = (*client)->GetRates(users, items);
+      if (!r.ok()) {
+        (r.status().code() == absl::StatusCode::kAborted &&
+                 absl::StrContains(r.status().message(), "different snapshot versions")
+             ? aborted
+             : other_errors)++;
+        continue;
+      }
+      if (r->snapshot_versions.size() != 1) {
+        ++mixed;
+      } else {
+        (r->snapshot_versions[0] == world->parts_v1 ? ok_v1 : ok_v2)++;
+      }
+    }
+  });
+  auto part0 = Client(OperatorTarget(world->part0));
+  auto part1 = Client(OperatorTarget(world->part1));
+  ASSERT_TRUE(part0->PinVersion(world->parts_v2, false).ok());
+  // Held state: part 0 on v2, part 1 on v1. A batch over both parts cannot be answered.
+  {
+    SamplingRateClientOptions o;
+    o.target = PartsTarget();
+    o.max_version_attempts = 2;
+    auto client = SamplingRateClient::Create(o);
+    auto r = (*client)->GetRates(users, items);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+    EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v1)) << r.status();
+    EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v2)) << r.status();
+  }
+  ASSERT_TRUE(part1->PinVersion(world->parts_v2, false).ok());
+  auto after = routed->GetRates(users, items);
+  ASSERT_TRUE(after.ok()) << after.status();
+  stop = true;
+  reader.join();
+  ASSERT_EQ(after->snapshot_versions, std::vector<std::string>{world->parts_v2});
+  EXPECT_EQ(mixed.load(), 0);
+  EXPECT_EQ(other_errors.load(), 0);
+  EXPECT_GT(ok_v1.load() + ok_v2.load(), 0);
+  // alpha 0.3 vs 0.2: the versions' rates really differ.
+  size_t differ = 0;
+  for (size_t i = 0; i < users.size(); ++i) differ += before->rates[i] != after->rates[i];
+  EXPECT_GT(differ, users.size() / 2);
+  ASSERT_TRUE(part0->PinVersion(world->parts_v1, false).ok());
+  ASSERT_TRUE(part1->PinVersion(world->parts_v1, false).ok());
+}
+
+TEST(Partitioned, AFlippedByteInAVersionsIndexFileIsRefusedByTheServer) {
+  // A second unpartitioned version with one byte of its index file flipped.
+  ASSERT_TRUE(testing::BuildSnapshot(world->log, world->single_root, 0.25).ok());
+  const std::string bad = ReadCurrent(world->single_root);
+  ASSERT_NE(bad, world->single_v1);
+  const std::string path = world->single_root + "/" + bad + "/index.gsi";
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    ASSERT_TRUE(f.good()) << path;
+    f.seekg(8192 + 100);
+    char c;
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x10);
+    f.seekp(8192 + 100);
+    f.write(&c, 1);
+  }
+  auto client = Client(world->single.target());
+  auto r = Client(OperatorTarget(world->single))->PinVersion(bad, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDataLoss) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "index.gsi: checksum mismatch"))
+      << r.status();
+  auto status = client->GetStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  auto rates = client->GetRates(std::vector<uint64_t>{world->impressions.user_ids[0]},
+                                std::vector<uint64_t>{world->impressions.item_ids[0]});
+  ASSERT_TRUE(rates.ok()) << rates.status();
+  EXPECT_EQ(rates->snapshot_versions, std::vector<std::string>{world->single_v1});
+}
+
+}  // namespace
+}  // namespace graphsieve
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::AddGlobalTestEnvironment(new graphsieve::PartitionedWorld());
+  return RUN_ALL_TESTS();
+}

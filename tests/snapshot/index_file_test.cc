@@ -1,0 +1,211 @@
+// The serving index file (index.gsi, docs/SNAPSHOT.md "The serving index
+// file"): the builder writes it, the reader maps it instead of scanning
+// RocksDB, every pair and node reads back exactly as the RocksDB store holds
+// them, a flipped byte anywhere in it is rejected, and versions written
+// without it still load (index built in memory).
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/snapshot/file_util.h"
+#include "core/snapshot/manifest.h"
+#include "core/snapshot/memory_index.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/snapshot_writer.h"
+#include "gtest/gtest.h"
+#include "tests/snapshot/synthetic.h"
+#include "tests/snapshot/test_dir.h"
+
+namespace graphsieve {
+namespace {
+
+using testing_util::MakeSynthetic;
+using testing_util::Synthetic;
+using testing_util::TestDir;
+
+std::string Publish(const std::string& root, Synthetic& s, bool write_index) {
+  auto store = SnapshotStore::Create({root, true});
+  EXPECT_TRUE(store.ok()) << store.status();
+  auto lock = (*store)->AcquirePublishLock(0);
+  EXPECT_TRUE(lock.ok()) << lock.status();
+  const std::string version = (*store)->NewVersionId(**lock, absl::Now(), 7);
+  s.info.version = version;
+  SnapshotWriterOptions options;
+  options.write_index = write_index;
+  auto stats = WriteSnapshotDir((*store)->TempDir(version), s.pairs, s.result, s.info, options);
+  EXPECT_TRUE(stats.ok()) << stats.status();
+  EXPECT_TRUE((*store)->Publish(**lock, version).ok());
+  return version;
+}
+
+std::shared_ptr<const SnapshotReader> OpenOk(const std::string& root, const std::string& version,
+                                             LookupMode mode) {
+  SnapshotReaderOptions options;
+  options.lookup = mode;
+  auto reader = SnapshotReader::Open(root, version, options);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  return reader.ok() ? *reader : nullptr;
+}
+
+// Every stored pair, absent pairs of each kind, and every node agree between
+// `a` and the RocksDB reader `b`.
+void ExpectSameAnswers(const Synthetic& s, const SnapshotReader& a, const SnapshotReader& b) {
+  std::vector<uint64_t> users, items;
+  for (size_t i = 0; i < s.pairs.num_pairs(); ++i) {
+    users.push_back(s.pairs.user_ids[s.pairs.pair_user[i]]);
+    items.push_back(s.pairs.item_ids[s.pairs.pair_item[i]]);
+  }
+  for (uint64_t u : s.pairs.user_ids) {  // unseen pairs of known nodes, unknown items
+    users.push_back(u);
+    items.push_back(s.pairs.item_ids[u % s.pairs.item_ids.size()]);
+    users.push_back(u);
+    items.push_back(12345);
+  }
+  users.push_back(999);  // unknown user
+  items.push_back(s.pairs.item_ids[0]);
+  const size_t n = users.size();
+  std::unique_ptr<bool[]> fa(new bool[n]), fb(new bool[n]);
+  std::vector<float> ra(n), rb(n);
+  ASSERT_TRUE(a.LookupPairs(users, items, absl::MakeSpan(fa.get(), n), absl::MakeSpan(ra)).ok());
+  ASSERT_TRUE(b.LookupPairs(users, items, absl::MakeSpan(fb.get(), n), absl::MakeSpan(rb)).ok());
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(fa[i], fb[i]) << "pair " << i;
+    ASSERT_EQ(ra[i], rb[i]) << "pair " << i;
+    if (i < s.pairs.num_pairs()) {
+      ASSERT_TRUE(fa[i]) << "stored pair " << i;
+    }
+  }
+  for (int side = 0; side < 2; ++side) {
+    for (uint64_t id : side ? s.pairs.item_ids : s.pairs.user_ids) {
+      NodeView va, vb;
+      ASSERT_TRUE(a.FindNode(side == 1, id, &va));
+      ASSERT_TRUE(b.FindNode(side == 1, id, &vb));
+      EXPECT_EQ(va.record.degree, vb.record.degree);
+      EXPECT_EQ(va.record.mean_rate, vb.record.mean_rate);
+      EXPECT_EQ(va.record.sum_score, vb.record.sum_score);
+      EXPECT_EQ(std::vector<float>(va.sketch.begin(), va.sketch.end()),
+                std::vector<float>(vb.sketch.begin(), vb.sketch.end()));
+    }
+  }
+  EXPECT_EQ(a.model().alpha, b.model().alpha);
+  EXPECT_EQ(a.model().sketch_dim, b.model().sketch_dim);
+}
+
+TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(150, 400, 30, 11);
+  const std::string version = Publish(dir.path(), s, /*write_index=*/true);
+  auto mapped = OpenOk(dir.path(), version, LookupMode::kMemory);
+  auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
+  ASSERT_NE(mapped, nullptr);
+  ASSERT_NE(rocks, nullptr);
+  EXPECT_TRUE(mapped->load_stats().index_mapped);
+  ASSERT_NE(mapped->memory_index(), nullptr);
+  EXPECT_TRUE(mapped->memory_index()->mapped());
+  EXPECT_GT(mapped->manifest().index_bytes, 0u);
+  ExpectSameAnswers(s, *mapped, *rocks);
+  // ForEachPair opens the RocksDB side on first use.
+  size_t n = 0;
+  ASSERT_TRUE(mapped->ForEachPair([&](uint64_t, uint64_t, float) { ++n; }).ok());
+  EXPECT_EQ(n, s.pairs.num_pairs());
+}
+
+TEST(IndexFileTest, VersionWithoutIndexFileBuildsTheIndexOnLoad) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(80, 200, 20, 12);
+  const std::string version = Publish(dir.path(), s, /*write_index=*/false);
+  struct stat st;
+  EXPECT_NE(::stat((dir.path() + "/" + version + "/index.gsi").c_str(), &st), 0);
+  auto built = OpenOk(dir.path(), version, LookupMode::kMemory);
+  auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
+  ASSERT_NE(built, nullptr);
+  EXPECT_FALSE(built->load_stats().index_mapped);
+  EXPECT_FALSE(built->memory_index()->mapped());
+  ExpectSameAnswers(s, *built, *rocks);
+}
+
+// Flips one byte of index.gsi at `offset`.
+void FlipByte(const std::string& path, std::streamoff offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << path;
+  f.seekg(offset);
+  char c;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x01);
+  f.seekp(offset);
+  f.write(&c, 1);
+}
+
+TEST(IndexFileTest, AFlippedByteAnywhereInTheIndexFileIsRejected) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(60, 100, 10, 13);
+  const std::string version = Publish(dir.path(), s, true);
+  const std::string path = dir.path() + "/" + version + "/index.gsi";
+  auto digest = snapshot::DigestFile(path);
+  ASSERT_TRUE(digest.ok());
+  // Header, a node section, the last byte (slots or model text).
+  for (std::streamoff offset :
+       {std::streamoff{9}, std::streamoff{4096 + 3},
+        static_cast<std::streamoff>(digest->size_bytes) - 1}) {
+    FlipByte(path, offset);
+    SnapshotReaderOptions options;
+    auto reader = SnapshotReader::Open(dir.path(), version, options);
+    ASSERT_FALSE(reader.ok()) << "offset " << offset;
+    EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss);
+    EXPECT_TRUE(absl::StrContains(reader.status().message(), "index.gsi: checksum mismatch"))
+        << reader.status();
+    FlipByte(path, offset);  // restore
+  }
+  EXPECT_NE(OpenOk(dir.path(), version, LookupMode::kMemory), nullptr);
+}
+
+// A flip whose manifest digest was rewritten to match: the body checksum the
+// writer computed from memory (in the header) still catches it.
+TEST(IndexFileTest, AFlipBehindARewrittenManifestDigestIsRejected) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(60, 100, 10, 15);
+  const std::string version = Publish(dir.path(), s, true);
+  const std::string vdir = dir.path() + "/" + version;
+  const std::string path = vdir + "/index.gsi";
+  FlipByte(path, 4096 + 5);
+  auto digest = snapshot::DigestFile(path);
+  ASSERT_TRUE(digest.ok());
+  auto text = snapshot::ReadFileToString(vdir + "/MANIFEST.json");
+  ASSERT_TRUE(text.ok());
+  nlohmann::json m = nlohmann::json::parse(*text);
+  for (auto& f : m["files"]) {
+    if (f["path"] == "index.gsi") f["xxh3"] = snapshot::Hex64(digest->xxh3);
+  }
+  ASSERT_TRUE(snapshot::WriteFileAtomic(vdir + "/MANIFEST.json", m.dump(2)).ok());
+  auto reader = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  ASSERT_FALSE(reader.ok());
+  EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE(absl::StrContains(reader.status().message(), "its header says")) << reader.status();
+}
+
+TEST(IndexFileTest, StructureIsCheckedEvenWithoutChecksums) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(40, 50, 5, 14);
+  const std::string version = Publish(dir.path(), s, true);
+  const std::string path = dir.path() + "/" + version + "/index.gsi";
+  SnapshotReaderOptions options;
+  options.verify_checksums = false;
+  FlipByte(path, 0);  // magic
+  auto reader = SnapshotReader::Open(dir.path(), version, options);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_TRUE(absl::StrContains(reader.status().message(), "not a graphsieve index file"))
+      << reader.status();
+  FlipByte(path, 0);
+  FlipByte(path, 32);  // the pair count's low byte
+  reader = SnapshotReader::Open(dir.path(), version, options);
+  ASSERT_FALSE(reader.ok());
+  EXPECT_TRUE(absl::StrContains(reader.status().message(), "header checksum mismatch"))
+      << reader.status();
+}
+
+}  // namespace
+}  // namespace graphsieve

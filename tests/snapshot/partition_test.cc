@@ -1,0 +1,133 @@
+// Partitioned versions (docs/SNAPSHOT.md "Partitioned versions"):
+// SlicePartition puts every pair in exactly the part core/io/partition.h
+// names, with that part's user nodes and every item node; WriteVersionDir
+// writes part-<I>/ directories that SnapshotReader opens by partition, each
+// answering its own pairs exactly; the partition argument is checked.
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/io/partition.h"
+#include "core/snapshot/partition_split.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/snapshot_writer.h"
+#include "gtest/gtest.h"
+#include "tests/snapshot/synthetic.h"
+#include "tests/snapshot/test_dir.h"
+
+namespace graphsieve {
+namespace {
+
+using testing_util::MakeSynthetic;
+using testing_util::Synthetic;
+using testing_util::TestDir;
+
+TEST(SlicePartitionTest, EveryPairInExactlyItsPartWithItsUsersAndAllItems) {
+  Synthetic s = MakeSynthetic(90, 70, 12, 21);
+  constexpr uint32_t kParts = 3;
+  std::set<std::pair<uint64_t, uint64_t>> seen;
+  uint64_t instances = 0;
+  for (uint32_t p = 0; p < kParts; ++p) {
+    PartSlice slice = SlicePartition(s.pairs, s.result, p, kParts);
+    const PairTable& t = slice.pairs;
+    ASSERT_EQ(slice.result.rate.size(), t.num_pairs());
+    ASSERT_EQ(t.item_ids, s.pairs.item_ids);
+    for (uint64_t u : t.user_ids) EXPECT_EQ(PartitionOfUser(u, kParts), p);
+    for (size_t i = 0; i < t.num_pairs(); ++i) {
+      const uint64_t u = t.user_ids[t.pair_user[i]], it = t.item_ids[t.pair_item[i]];
+      EXPECT_TRUE(seen.insert({u, it}).second) << "pair in two parts";
+    }
+    instances += t.total_instances;
+    // Nodes: the part's users, then all items, with their records and sketches.
+    const NodeTable& n = slice.result.nodes;
+    ASSERT_EQ(n.ids.size(), t.num_users() + t.num_items());
+    for (size_t k = 0; k < n.ids.size(); ++k) {
+      const bool item = k >= t.num_users();
+      EXPECT_EQ(n.is_item[k] != 0, item);
+      EXPECT_EQ(n.ids[k], item ? t.item_ids[k - t.num_users()] : t.user_ids[k]);
+    }
+    EXPECT_EQ(n.sketch.size(), n.ids.size() * static_cast<size_t>(n.sketch_dim));
+  }
+  EXPECT_EQ(seen.size(), s.pairs.num_pairs());
+  EXPECT_EQ(instances, s.pairs.total_instances);
+}
+
+std::string PublishParts(const std::string& root, Synthetic& s, uint32_t parts) {
+  auto store = SnapshotStore::Create({root, true});
+  EXPECT_TRUE(store.ok());
+  auto lock = (*store)->AcquirePublishLock(0);
+  EXPECT_TRUE(lock.ok());
+  const std::string version = (*store)->NewVersionId(**lock, absl::Now(), parts);
+  s.info.version = version;
+  auto w = WriteVersionDir((*store)->TempDir(version), s.pairs, s.result, s.info,
+                           SnapshotWriterOptions(), parts);
+  EXPECT_TRUE(w.ok()) << w.status();
+  EXPECT_TRUE((*store)->Publish(**lock, version).ok());
+  return version;
+}
+
+TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(60, 50, 8, 22);
+  const std::string version = PublishParts(dir.path(), s, 3);
+  SnapshotReaderOptions whole;
+  auto refused = SnapshotReader::Open(dir.path(), version, whole);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "is partitioned")) << refused.status();
+  size_t found_total = 0;
+  for (int p = 0; p < 3; ++p) {
+    SnapshotReaderOptions o;
+    o.partition = p;
+    auto reader = SnapshotReader::Open(dir.path(), version, o);
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(p));
+    EXPECT_EQ((*reader)->manifest().num_partitions, 3u);
+    EXPECT_TRUE((*reader)->load_stats().index_mapped);
+    for (size_t i = 0; i < s.pairs.num_pairs(); ++i) {
+      const uint64_t u = s.pairs.user_ids[s.pairs.pair_user[i]];
+      const uint64_t it = s.pairs.item_ids[s.pairs.pair_item[i]];
+      bool found = false;
+      float rate = 0;
+      ASSERT_TRUE((*reader)->LookupPairs({&u, 1}, {&it, 1}, {&found, 1}, {&rate, 1}).ok());
+      EXPECT_EQ(found, PartitionOfUser(u, 3) == static_cast<uint32_t>(p));
+      if (found) {
+        EXPECT_EQ(rate, s.result.rate[i]);
+        ++found_total;
+      }
+      NodeView view;
+      EXPECT_TRUE((*reader)->FindNode(/*is_item=*/true, it, &view)) << "every item in every part";
+    }
+  }
+  EXPECT_EQ(found_total, s.pairs.num_pairs());
+  SnapshotReaderOptions beyond;
+  beyond.partition = 3;
+  auto missing = SnapshotReader::Open(dir.path(), version, beyond);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "has no partition 3"))
+      << missing.status();
+}
+
+TEST(PartitionedVersionTest, AnUnpartitionedVersionIsItsOwnPartitionZero) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(30, 20, 5, 23);
+  const std::string version = PublishParts(dir.path(), s, 1);
+  SnapshotReaderOptions zero;
+  zero.partition = 0;
+  auto reader = SnapshotReader::Open(dir.path(), version, zero);
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->manifest().num_partitions, 1u);
+  SnapshotReaderOptions one;
+  one.partition = 1;
+  auto refused = SnapshotReader::Open(dir.path(), version, one);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "is not partitioned"))
+      << refused.status();
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -22,8 +22,16 @@ namespace graphsieve {
 namespace snapshot {
 
 // Bumped on any incompatible change of the layout below. Readers refuse
-// other values with FAILED_PRECONDITION.
-inline constexpr int kFormatVersion = 1;
+// values outside [kOldestReadableFormatVersion, kFormatVersion] with
+// FAILED_PRECONDITION.
+//   1: the first layout.
+//   2: meta/unseen_model carries the rate rule (mixture), κ and h̄, and a
+//      version may hold index.gsi and parts. A format-1 reader would score
+//      INFERRED pairs of such a version with the floor rule — silently wrong —
+//      so it must refuse it; this reader still reads format 1 (as the floor
+//      rule, without an index file).
+inline constexpr int kFormatVersion = 2;
+inline constexpr int kOldestReadableFormatVersion = 1;
 
 inline constexpr char kManifestFile[] = "MANIFEST.json";
 inline constexpr char kDbDir[] = "db";

@@ -163,9 +163,10 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
   std::string format_name;
   try {
     int format_version = IntegerField<int>(j, "format_version");
-    if (format_version != kFormatVersion) {
-      return absl::FailedPreconditionError(absl::StrCat(source, ": format_version ", format_version,
-                                                        ", this reader reads ", kFormatVersion));
+    if (format_version < kOldestReadableFormatVersion || format_version > kFormatVersion) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(source, ": format_version ", format_version, ", this reader reads ",
+                       kOldestReadableFormatVersion, " to ", kFormatVersion));
     }
     s.version = j.at("version").get<std::string>();
     s.created_at = j.at("created_at").get<std::string>();

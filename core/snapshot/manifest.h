@@ -81,7 +81,8 @@ struct ParsedManifest {
 
 // Parses and checks the structure. `source` names the file in errors.
 // Errors: DATA_LOSS (not JSON, truncated, missing or mistyped key),
-// FAILED_PRECONDITION (format_version is not kFormatVersion).
+// FAILED_PRECONDITION (format_version outside [kOldestReadableFormatVersion,
+// kFormatVersion]).
 absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::string& source);
 
 }  // namespace snapshot

@@ -306,13 +306,23 @@ TEST_F(CorruptionTest, UnknownFormatVersion) {
   auto text = snapshot::ReadFileToString(path);
   ASSERT_TRUE(text.ok());
   std::string t = *text;
-  const std::string from = "\"format_version\": 1";
+  const std::string from = absl::StrCat("\"format_version\": ", snapshot::kFormatVersion);
   ASSERT_NE(t.find(from), std::string::npos);
+  // A newer format is refused by name (an older reader refuses ours the same way).
   t.replace(t.find(from), from.size(), "\"format_version\": 99");
   ASSERT_TRUE(snapshot::WriteFileAtomic(path, t).ok());
   absl::Status s = OpenStatus();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "format_version 99")) << s;
+  t.replace(t.find("\"format_version\": 99"), 20, "\"format_version\": 0");
+  ASSERT_TRUE(snapshot::WriteFileAtomic(path, t).ok());
+  s = OpenStatus();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
+  EXPECT_TRUE(absl::StrContains(s.message(), "format_version 0")) << s;
+  // Format 1 (before the mixture rule's fields) is still read.
+  t.replace(t.find("\"format_version\": 0"), 19, "\"format_version\": 1");
+  ASSERT_TRUE(snapshot::WriteFileAtomic(path, t).ok());
+  EXPECT_TRUE(OpenStatus().ok()) << OpenStatus();
 }
 
 // A corrupt block in the block-based pairs table whose file digest was

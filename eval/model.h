@@ -8,7 +8,7 @@
 //     g = b + w_u + w_i + <p_u, q_i> + v . relu(W [p_u; q_i] + c)
 //   which learns user x item interactions a dot product of the same
 //   dimension cannot represent (tests/eval/model_test.cc).
-// trained by Adagrad SGD on the objective of DESIGN §2.9,
+// trained by Adagrad SGD on the objective of docs/DESIGN.md §2.9,
 //   sum over kept instances of  y (g - l) - log(1 + exp(g - l)),
 // where l = log(pi) is the instance's offset (0 for unsampled data), with L2
 // regularisation and early stopping on the validation log-loss of sigma(g).

@@ -9,6 +9,7 @@
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
 #include "google/protobuf/util/json_util.h"
+#include "nlohmann/json.hpp"
 
 namespace graphsieve {
 namespace {
@@ -17,6 +18,23 @@ std::string OrNone(const std::string& s) { return s.empty() ? "-" : s; }
 
 void Row(std::string* out, const char* key, const std::string& value) {
   absl::StrAppendFormat(out, "%-22s %s\n", key, value);
+}
+
+// How the version's scores became rates, from its MANIFEST.json parameters
+// (docs/METHOD.md "Rate rules"); versions from before the rule was recorded
+// used the floor rule.
+std::string RateRule(const v1::SnapshotSummary& a) {
+  const nlohmann::json m = nlohmann::json::parse(a.manifest_json(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json* p = m.is_object() && m.contains("parameters") ? &m["parameters"] : nullptr;
+  const bool known = p != nullptr && p->is_object();
+  const std::string rule =
+      known && p->contains("rate_rule") && (*p)["rate_rule"].is_string() ? (*p)["rate_rule"].get<std::string>()
+                                                                         : "floor";
+  if (rule == "mixture" && known && p->contains("kappa") && (*p)["kappa"].is_number()) {
+    return absl::StrFormat("mixture (kappa %.6g)", (*p)["kappa"].get<double>());
+  }
+  if (rule == "floor") return absl::StrFormat("floor (floor %.6g)", a.floor());
+  return rule;
 }
 
 }  // namespace
@@ -34,8 +52,8 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
   Row(&out, "method",
       absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
                    ", sketch k=", a.sketch_dim(), ")"));
-  Row(&out, "alpha / floor / gamma",
-      absl::StrFormat("%.6g / %.6g / %.6g", a.alpha(), a.floor(), a.gamma()));
+  Row(&out, "alpha / gamma", absl::StrFormat("%.6g / %.6g", a.alpha(), a.gamma()));
+  Row(&out, "rate rule", a.version().empty() ? "-" : RateRule(a));
   Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));
   Row(&out, "instances / pairs",
       absl::StrCat(a.instances(), " / ", a.pairs(), " (", a.positive_pairs(), " positive)"));

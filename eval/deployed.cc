@@ -121,10 +121,11 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
 
 absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,
                                      absl::Span<const uint64_t> items, absl::Span<float> rates,
-                                     absl::Span<uint8_t> sources, SourceShares* counts) const {
-  // The server's scorer (core/serving) with the server's default policy and
-  // chunk size (server/options.h).
-  const BatchScorer scorer(DefaultPolicy{}, 4096);
+                                     absl::Span<uint8_t> sources, SourceShares* counts,
+                                     const DefaultPolicy& policy) const {
+  // The server's scorer (core/serving) with the server's chunk size
+  // (server/options.h) and the given --default-policy.
+  const BatchScorer scorer(policy, 4096);
   std::vector<RateSource> raw(users.size());
   SourceCounts c;
   if (absl::Status s = scorer.Score(*reader_, users, items, nullptr, rates, absl::MakeSpan(raw), &c);

@@ -28,6 +28,7 @@
 #include "absl/types/span.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
+#include "core/serving/default_policy.h"
 #include "core/snapshot/snapshot_reader.h"
 
 namespace graphsieve::eval {
@@ -77,12 +78,13 @@ class DeployedSnapshot {
                                                                  const std::string& work_dir);
 
   // Rates and sources of pairs (users[i], items[i]) exactly as the server's
-  // GetSamplingRate answers them with its default policy (node-mean): the
-  // server's BatchScorer (core/serving/batch_scorer.h).
+  // GetSamplingRate answers them with `policy` for unknown nodes (the
+  // server's --default-policy; node-mean by default): the server's
+  // BatchScorer (core/serving/batch_scorer.h).
   // REQUIRES: all spans have the same size.
   absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
-                     absl::Span<float> rates, absl::Span<uint8_t> sources,
-                     SourceShares* counts) const;
+                     absl::Span<float> rates, absl::Span<uint8_t> sources, SourceShares* counts,
+                     const DefaultPolicy& policy = DefaultPolicy{}) const;
 
   const std::string& snapshot_root() const { return root_; }
   const std::string& version() const { return version_; }

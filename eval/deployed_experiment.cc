@@ -139,7 +139,8 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
   }
   std::vector<float> rates(n);
   sources->assign(n, 0);
-  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources), nullptr);
+  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources), nullptr,
+                                  o.default_policy);
   snap->reset();
   (void)snapshot::RemoveTree(*dir);
   if (!st.ok()) return fail(st);

@@ -20,6 +20,7 @@
 #include "absl/types/span.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
+#include "core/serving/default_policy.h"
 #include "eval/model.h"
 #include "eval/split.h"
 
@@ -100,6 +101,9 @@ struct ExperimentOptions {
   // kDeployed: share of the instances in the later period (by time when
   // timestamps are given, else a seeded draw per instance; deployed.h).
   double later_fraction = 0.5;
+  // kDeployed: how the simulated server rates pairs with an unknown user or
+  // item (graphsieve-server --default-policy).
+  DefaultPolicy default_policy;
   // kDeployed: snapshots are built in fresh directories under this one
   // (empty = $TMPDIR or /tmp) and removed after use.
   std::string work_dir;

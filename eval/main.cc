@@ -86,6 +86,9 @@ ABSL_FLAG(std::string, period_split, "auto", "deployed: how the periods are spli
           "rating times), seeded (a seeded draw per instance), auto (time when the input has "
           "timestamps, i.e. --movielens, else seeded).");
 ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
+ABSL_FLAG(std::string, default_policy, "node-mean",
+          "deployed: the server's --default-policy for pairs with an unknown user or item: "
+          "node-mean | alpha | model | a fixed rate in (0, 1].");
 ABSL_FLAG(std::string, work_dir, "", "deployed: build snapshots under this directory (default "
           "$TMPDIR or /tmp); each is removed after use.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
@@ -150,6 +153,11 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
   o.mode = *mode;
   o.later_fraction = absl::GetFlag(FLAGS_later_fraction);
+  absl::StatusOr<DefaultPolicy> policy = DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
+  if (!policy.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--default_policy: ", policy.status().message()));
+  }
+  o.default_policy = *policy;
   o.work_dir = absl::GetFlag(FLAGS_work_dir);
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
   if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));

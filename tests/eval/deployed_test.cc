@@ -48,8 +48,8 @@ TEST(AssignPeriodsTest, TimeSplitSpreadsUnratedPairsLikeTheUsersRatings) {
       later_unrated[log.user_ids[i]] += p[i] == Period::kLater;
     }
   }
-  EXPECT_EQ(later_unrated[1], 0);  // all of user 1's ratings are early
-  EXPECT_EQ(later_unrated[4], 6);  // all of user 4's are late
+  EXPECT_EQ(later_unrated[1], 0);           // all of user 1's ratings are early
+  EXPECT_EQ(later_unrated[4], 6);           // all of user 4's are late
   EXPECT_EQ(*AssignPeriods(log, t, o), p);  // deterministic
   EXPECT_FALSE(AssignPeriods(log, std::vector<int64_t>(3, 1), o).ok());
   EXPECT_FALSE(AssignPeriods(log, std::vector<int64_t>(log.size(), -1), o).ok());
@@ -111,41 +111,56 @@ TEST(DeployedSnapshotTest, RatesAreWhatTheServerAnswers) {
     p.resistance = ResistanceMethod::kExact;
     p.threads = 1;
     const std::string dir = FreshDir(propagation ? "deployed-prop" : "deployed");
-    absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap = DeployedSnapshot::Build(earlier, p, dir);
+    absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap =
+        DeployedSnapshot::Build(earlier, p, dir);
     ASSERT_TRUE(snap.ok()) << snap.status();
-    std::vector<float> rates(users.size());
-    std::vector<uint8_t> sources(users.size());
-    SourceShares counts;
-    ASSERT_TRUE((*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(sources), &counts).ok());
-    EXPECT_GT(counts.exact, 0u);
-    EXPECT_GT(counts.inferred, 0u);
-    EXPECT_EQ(counts.by_default, 20u);
+    // The server's default policy and the one that scores unknown nodes with the
+    // snapshot's rate rule (graphsieve-eval --default_policy).
+    for (const char* policy_name : {"node-mean", "model"}) {
+      SCOPED_TRACE(policy_name);
+      const DefaultPolicy policy = *DefaultPolicy::Parse(policy_name);
+      std::vector<float> rates(users.size());
+      std::vector<uint8_t> sources(users.size());
+      SourceShares counts;
+      ASSERT_TRUE(
+          (*snap)
+              ->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(sources), &counts, policy)
+              .ok());
+      EXPECT_GT(counts.exact, 0u);
+      EXPECT_GT(counts.inferred, 0u);
+      EXPECT_EQ(counts.by_default, 20u);
 
-    ServerProcess server;
-    ASSERT_TRUE(server.Start((*snap)->snapshot_root(), 0).ok()) << server.stderr_text();
-    SamplingRateClientOptions co;
-    co.target = server.target();
-    auto client = SamplingRateClient::Create(co);
-    ASSERT_TRUE(client.ok()) << client.status();
-    absl::StatusOr<RateBatch> answer = (*client)->GetRates(users, items);
-    ASSERT_TRUE(answer.ok()) << answer.status();
-    ASSERT_EQ(answer->size(), users.size());
-    ASSERT_EQ(answer->snapshot_versions, std::vector<std::string>{(*snap)->version()});
-    size_t mismatches = 0;
-    for (size_t i = 0; i < users.size(); ++i) {
-      const uint8_t server_source = answer->sources[i] == v1::RATE_SOURCE_EXACT      ? DeployedSnapshot::kExact
-                                    : answer->sources[i] == v1::RATE_SOURCE_INFERRED ? DeployedSnapshot::kInferred
-                                                                                     : DeployedSnapshot::kDefault;
-      if (answer->rates[i] != rates[i] || server_source != sources[i]) {
-        if (++mismatches <= 5) {
-          ADD_FAILURE() << "pair (" << users[i] << ", " << items[i] << "): eval " << rates[i]
-                        << " source " << int{sources[i]} << ", server " << answer->rates[i]
-                        << " source " << answer->sources[i];
+      ServerProcess server;
+      ASSERT_TRUE(
+          server
+              .Start((*snap)->snapshot_root(), 0, {std::string("--default-policy=") + policy_name})
+              .ok())
+          << server.stderr_text();
+      SamplingRateClientOptions co;
+      co.target = server.target();
+      auto client = SamplingRateClient::Create(co);
+      ASSERT_TRUE(client.ok()) << client.status();
+      absl::StatusOr<RateBatch> answer = (*client)->GetRates(users, items);
+      ASSERT_TRUE(answer.ok()) << answer.status();
+      ASSERT_EQ(answer->size(), users.size());
+      ASSERT_EQ(answer->snapshot_versions, std::vector<std::string>{(*snap)->version()});
+      size_t mismatches = 0;
+      for (size_t i = 0; i < users.size(); ++i) {
+        const uint8_t server_source =
+            answer->sources[i] == v1::RATE_SOURCE_EXACT      ? DeployedSnapshot::kExact
+            : answer->sources[i] == v1::RATE_SOURCE_INFERRED ? DeployedSnapshot::kInferred
+                                                             : DeployedSnapshot::kDefault;
+        if (answer->rates[i] != rates[i] || server_source != sources[i]) {
+          if (++mismatches <= 5) {
+            ADD_FAILURE() << "pair (" << users[i] << ", " << items[i] << "): eval " << rates[i]
+                          << " source " << int{sources[i]} << ", server " << answer->rates[i]
+                          << " source " << answer->sources[i];
+          }
         }
       }
+      EXPECT_EQ(mismatches, 0u) << "of " << users.size() << " pairs";
+      EXPECT_EQ(server.Stop(), 0) << server.stderr_text();
     }
-    EXPECT_EQ(mismatches, 0u) << "of " << users.size() << " pairs";
-    EXPECT_EQ(server.Stop(), 0) << server.stderr_text();
   }
 }
 

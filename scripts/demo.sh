@@ -114,8 +114,11 @@ EOF
 echo "--- graphsieve status"
 "$CLI" status --server "127.0.0.1:$PORT"
 echo "--- /metrics (excerpt)"
-curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -E '^graphsieve_' | head -13
-curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics" | grep -q '^graphsieve_snapshot_serving 1' \
+# Fetched once into a variable: piping curl into `head` or `grep -q`, which stop
+# reading early, fails the pipeline under pipefail once the page outgrows a pipe.
+METRICS=$(curl -fs "http://127.0.0.1:$ADMIN_PORT/metrics")
+grep -E '^graphsieve_' <<<"$METRICS" | sed -n 1,13p
+grep -q '^graphsieve_snapshot_serving 1' <<<"$METRICS" \
   || { echo "demo: /metrics does not report a serving snapshot"; exit 1; }
 echo
 echo "Dashboard: http://127.0.0.1:$ADMIN_PORT/   (KEEP_RUNNING=1 to leave the server up)"

@@ -71,6 +71,23 @@ const char* RateRuleName(RateRule rule) {
   return "?";
 }
 
+absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alpha, double floor) {
+  if (total_w == 0.0) {
+    return absl::FailedPreconditionError("no negative instances: there is nothing to subsample");
+  }
+  RateFit fit;
+  fit.max_alpha = ((total_w - zero_w) + floor * zero_w) / total_w;
+  if (alpha < floor || alpha > fit.max_alpha * (1.0 + 1e-12)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
+        "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
+        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' (--rate-rule=mixture), "
+        "which reaches every alpha",
+        alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
+  }
+  return fit;
+}
+
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
                                  double alpha, double floor, std::vector<double>* rates, int threads,
                                  Communicator* comm) {
@@ -97,19 +114,9 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
     total_w += weights[i];
     if (s > 0.0) pos.push_back({s, double(weights[i])}); else zero_w += weights[i];
   }
-  if (total_w == 0.0) {
-    return absl::FailedPreconditionError("no negative instances: there is nothing to subsample");
-  }
-  RateFit fit;
-  fit.max_alpha = ((total_w - zero_w) + floor * zero_w) / total_w;
-  if (alpha < floor || alpha > fit.max_alpha * (1.0 + 1e-12)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
-        "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
-        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' (--rate-rule=mixture), "
-        "which reaches every alpha",
-        alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
-  }
+  absl::StatusOr<RateFit> range = FloorRuleRange(total_w, zero_w, alpha, floor);
+  if (!range.ok()) return range.status();
+  RateFit fit = *range;
   SortDescending(&pos, threads);
   // Walk the breakpoints in ascending ρ: floor exits ϱ/s_i and cap entries 1/s_i.
   double cap_w = 0.0, lin_ws = 0.0, floor_w = total_w;

@@ -67,6 +67,12 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
                                  double alpha, double floor, std::vector<double>* rates,
                                  int threads = 1, Communicator* comm = nullptr);
 
+// The floor rule's reachable range for negative-instance weight `total_w`, of
+// which `zero_w` scores 0: a RateFit with max_alpha = f(∞) set (rho and
+// achieved_mean 0), or the errors FitRates documents for an empty or
+// unreachable fit. Shared by FitRates and its distributed form (rates_dist.h).
+absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alpha, double floor);
+
 // The mixture rule: π = min(1, ρ·(s/h̄ + κ)). With a_i = s_i/h̄ + κ > 0 this
 // is FitRates(a, weights, α, floor 0), whose reachable range is all of (0, 1]
 // because no a_i is 0. Edge cases: no negative instances (Σ w = 0) or h̄ = 0

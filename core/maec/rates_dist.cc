@@ -72,19 +72,9 @@ absl::StatusOr<RateFit> FitRatesAcrossRanks(absl::Span<const double> scores,
   comm.AllReduceMax(absl::MakeSpan(max_min, 2));
   if (totals[2] > 0) return absl::InvalidArgumentError("FitRates: a score is negative or not finite");
   const double total_w = totals[0], zero_w = totals[1];
-  if (total_w == 0.0) {
-    return absl::FailedPreconditionError("no negative instances: there is nothing to subsample");
-  }
-  RateFit fit;
-  fit.max_alpha = ((total_w - zero_w) + floor * zero_w) / total_w;
-  if (alpha < floor || alpha > fit.max_alpha * (1.0 + 1e-12)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
-        "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
-        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' (--rate-rule=mixture), "
-        "which reaches every alpha",
-        alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
-  }
+  absl::StatusOr<RateFit> range = FloorRuleRange(total_w, zero_w, alpha, floor);
+  if (!range.ok()) return range.status();
+  RateFit fit = *range;
   const double min_pos = -max_min[1];
   // f(0) = ϱ <= α and f(1/min s) = f(∞) >= α: the answer lies in [lo, hi].
   double lo = 0.0, hi = std::isfinite(min_pos) && min_pos > 0 ? 1.0 / min_pos : 1.0;

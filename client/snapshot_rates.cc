@@ -8,25 +8,13 @@
 #include "core/io/partition.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.pb.h"
+#include "proto/graphsieve/v1/rate_source_mapping.h"
 
 namespace graphsieve {
 namespace {
 
 absl::Status Named(const absl::Status& s, const char* flag, const std::string& path) {
   return absl::Status(s.code(), absl::StrCat("--", flag, " '", path, "': ", s.message()));
-}
-
-// The client's border: core answers in the API's vocabulary, as the server's.
-int ToProtoSource(RateSource source) {
-  switch (source) {
-    case RateSource::kExact:
-      return v1::RATE_SOURCE_EXACT;
-    case RateSource::kInferred:
-      return v1::RATE_SOURCE_INFERRED;
-    case RateSource::kDefault:
-      return v1::RATE_SOURCE_DEFAULT;
-  }
-  return v1::RATE_SOURCE_UNSPECIFIED;
 }
 
 }  // namespace
@@ -118,7 +106,7 @@ absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
       }
     }
   }
-  for (size_t i = 0; i < sources.size(); ++i) sources[i] = ToProtoSource(core_sources[i]);
+  for (size_t i = 0; i < sources.size(); ++i) sources[i] = ToProtoRateSource(core_sources[i]);
   return absl::OkStatus();
 }
 

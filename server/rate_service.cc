@@ -74,18 +74,6 @@ absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
   return absl::OkStatus();
 }
 
-v1::RateSource ToProtoRateSource(RateSource source) {
-  switch (source) {
-    case RateSource::kExact:
-      return v1::RATE_SOURCE_EXACT;
-    case RateSource::kInferred:
-      return v1::RATE_SOURCE_INFERRED;
-    case RateSource::kDefault:
-      return v1::RATE_SOURCE_DEFAULT;
-  }
-  return v1::RATE_SOURCE_UNSPECIFIED;
-}
-
 void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
   response->set_serving(state.active != nullptr);
   if (state.active != nullptr) {

@@ -14,6 +14,7 @@
 #include "graphsieve/v1/sampling.grpc.pb.h"
 #include "core/serving/batch_scorer.h"
 #include "core/serving/rate_source.h"
+#include "proto/graphsieve/v1/rate_source_mapping.h"  // ToProtoRateSource, the border mapping
 #include "server/metrics.h"
 #include "server/options.h"
 #include "server/snapshot_manager.h"
@@ -23,9 +24,6 @@ namespace graphsieve {
 // Checks the request's shape. INVALID_ARGUMENT naming the field.
 absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
                                      int max_batch_pairs);
-
-// The API's name for a core RateSource (the border, as ToGrpcStatus for errors).
-v1::RateSource ToProtoRateSource(RateSource source);
 
 // Fills a GetStatusResponse from the manager's state.
 void FillStatus(const ManagerState& state, v1::GetStatusResponse* response);

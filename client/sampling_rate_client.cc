@@ -206,7 +206,8 @@ absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
                                                        absl::Span<const uint64_t> users,
                                                        absl::Span<const uint64_t> items,
                                                        absl::Span<const uint8_t> labels,
-                                                       absl::Span<const uint64_t> keys) const {
+                                                       absl::Span<const uint64_t> keys,
+                                                       const std::string& pin) const {
   const bool decide = !labels.empty();
   const size_t n = users.size();
   RateBatch out;
@@ -226,6 +227,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
       for (size_t i = chunk.begin; i < chunk.end; ++i) request.add_labels(labels[i] != 0);
       request.mutable_instance_keys()->Add(keys.begin() + chunk.begin, keys.begin() + chunk.end);
     }
+    if (!pin.empty()) request.set_snapshot_version(pin);
     v1::GetSamplingRateResponse response;
     const grpc::Status status = WithRetries(
         options_, options_.max_attempts,

@@ -10,7 +10,11 @@
 // docs/CLIENTS.md "Partitioned deployments"), each batch is split by the
 // user's partition (core/io/partition.h), the parts are called in parallel
 // and the answers merged in request order; all of a batch's answers come from
-// one snapshot version (see max_version_attempts).
+// one snapshot version: when the parts answer from different versions (a swap
+// in progress), the parts that answered otherwise are asked again for the
+// oldest of them, which a server keeps open for a while after its swap
+// (GetSamplingRateRequest.snapshot_version); only when no version is held by
+// every part is the batch asked afresh (see max_version_attempts).
 //
 // Batches larger than Options::max_batch_pairs are split into chunks of near
 // equal size, sent one after another and reassembled in request order. Each
@@ -40,6 +44,8 @@
 
 namespace graphsieve {
 
+struct RoutedShare;  // routed_call.cc: one part's share of a batch
+
 struct SamplingRateClientOptions {
   // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051";
   // for a partitioned deployment the targets of parts 0..N-1 in order,
@@ -50,8 +56,9 @@ struct SamplingRateClientOptions {
   // Service); "" = gRPC's default (pick_first).
   std::string lb_policy = "round_robin";
   // Partitioned targets: a batch whose parts answered from different snapshot
-  // versions (a swap in progress) is asked again, in all at most this many
-  // times, then fails with ABORTED naming the versions.
+  // versions and could not be pinned to one that every part still holds is
+  // asked afresh, in all at most this many times, then fails with ABORTED
+  // naming the versions and why no version was held everywhere.
   int max_version_attempts = 10;
   // Pause before asking a batch again after a version mismatch.
   double version_retry_backoff_seconds = 0.05;
@@ -91,7 +98,12 @@ struct RateBatch {
   // entry unless the server swapped snapshots between two chunks.
   std::vector<std::string> snapshot_versions;
   int retries = 0;  // UNAVAILABLE retries this batch needed
-  int version_retries = 0;  // partitioned: re-asks after parts disagreed on the version
+  // Partitioned: whole-batch re-asks after the parts disagreed on the version
+  // and no version was still held by every part.
+  int version_retries = 0;
+  // Partitioned: part calls asked again for one named version (the oldest
+  // every part still held) after the parts disagreed during a swap.
+  int version_reasks = 0;
 
   size_t size() const { return rates.size(); }
 };
@@ -148,16 +160,37 @@ class SamplingRateClient {
   absl::StatusOr<RateBatch> Call(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                                  absl::Span<const uint8_t> labels,
                                  absl::Span<const uint64_t> instance_keys) const;
-  // One target's chunked, retried calls.
+  // One target's chunked, retried calls; `pin` non-empty asks for that
+  // snapshot version (GetSamplingRateRequest.snapshot_version).
   absl::StatusOr<RateBatch> CallPart(size_t part, absl::Span<const uint64_t> users,
                                      absl::Span<const uint64_t> items,
                                      absl::Span<const uint8_t> labels,
-                                     absl::Span<const uint64_t> instance_keys) const;
+                                     absl::Span<const uint64_t> instance_keys,
+                                     const std::string& pin = "") const;
   // Split by partition, parts in parallel, merged, one version (routed_call.cc).
   absl::StatusOr<RateBatch> RoutedCall(absl::Span<const uint64_t> users,
                                        absl::Span<const uint64_t> items,
                                        absl::Span<const uint8_t> labels,
                                        absl::Span<const uint64_t> instance_keys) const;
+
+  // routed_call.cc: the parts with ask[p] in parallel (pinned to `pin` when
+  // non-empty); one answer per part (untouched RateBatch when not asked).
+  std::vector<absl::StatusOr<RateBatch>> AskParts(const std::vector<RoutedShare>& shares,
+                                                  const std::vector<bool>& ask, bool decide,
+                                                  const std::string& pin) const;
+  // routed_call.cc: asks the parts that answered otherwise for each candidate
+  // version in turn; true (answers replaced) when every part answered from
+  // one of them, false when none was held everywhere (*why says where), an
+  // error other than NOT_FOUND as it came.
+  absl::StatusOr<bool> Agree(const std::vector<RoutedShare>& shares, const std::vector<bool>& used,
+                             bool decide, const std::vector<std::string>& candidates,
+                             std::vector<absl::StatusOr<RateBatch>>* answers, int* reasks,
+                             std::string* why) const;
+  absl::Status PartError(size_t part, const absl::Status& status) const;
+  static size_t FirstUsed(const std::vector<bool>& used);
+  static void Merge(const std::vector<RoutedShare>& shares,
+                    const std::vector<absl::StatusOr<RateBatch>>& answers, bool decide, size_t n,
+                    RateBatch* out);
 
   // Constant after construction.
   const SamplingRateClientOptions options_;

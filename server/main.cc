@@ -39,6 +39,12 @@ ABSL_FLAG(std::string, operator_address, "",
 ABSL_FLAG(double, poll_interval_seconds, 10.0,
           "How often the refresher reads <root>/CURRENT and swaps in a new version. 0 = once at "
           "start, negative = never (serve only --pin-version, or a version pinned via RPC).");
+ABSL_FLAG(double, previous_version_hold_seconds, 60.0,
+          "After a swap, keep the version served before open this long (or until the next "
+          "swap) for GetSamplingRate calls that name it in snapshot_version: a routing client "
+          "then gets one version per batch while partitions swap at different times. Only "
+          "versions mapped from their index file (or served from RocksDB) are held; retention "
+          "keeps a held version (<root>/holds/). 0 = hold nothing.");
 ABSL_FLAG(int, max_batch_pairs, 100000,
           "Largest GetSamplingRate batch; larger ones get INVALID_ARGUMENT. The gRPC receive "
           "limit is sized to fit (32 bytes per pair + 1 MiB).");
@@ -122,6 +128,7 @@ int main(int argc, char** argv) {
   o.admin_host = absl::GetFlag(FLAGS_admin_host);
   o.operator_address = absl::GetFlag(FLAGS_operator_address);
   o.poll_interval_seconds = absl::GetFlag(FLAGS_poll_interval_seconds);
+  o.previous_version_hold_seconds = absl::GetFlag(FLAGS_previous_version_hold_seconds);
   o.max_batch_pairs = absl::GetFlag(FLAGS_max_batch_pairs);
   absl::StatusOr<graphsieve::DefaultPolicy> policy =
       graphsieve::DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));

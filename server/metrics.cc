@@ -55,6 +55,11 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                    .Help("GetSamplingRate calls being handled")
                    .Register(*registry_)
                    .Add({});
+  pinned_ = &BuildCounter()
+                 .Name("graphsieve_version_pinned_requests_total")
+                 .Help("GetSamplingRate calls naming a snapshot_version, by result: "
+                       "active, held (the previous version), not_held, unavailable")
+                 .Register(*registry_);
   info_family_ = &BuildGauge()
                       .Name("graphsieve_snapshot_info")
                       .Help("1 for the snapshot version being served")
@@ -111,6 +116,10 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
 
 void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code) {
   requests_->Add({{"method", method}, {"code", code}}).Increment();
+}
+
+void ServerMetrics::ObservePinnedRequest(const std::string& result) {
+  pinned_->Add({{"result", result}}).Increment();
 }
 
 void ServerMetrics::ObserveSamplingRate(const std::string& code, double seconds,

@@ -5,6 +5,8 @@
 //   pairs_total{source}                   pairs answered, source = exact|inferred|default
 //   request_latency_seconds               GetSamplingRate latency histogram
 //   inflight_requests                     GetSamplingRate calls being handled
+//   version_pinned_requests_total{result} GetSamplingRate calls naming a snapshot_version,
+//                                         result = active|held|not_held|unavailable
 //   snapshot_info{version}                1 for the version serving
 //   snapshot_age_seconds                  now - the serving version's created_at
 //   snapshot_serving                      1 when a validated snapshot is loaded
@@ -51,6 +53,10 @@ class ServerMetrics {
   // One finished GetSamplingRate call (any outcome) and its pairs when OK.
   void ObserveSamplingRate(const std::string& code, double seconds, const SourceCounts* counts);
   void AddInflight(double delta) { inflight_->Increment(delta); }
+  // One GetSamplingRate call that named a snapshot_version: answered from the
+  // active version ("active"), the held previous one ("held"), or refused
+  // ("not_held", "unavailable").
+  void ObservePinnedRequest(const std::string& result);
   // After a refresh event: counts it and updates version info / load time.
   void ObserveRefresh(bool ok, double load_seconds, const std::string& serving_version);
   void SetSnapshotAge(double seconds) { age_->Set(seconds); }
@@ -89,6 +95,7 @@ class ServerMetrics {
   prometheus::Counter* pairs_default_;
   prometheus::Histogram* latency_;
   prometheus::Gauge* inflight_;
+  prometheus::Family<prometheus::Counter>* pinned_;
   prometheus::Family<prometheus::Gauge>* info_family_;
   prometheus::Gauge* age_;
   prometheus::Gauge* serving_;

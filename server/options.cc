@@ -62,6 +62,11 @@ absl::Status ServerOptions::Validate() const {
   if (!std::isfinite(poll_interval_seconds)) {
     return absl::InvalidArgumentError("--poll-interval-seconds must be a finite number");
   }
+  if (!std::isfinite(previous_version_hold_seconds) || previous_version_hold_seconds < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--previous-version-hold-seconds must be a finite number >= 0, got ",
+                     previous_version_hold_seconds));
+  }
   if (max_batch_pairs < 1 || max_batch_pairs > 10000000) {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-batch-pairs must be in [1, 10000000], got ", max_batch_pairs));

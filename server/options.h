@@ -36,6 +36,11 @@ struct ServerOptions {
   // How often the refresher reads <root>/CURRENT. 0 = once at start, < 0 = never
   // (tests call PollOnce by hand).
   double poll_interval_seconds = 10.0;
+  // After a swap, how long the version served before stays open for requests
+  // that name it (GetSamplingRateRequest.snapshot_version; routing clients
+  // during a swap, docs/CLIENTS.md "Partitioned deployments"). Ends early at
+  // the next swap; 0 = not held. Only mapped-index (or RocksDB) versions are held.
+  double previous_version_hold_seconds = 60.0;
   // Largest batch GetSamplingRate accepts; the gRPC receive limit is sized to fit.
   int max_batch_pairs = 100000;
   // Pairs handled between two cancellation / deadline checks of one request.

@@ -83,6 +83,7 @@ void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
           absl::ToDoubleSeconds(absl::Now() - state.active->created_at));
     }
   }
+  response->set_held_version(state.held);
   response->set_current_on_disk(state.current_on_disk);
   for (const std::string& v : state.versions_on_disk) response->add_versions_on_disk(v);
   response->set_pinned_version(state.pinned);
@@ -113,9 +114,21 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
   absl::Status valid = ValidateSamplingRequest(request, max_batch_pairs_);
   if (!valid.ok()) return valid;
   // One snapshot for the whole batch, even if the refresher swaps meanwhile.
-  const std::shared_ptr<const ServingSnapshot> snap = manager_->Current();
-  if (snap == nullptr) {
-    return absl::UnavailableError("no snapshot loaded yet; retry once the server is ready");
+  std::shared_ptr<const ServingSnapshot> snap;
+  if (request.snapshot_version().empty()) {
+    snap = manager_->Current();
+    if (snap == nullptr) {
+      return absl::UnavailableError("no snapshot loaded yet; retry once the server is ready");
+    }
+  } else {  // pinned to a version: the active one or the held previous one
+    bool held = false;
+    absl::StatusOr<std::shared_ptr<const ServingSnapshot>> found =
+        manager_->Find(request.snapshot_version(), &held);
+    metrics_->ObservePinnedRequest(found.ok() ? (held ? "held" : "active")
+                                              : (absl::IsNotFound(found.status()) ? "not_held"
+                                                                                   : "unavailable"));
+    if (!found.ok()) return found.status();
+    snap = *std::move(found);
   }
   const size_t n = static_cast<size_t>(request.user_ids_size());
   response->mutable_rates()->Resize(static_cast<int>(n), 0.0f);

@@ -1,5 +1,7 @@
 #include "server/server.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -51,6 +53,22 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// This process's name on the store holds of its held version
+// (SnapshotStore::Hold): host, pid and partition, so replicas and parts
+// sharing a root hold independently.
+std::string HolderName(int partition) {
+  char host[256] = {0};
+  if (::gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  std::string name = absl::StrCat(host[0] ? host : "host", "-", ::getpid(),
+                                  partition >= 0 ? absl::StrCat("-p", partition) : "");
+  for (char& c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return name.substr(0, 128);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
@@ -77,6 +95,8 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   SnapshotManagerOptions mo;
   mo.root = options_.snapshot_root;
   mo.poll_interval_seconds = options_.poll_interval_seconds;
+  mo.hold_previous_seconds = options_.previous_version_hold_seconds;
+  mo.holder = HolderName(options_.partition);
   mo.pin_version = options_.pin_version;
   mo.reject_versions = options_.reject_versions;
   mo.history_size = options_.history_size;

@@ -1,12 +1,14 @@
 #include "server/snapshot_manager.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "core/snapshot/memory_index.h"
+#include "core/snapshot/snapshot_store.h"
 #include "server/log.h"
 
 namespace graphsieve {
@@ -16,6 +18,11 @@ absl::Status SnapshotManagerOptions::Validate() const {
   if (history_size < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("history_size must be >= 1, got ", history_size));
+  }
+  if (!(hold_previous_seconds >= 0) || !std::isfinite(hold_previous_seconds)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--previous-version-hold-seconds must be a finite number >= 0, got ",
+        hold_previous_seconds));
   }
   if (!pin_version.empty() && !SnapshotSource::IsValidVersionName(pin_version)) {
     return absl::InvalidArgumentError(
@@ -68,8 +75,93 @@ void SnapshotManager::Stop() {
 void SnapshotManager::Run() {
   while (!stop_.HasBeenNotified()) {
     PollOnce().IgnoreError();  // recorded and logged inside
+    ReleaseExpiredHold();
     if (options_.poll_interval_seconds == 0) return;
-    stop_.WaitForNotificationWithTimeout(absl::Seconds(options_.poll_interval_seconds));
+    absl::Duration wait = absl::Seconds(options_.poll_interval_seconds);
+    {
+      absl::MutexLock lock(&mu_);
+      // Wake when the hold ends, so its mapping is closed on time.
+      if (previous_ != nullptr) wait = std::min(wait, previous_until_ - absl::Now());
+    }
+    stop_.WaitForNotificationWithTimeout(std::max(wait, absl::Milliseconds(1)));
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const ServingSnapshot>> SnapshotManager::Find(
+    const std::string& version, bool* held) const {
+  *held = false;
+  absl::MutexLock lock(&mu_);
+  if (active_ == nullptr) {
+    return absl::UnavailableError("no snapshot loaded yet; retry once the server is ready");
+  }
+  if (version.empty() || active_->version == version) return active_;
+  const bool holding = previous_ != nullptr && absl::Now() < previous_until_;
+  if (holding && previous_->version == version) {
+    *held = true;
+    return previous_;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "snapshot_version '", version, "' is not held by this server: it serves '",
+      active_->version, "'",
+      holding ? absl::StrCat(" and still holds '", previous_->version, "'")
+              : std::string(" and holds no previous version")));
+}
+
+void SnapshotManager::ReleaseExpiredHold() {
+  std::shared_ptr<const ServingSnapshot> released;
+  {
+    absl::MutexLock lock(&mu_);
+    if (previous_ == nullptr || absl::Now() < previous_until_) return;
+    released = std::move(previous_);
+    previous_ = nullptr;
+  }
+  SyncStoreHold(released->version, "", absl::InfinitePast());
+}
+
+void SnapshotManager::DropHeld(const std::string& version) {
+  std::shared_ptr<const ServingSnapshot> released;
+  {
+    absl::MutexLock lock(&mu_);
+    if (previous_ == nullptr || previous_->version != version) return;
+    released = std::move(previous_);
+    previous_ = nullptr;
+  }
+  SyncStoreHold(released->version, "", absl::InfinitePast());
+}
+
+std::vector<std::shared_ptr<const ServingSnapshot>> SnapshotManager::HoldPrevious(
+    std::shared_ptr<const ServingSnapshot> old) {
+  std::vector<std::shared_ptr<const ServingSnapshot>> release;
+  if (previous_ != nullptr) release.push_back(std::move(previous_));
+  previous_ = nullptr;
+  if (old == nullptr) return release;
+  const MemoryIndex* index = old->reader->memory_index();
+  const bool cheap = index == nullptr || index->mapped();
+  if (options_.hold_previous_seconds > 0 && cheap) {
+    previous_ = std::move(old);
+    previous_until_ = absl::Now() + absl::Seconds(options_.hold_previous_seconds);
+  } else {
+    release.push_back(std::move(old));
+  }
+  return release;
+}
+
+void SnapshotManager::SyncStoreHold(const std::string& released, const std::string& held,
+                                    absl::Time until) {
+  if (options_.holder.empty() || released == held) return;
+  absl::StatusOr<std::unique_ptr<SnapshotStore>> store =
+      SnapshotStore::Create({options_.root, /*create_if_missing=*/false});
+  if (!store.ok()) return;
+  if (!released.empty()) {
+    absl::Status st = (*store)->Release(released, options_.holder);
+    if (!st.ok()) ServerLog(absl::StrCat("store hold release: ", st.ToString()));
+  }
+  if (!held.empty()) {
+    absl::Status st = (*store)->Hold(held, options_.holder, until);
+    if (!st.ok() && !absl::IsNotFound(st)) {
+      ServerLog(absl::StrCat("store hold of ", held, " failed (retention may delete it): ",
+                             st.ToString()));
+    }
   }
 }
 
@@ -142,22 +234,35 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
                       &err)) {
     snapshot->created_at = created;
   }
-  std::string was;
+  std::string was, held, released_held;
+  absl::Time held_until;
   {
-    std::shared_ptr<const ServingSnapshot> old;
+    std::vector<std::shared_ptr<const ServingSnapshot>> release;
+    std::shared_ptr<const ServingSnapshot> held_snapshot;
     {
       absl::MutexLock lock(&mu_);
-      old = std::move(active_);
+      std::shared_ptr<const ServingSnapshot> old = std::move(active_);
       active_ = snapshot;
       ++successes_;
+      if (old) was = old->version;
+      if (previous_ != nullptr) released_held = previous_->version;
+      release = HoldPrevious(std::move(old));
+      held_snapshot = previous_;
+      if (previous_ != nullptr) held = previous_->version;
+      held_until = previous_until_;
     }
-    if (old) was = old->version;
-    // `old` is released here, before logging and the event callbacks: a mapped
-    // index is unmapped as soon as in-flight requests drop it, so the two
-    // versions overlap in memory only for the requests in flight at the swap.
+    // The held version leaves the RSS (its pages fault back only when a
+    // pinned request reads them); what is not held is released here, before
+    // logging and the event callbacks: a mapped index is unmapped as soon as
+    // in-flight requests drop it, so the two versions overlap in memory only
+    // for the requests in flight at the swap.
+    if (held_snapshot != nullptr && held_snapshot->reader->memory_index() != nullptr) {
+      held_snapshot->reader->memory_index()->ReleaseResidentPages();
+    }
   }
+  SyncStoreHold(released_held == held ? "" : released_held, held, held_until);
   event.ok = true;
-  event.message = ok_message;
+  event.message = held.empty() ? ok_message : absl::StrCat(ok_message, ", holding ", held);
   const SnapshotLoadStats& ls = snapshot->reader->load_stats();
   const MemoryIndex* index = snapshot->reader->memory_index();
   ServerLog(absl::StrCat(
@@ -230,6 +335,7 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     if (reject_active && !before.empty() && before != target) rejected_[before] = "rolled back";
     now = active_;
   }
+  if (reject_active && !before.empty() && before != target) DropHeld(before);  // never served again
   SyncStorePin(previous_pin, version);
   RefreshEventRecord event;
   event.version = now ? now->version : "";
@@ -265,6 +371,7 @@ ManagerState SnapshotManager::State() const {
   state.versions_on_disk = source_.ListVersions();
   absl::MutexLock lock(&mu_);
   state.active = active_;
+  if (previous_ != nullptr && absl::Now() < previous_until_) state.held = previous_->version;
   state.pinned = pinned_;
   for (const auto& [v, why] : rejected_) state.rejected.push_back(v);
   std::sort(state.rejected.begin(), state.rejected.end());

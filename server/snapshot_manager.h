@@ -7,6 +7,16 @@
 //     version closes when its last reader drops the pointer.
 //   * A version that fails to load is logged, counted (RefreshEvent ok=false)
 //     and remembered: the refresher never retries it; the old one keeps serving.
+//   * After a swap the version that served before stays open as the held
+//     ("previous") version for hold_previous_seconds or until the next swap,
+//     for requests that ask for it by name (GetSamplingRateRequest.
+//     snapshot_version: a routing client whose parts answered from different
+//     versions, docs/CLIENTS.md "Partitioned deployments"). Only a version
+//     served from a mapped index file (or from RocksDB) is held: its pages are
+//     released from the RSS at once and fault back only when asked for; a
+//     version whose index was built in anonymous memory would double it. The
+//     store keeps a held version from retention with a hold that expires with
+//     it (SnapshotStore::Hold). A rolled-back version is never held.
 //   * Pin(version) serves a kept version and stops following CURRENT;
 //     Pin(version, reject_active=true) is a rollback: the version that was
 //     active is marked rolled back and the refresher never re-adopts it.
@@ -64,6 +74,12 @@ struct SnapshotManagerOptions {
   std::vector<std::string> reject_versions;  // never adopt these
   int history_size = 50;                     // refresh events kept
   SnapshotReaderOptions reader;              // used by the default loader
+  // How long the version served before a swap stays open for requests that
+  // ask for it by name (0 = not held). Ends early at the next swap.
+  double hold_previous_seconds = 60.0;
+  // The holder name of the store holds (SnapshotStore::Hold); "" = no store
+  // hold (the version then depends on retention's newest-N rule).
+  std::string holder;
   SnapshotLoader loader;                     // empty = SnapshotReader::Open(root, v, reader)
   // Called after every refresh event, outside all locks, with the snapshot now
   // serving (may be null). Used for metrics and readiness.
@@ -75,6 +91,7 @@ struct SnapshotManagerOptions {
 // What GetStatus reports.
 struct ManagerState {
   std::shared_ptr<const ServingSnapshot> active;
+  std::string held;  // the previous version still open for pinned requests ("" = none)
   std::string current_on_disk;  // empty when CURRENT is missing or unreadable
   std::vector<std::string> versions_on_disk;
   std::string pinned;
@@ -90,6 +107,18 @@ class SnapshotManager {
 
   // The snapshot to serve, or null before the first successful load.
   std::shared_ptr<const ServingSnapshot> Current() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The snapshot named `version`: the active one, or the held previous one
+  // while its hold lasts. Sets *held when it is the previous one. Errors:
+  // UNAVAILABLE (nothing loaded yet), NOT_FOUND naming the requested version
+  // and the ones this server holds.
+  absl::StatusOr<std::shared_ptr<const ServingSnapshot>> Find(const std::string& version,
+                                                              bool* held) const
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Closes the held previous version when its hold has expired (the poll
+  // thread calls it; Find never returns an expired one anyway).
+  void ReleaseExpiredHold() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts the poll thread (first poll at once). No thread when the interval
   // is negative; then only a --pin-version is loaded, once, before returning.
@@ -121,6 +150,16 @@ class SnapshotManager {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(load_mu_) ABSL_LOCKS_EXCLUDED(mu_);
   void Record(RefreshEventRecord event, const std::shared_ptr<const ServingSnapshot>& now)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Makes `old` the held previous version when it is cheap to hold; returns
+  // what is no longer held (the former previous, or `old` itself), to be
+  // released outside the lock.
+  std::vector<std::shared_ptr<const ServingSnapshot>> HoldPrevious(
+      std::shared_ptr<const ServingSnapshot> old)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Store side of a hold change (best effort, logged); outside mu_.
+  void SyncStoreHold(const std::string& released, const std::string& held, absl::Time until);
+  // Drops the held version if it is `version` (a rollback). Outside mu_.
+  void DropHeld(const std::string& version) ABSL_LOCKS_EXCLUDED(mu_);
   // Moves this server's retention pin in the store (best effort, logged).
   void SyncStorePin(const std::string& previous, const std::string& next);
   void Run();
@@ -132,6 +171,8 @@ class SnapshotManager {
   absl::Mutex load_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   std::shared_ptr<const ServingSnapshot> active_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const ServingSnapshot> previous_ ABSL_GUARDED_BY(mu_);  // held, may be null
+  absl::Time previous_until_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   std::string pinned_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> rejected_ ABSL_GUARDED_BY(mu_);  // version -> why
   std::deque<RefreshEventRecord> history_ ABSL_GUARDED_BY(mu_);

@@ -35,6 +35,11 @@ MemoryIndex::Mapping::~Mapping() {
   if (address != nullptr) ::munmap(address, bytes);
 }
 
+void MemoryIndex::ReleaseResidentPages() const {
+  // A hint: on failure the pages simply stay resident.
+  if (mapping_ != nullptr) ::madvise(mapping_->address, mapping_->bytes, MADV_DONTNEED);
+}
+
 void MemoryIndex::ViewOwned() {
   user_records_ = owned_user_records_;
   item_records_ = owned_item_records_;

@@ -109,6 +109,14 @@ class MemoryIndex {
   size_t users() const { return user_ids_.size(); }
   size_t items() const { return item_ids_.size(); }
   bool mapped() const { return mapping_ != nullptr; }
+  // A mapped index: drops this process's page-table entries for the file
+  // (madvise MADV_DONTNEED on a read-only file mapping: the contents stay the
+  // file's, the pages stay in the page cache, a later lookup faults them back
+  // in). The server calls it when a version stops being the active one but
+  // stays open for requests pinned to it (server/snapshot_manager.h), so the
+  // held version adds nothing to the RSS until asked. No-op when not mapped.
+  // Thread-safe: concurrent lookups stay correct.
+  void ReleaseResidentPages() const;
   // Bytes held by the index (slots, node maps, records, sketches); for a
   // mapped index the mapped file's share counts too (resident once touched).
   size_t memory_bytes() const;

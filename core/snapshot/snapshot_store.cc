@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
 
@@ -285,17 +286,18 @@ absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const Pub
   if (!versions.ok()) return versions.status();
   absl::StatusOr<std::string> current = ReadCurrent();
   if (!current.ok() && !absl::IsNotFound(current.status())) return current.status();
+  RemoveExpiredHolds(absl::Now()).IgnoreError();  // best effort: expired holds keep nothing
   std::vector<std::string> deleted;
   const int n = static_cast<int>(versions->size());
   for (int i = 0; i < n - keep; ++i) {  // oldest first; the newest `keep` are kept
     const std::string& v = (*versions)[i];
     if (current.ok() && v == *current) continue;
-    if (IsPinned(v)) continue;
+    if (IsPinned(v) || IsHeld(v, absl::Now())) continue;
     const std::string dir = VersionDir(v), hidden = dir + ".deleting";
     if (::rename(dir.c_str(), hidden.c_str()) != 0) {
       return absl::InternalError(absl::StrCat("rename ", dir, ": ", std::strerror(errno)));
     }
-    if (IsPinned(v)) {  // a pin raced with us: put it back
+    if (IsPinned(v) || IsHeld(v, absl::Now())) {  // a pin or hold raced with us: put it back
       if (::rename(hidden.c_str(), dir.c_str()) != 0) {
         return absl::InternalError(absl::StrCat("rename ", hidden, ": ", std::strerror(errno)));
       }

@@ -9,6 +9,11 @@
 //                                next publisher)
 //   <root>/pins/<version>        a pin: the version is never deleted by retention;
 //                                the file holds a free-text note (who/why)
+//   <root>/holds/<version>@<holder>  a hold: a server keeps serving the version it
+//                                served before its last swap (pinned requests,
+//                                docs/CLIENTS.md "Partitioned deployments"); the
+//                                file holds the unix time it expires at, and
+//                                retention keeps the version until then
 //   <root>/LOCK                  flock(2) held by the one publisher at a time
 //
 // Version ids are "YYYYMMDDTHHMMSSZ-<8 hex>" (UTC creation time, then 8 hex
@@ -23,8 +28,8 @@
 // rename over CURRENT, fsync <root>. A crash at any point leaves CURRENT naming
 // the previous complete version.
 //
-// Retention keeps the newest N versions and always the CURRENT one and every
-// pinned one. Pin/Unpin need no lock: retention hides a victim by renaming it
+// Retention keeps the newest N versions and always the CURRENT one, every
+// pinned one and every one with an unexpired hold. Pin/Unpin need no lock: retention hides a victim by renaming it
 // to <version>.deleting, re-checks its pin, and restores it if a pin appeared;
 // Pin checks the version still exists after creating its pin file.
 //
@@ -126,6 +131,19 @@ class SnapshotStore {
   absl::Status Unpin(const std::string& version) const;
   absl::StatusOr<std::vector<std::string>> ListPins() const;
   bool IsPinned(const std::string& version) const;
+
+  // --- Holds (snapshot_store_holds.cc): one per (version, holder), expiring. ---
+  // Writes <root>/holds/<version>@<holder> expiring at `until`; holding again
+  // moves the expiry. NOT_FOUND when the version is not published (or was
+  // deleted meanwhile); INVALID_ARGUMENT when `holder` is empty or has
+  // characters other than [A-Za-z0-9._-].
+  absl::Status Hold(const std::string& version, absl::string_view holder, absl::Time until) const;
+  // Removes the hold; OK when there was none.
+  absl::Status Release(const std::string& version, absl::string_view holder) const;
+  // Some holder's hold on `version` expires after `now`.
+  bool IsHeld(const std::string& version, absl::Time now) const;
+  // Removes the expired hold files (crashed holders). Returns their names.
+  absl::StatusOr<std::vector<std::string>> RemoveExpiredHolds(absl::Time now) const;
 
  private:
   explicit SnapshotStore(std::string root) : root_(std::move(root)) {}

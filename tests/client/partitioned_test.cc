@@ -3,7 +3,8 @@
 // graphsieve-build --partitions 2, two graphsieve-server --partition I
 // processes on loopback, the routing SamplingRateClient and the graphsieve
 // CLI with --server A,B; compared with one server over the same log built
-// unpartitioned. Also: a version whose index file has a flipped byte is
+// unpartitioned; swaps of one part at a time answered from one version
+// (the held previous version, GetSamplingRateRequest.snapshot_version). Also: a version whose index file has a flipped byte is
 // refused by a real server (DATA_LOSS), the old version keeps serving.
 #include <atomic>
 #include <filesystem>
@@ -21,6 +22,8 @@
 #include "client/sampling_rate_client.h"
 #include "core/io/log_reader.h"
 #include "core/io/partition.h"
+#include "graphsieve/v1/sampling.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
@@ -39,7 +42,7 @@ std::string ReadCurrent(const std::string& root) {
 
 struct World {
   std::string dir, log, single_root, parts_root;
-  std::string single_v1, parts_v1, parts_v2;
+  std::string single_v1, parts_v1, parts_v2, parts_v3;
   ImpressionLog impressions;
   ServerProcess single, part0, part1;
 };
@@ -65,6 +68,10 @@ class PartitionedWorld : public ::testing::Environment {
         testing::BuildSnapshot(world->log, world->parts_root, 0.3, {"--partitions=2"}).ok());
     world->parts_v2 = ReadCurrent(world->parts_root);
     ASSERT_NE(world->parts_v1, world->parts_v2);
+    ASSERT_TRUE(
+        testing::BuildSnapshot(world->log, world->parts_root, 0.35, {"--partitions=2"}).ok());
+    world->parts_v3 = ReadCurrent(world->parts_root);
+    ASSERT_NE(world->parts_v2, world->parts_v3);
     ASSERT_TRUE(ReadImpressionLog(world->log, LogReaderOptions(), &world->impressions).ok());
     // Pinned to v1 with no refresher: every version change below is explicit.
     const std::vector<std::string> pinned = {"--pin_version=" + world->parts_v1,
@@ -215,9 +222,12 @@ TEST(Partitioned, CanaryOverPartitionsSeesNoDifference) {
 }
 
 // The parts are swapped one after the other (PinVersion) while a reader
-// hammers the routing client: no batch mixes versions, and while the parts
-// disagree the client does not answer (ABORTED after its bound).
-TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
+// hammers the routing client. The hook that holds the skew is the explicit
+// pin of one part: part 0 serves v2 while part 1 still serves v1, for as long
+// as the test needs, no timers. Part 0 keeps v1 open (its held version), so
+// the client asks it again for v1 and every batch is answered from one
+// version, without an error.
+TEST(Partitioned, APartThatSwappedFirstIsAskedForTheOlderVersion) {
   std::vector<uint64_t> users, items;
   AllPairs(&users, &items);
   users.resize(4000);
@@ -226,23 +236,20 @@ TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
   auto before = routed->GetRates(users, items);
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_EQ(before->snapshot_versions, std::vector<std::string>{world->parts_v1});
+  EXPECT_EQ(before->version_reasks, 0);
 
   std::atomic<bool> stop{false};
-  std::atomic<int> ok_v1{0}, ok_v2{0}, aborted{0}, mixed{0}, other_errors{0};
+  std::atomic<int> ok_v1{0}, ok_v2{0}, mixed{0}, errors{0};
+  std::string first_error;
   std::thread reader([&] {
     SamplingRateClientOptions o;
     o.target = PartsTarget();
-    o.max_batch_pairs = 1000;
-    o.max_version_attempts = 3;
-    o.version_retry_backoff_seconds = 0.001;
+    o.max_batch_pairs = 1000;  // chunked parts too (CallPart with a pinned version)
     auto client = SamplingRateClient::Create(o);
     while (!stop.load()) {
       auto r = (*client)->GetRates(users, items);
       if (!r.ok()) {
-        (r.status().code() == absl::StatusCode::kAborted &&
-                 absl::StrContains(r.status().message(), "different snapshot versions")
-             ? aborted
-             : other_errors)++;
+        if (errors++ == 0) first_error = r.status().ToString();
         continue;
       }
       if (r->snapshot_versions.size() != 1) {
@@ -255,17 +262,19 @@ TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
   auto part0 = Client(OperatorTarget(world->part0));
   auto part1 = Client(OperatorTarget(world->part1));
   ASSERT_TRUE(part0->PinVersion(world->parts_v2, false).ok());
-  // Held state: part 0 on v2, part 1 on v1. A batch over both parts cannot be answered.
+  // Held state: part 0 on v2 (holding v1), part 1 on v1.
+  auto status0 = routed->GetStatus(0);
+  ASSERT_TRUE(status0.ok()) << status0.status();
+  EXPECT_EQ(status0->active().version(), world->parts_v2);
+  EXPECT_EQ(status0->held_version(), world->parts_v1);
   {
-    SamplingRateClientOptions o;
-    o.target = PartsTarget();
-    o.max_version_attempts = 2;
-    auto client = SamplingRateClient::Create(o);
-    auto r = (*client)->GetRates(users, items);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
-    EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v1)) << r.status();
-    EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v2)) << r.status();
+    auto r = routed->GetRates(users, items);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->snapshot_versions, std::vector<std::string>{world->parts_v1});
+    EXPECT_EQ(r->version_reasks, 1);  // part 0, asked for v1
+    EXPECT_EQ(r->version_retries, 0);
+    EXPECT_EQ(r->rates, before->rates);  // exactly v1's answers
+    EXPECT_EQ(r->sources, before->sources);
   }
   ASSERT_TRUE(part1->PinVersion(world->parts_v2, false).ok());
   auto after = routed->GetRates(users, items);
@@ -273,8 +282,9 @@ TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
   stop = true;
   reader.join();
   ASSERT_EQ(after->snapshot_versions, std::vector<std::string>{world->parts_v2});
+  EXPECT_EQ(after->version_reasks, 0);
   EXPECT_EQ(mixed.load(), 0);
-  EXPECT_EQ(other_errors.load(), 0);
+  EXPECT_EQ(errors.load(), 0) << first_error;
   EXPECT_GT(ok_v1.load() + ok_v2.load(), 0);
   // alpha 0.3 vs 0.2: the versions' rates really differ.
   size_t differ = 0;
@@ -282,6 +292,70 @@ TEST(Partitioned, NoBatchMixesVersionsAcrossASwap) {
   EXPECT_GT(differ, users.size() / 2);
   ASSERT_TRUE(part0->PinVersion(world->parts_v1, false).ok());
   ASSERT_TRUE(part1->PinVersion(world->parts_v1, false).ok());
+}
+
+// A version that no part still holds: part 0 swaps v1 -> v2 -> v3 (holding
+// only v2) while part 1 stays on v1. The client asks part 0 for v1 (NOT_FOUND,
+// naming what it serves and holds), part 1 for v3 (NOT_FOUND), asks afresh
+// within its bound, and fails ABORTED with the versions and the reason.
+TEST(Partitioned, NoVersionHeldByEveryPartFailsClearlyAfterTheBound) {
+  std::vector<uint64_t> users, items;
+  AllPairs(&users, &items);
+  users.resize(2000);
+  items.resize(2000);
+  auto part0 = Client(OperatorTarget(world->part0));
+  ASSERT_TRUE(part0->PinVersion(world->parts_v2, false).ok());
+  ASSERT_TRUE(part0->PinVersion(world->parts_v3, false).ok());
+
+  // Asked directly for v1, part 0 names the requested version and its own.
+  v1::GetSamplingRateRequest request;
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (PartitionOfUser(users[i], 2) != 0) continue;
+    request.add_user_ids(users[i]);
+    request.add_item_ids(items[i]);
+  }
+  request.set_snapshot_version(world->parts_v1);
+  auto stub = v1::SamplingRateService::NewStub(
+      grpc::CreateChannel(world->part0.target(), grpc::InsecureChannelCredentials()));
+  {
+    grpc::ClientContext context;
+    v1::GetSamplingRateResponse response;
+    const grpc::Status st = stub->GetSamplingRate(&context, request, &response);
+    EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "'" + world->parts_v1 + "' is not held"))
+        << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "serves '" + world->parts_v3 + "'"))
+        << st.error_message();
+    EXPECT_TRUE(absl::StrContains(st.error_message(), "holds '" + world->parts_v2 + "'"))
+        << st.error_message();
+  }
+  request.set_snapshot_version(world->parts_v2);  // the held one answers
+  {
+    grpc::ClientContext context;
+    v1::GetSamplingRateResponse response;
+    const grpc::Status st = stub->GetSamplingRate(&context, request, &response);
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    EXPECT_EQ(response.snapshot_version(), world->parts_v2);
+    EXPECT_EQ(response.rates_size(), request.user_ids_size());
+  }
+
+  SamplingRateClientOptions o;
+  o.target = PartsTarget();
+  o.max_version_attempts = 2;
+  o.version_retry_backoff_seconds = 0;
+  auto client = SamplingRateClient::Create(o);
+  auto r = (*client)->GetRates(users, items);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v1)) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v3)) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "is not held by this server"))
+      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "in each of 2 attempts")) << r.status();
+  ASSERT_TRUE(part0->PinVersion(world->parts_v1, false).ok());
+  auto back = (*client)->GetRates(users, items);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->snapshot_versions, std::vector<std::string>{world->parts_v1});
 }
 
 TEST(Partitioned, AFlippedByteInAVersionsIndexFileIsRefusedByTheServer) {

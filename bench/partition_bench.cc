@@ -10,12 +10,11 @@
 //
 // A: an unpartitioned root; B: a root built from the same log with
 // graphsieve-build --partitions N, holding at least two versions for the swap.
-// Prints figures; asserts nothing. Servers and load generator share the machine.
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+// With --campaign_root C (a copy of B: its CURRENT is rewritten), then the
+// swap campaign of partition_campaign.cc: parts polling CURRENT on their own,
+// >= --campaign_requests routed batches across >= --campaign_swaps flips.
+// Prints figures (and CPU seconds next to wall time); asserts nothing.
+// Servers and load generator share the machine.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -35,6 +34,7 @@
 #include "client/sampling_rate_client.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "bench/partition_bench.h"
 
 ABSL_FLAG(std::string, single_root, "", "Required. Unpartitioned snapshot root.");
 ABSL_FLAG(std::string, parts_root, "", "Required. Partitioned snapshot root (same log).");
@@ -43,74 +43,38 @@ ABSL_FLAG(int, batch, 1024, "Pairs per GetRates call.");
 ABSL_FLAG(double, seconds, 5.0, "Measuring time per configuration.");
 ABSL_FLAG(int, client_threads, 4, "Concurrent client threads.");
 ABSL_FLAG(double, swap_seconds, 10.0, "Routed load before, during and after the swap.");
+ABSL_FLAG(std::string, baseline_server_binary, "",
+          "Optional: another graphsieve-server (e.g. built from main) measured as a third "
+          "'1 server' configuration in the same run.");
+ABSL_FLAG(std::string, campaign_root, "",
+          "Optional: a partitioned root with >= 2 versions for the swap campaign (its CURRENT "
+          "is rewritten: use a copy, e.g. cp -al).");
+ABSL_FLAG(uint64_t, campaign_requests, 1000000, "Campaign: routed batches, at least.");
+ABSL_FLAG(int, campaign_swaps, 10, "Campaign: CURRENT flips, at least.");
+ABSL_FLAG(double, campaign_swap_every_seconds, 3.0, "Campaign: seconds between flips.");
+ABSL_FLAG(double, campaign_poll_seconds, 1.0, "Campaign: each part's --poll-interval-seconds.");
+ABSL_FLAG(double, campaign_hold_seconds, 60.0,
+          "Campaign: each part's --previous-version-hold-seconds (0: the behaviour before "
+          "held versions).");
+ABSL_FLAG(bool, campaign_control, true,
+          "Campaign: then the same flips again (--campaign_swaps, no request minimum) with "
+          "--previous-version-hold-seconds=0, the behaviour before held versions, as the "
+          "control of the same run.");
+ABSL_FLAG(int, campaign_batch, 0, "Campaign: pairs per batch (0: --batch).");
+ABSL_FLAG(bool, table, true, "Measure the one-server-vs-partitions table and the pinned swap.");
 ABSL_FLAG(bool, compare_all, true,
           "Ask both deployments for every stored pair of the single version (and as many "
           "unseen pairs) and count differing answers.");
 
-extern char** environ;
-
 namespace graphsieve {
 namespace {
 
-struct Server {
-  pid_t pid = -1;
-  std::string target;
-  std::string operator_target;  // PinVersion is accepted only there (docs/SERVER.md)
-};
-
 // Spawns graphsieve-server pinned to `version` (no refresher) and reads its port.
-absl::StatusOr<Server> Spawn(const std::string& root, const std::string& version, int partition) {
-  int out[2];
-  if (pipe(out) != 0) return absl::InternalError("pipe");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
-  const std::string binary = absl::GetFlag(FLAGS_server_binary);
-  std::vector<std::string> args = {binary,
-                                   "--snapshot-root=" + root,
-                                   "--host=127.0.0.1",
-                                   "--port=0",
-                                   "--admin-port=-1",
-                                   "--poll-interval-seconds=-1",
-                                   "--pin-version=" + version,
-                                   absl::StrCat("--partition=", partition)};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  Server s;
-  if (posix_spawn(&s.pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    return absl::InternalError(absl::StrCat("cannot start ", binary));
-  }
-  close(out[1]);
-  std::string line;
-  char c;
-  while (line.size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  close(out[0]);
-  int port = 0;
-  for (absl::string_view part : absl::StrSplit(line, ' ')) {
-    if (absl::ConsumePrefix(&part, "port=")) (void)absl::SimpleAtoi(part, &port);
-    if (absl::ConsumePrefix(&part, "operator=")) s.operator_target = std::string(part);
-  }
-  if (port == 0) return absl::InternalError(absl::StrCat("no port in '", line, "'"));
-  s.target = absl::StrCat("127.0.0.1:", port);
-  return s;
-}
-
-void Stop(const Server& s) {
-  if (s.pid < 0) return;
-  kill(s.pid, SIGTERM);
-  int status = 0;
-  waitpid(s.pid, &status, 0);
-}
-
-std::unique_ptr<SamplingRateClient> MakeClient(const std::string& target) {
-  SamplingRateClientOptions o;
-  o.target = target;
-  o.deadline_seconds = 300;  // the first call waits for the version to load
-  o.max_attempts = 50;
-  auto c = SamplingRateClient::Create(o);
-  return c.ok() ? *std::move(c) : nullptr;
+absl::StatusOr<Server> SpawnPinned(const std::string& root, const std::string& version,
+                                   int partition) {
+  return Spawn(absl::GetFlag(FLAGS_server_binary), root,
+               {"--poll-interval-seconds=-1", "--pin-version=" + version,
+                absl::StrCat("--partition=", partition)});
 }
 
 struct Point {
@@ -161,62 +125,32 @@ Point Measure(const SamplingRateClient& client, const std::vector<uint64_t>& use
   return p;
 }
 
-int Main() {
-  const std::string single_root = absl::GetFlag(FLAGS_single_root);
-  const std::string parts_root = absl::GetFlag(FLAGS_parts_root);
-  if (single_root.empty() || parts_root.empty()) {
-    std::fprintf(stderr, "--single_root and --parts_root are required\n");
-    return 2;
-  }
-  auto single_store = SnapshotStore::Create({single_root, false});
-  auto parts_store = SnapshotStore::Create({parts_root, false});
-  if (!single_store.ok() || !parts_store.ok()) return std::fprintf(stderr, "bad roots\n"), 1;
-  auto single_v = (*single_store)->ReadCurrent();
-  auto parts_v = (*parts_store)->ReadCurrent();
-  auto parts_versions = (*parts_store)->ListVersions();
-  if (!single_v.ok() || !parts_v.ok() || !parts_versions.ok()) {
-    return std::fprintf(stderr, "no CURRENT\n"), 1;
-  }
-  // The part count and the query pool (stored pairs of the single version, shuffled).
-  SnapshotReaderOptions ro;
-  ro.partition = 0;
-  auto part0 = SnapshotReader::Open(parts_root, *parts_v, ro);
-  if (!part0.ok()) return std::fprintf(stderr, "%s\n", part0.status().ToString().c_str()), 1;
-  const uint32_t parts = (*part0)->manifest().num_partitions;
-  part0->reset();
-  std::vector<uint64_t> users, items;
-  {
-    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
-    if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
-    uint64_t k = 0;
-    const uint64_t stride = std::max<uint64_t>(1, (*reader)->manifest().pairs >> 20);
-    (*reader)
-        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
-          if (k++ % stride == 0) {
-            users.push_back(u);
-            items.push_back(i);
-          }
-        })
-        .IgnoreError();
-    std::mt19937_64 rng(42);
-    for (size_t j = users.size(); j > 1; --j) {
-      const size_t r = rng() % j;
-      std::swap(users[j - 1], users[r]);
-      std::swap(items[j - 1], items[r]);
-    }
-  }
+// The one-server-vs-partitions table, the all-pairs comparison and the
+// pinned swap of every part at once.
+int RunTable(const std::string& single_root, const std::string& single_version,
+             const std::string& parts_root, const std::string& parts_version,
+             const std::vector<std::string>& parts_versions, uint32_t parts,
+             const std::vector<uint64_t>& users, const std::vector<uint64_t>& items) {
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
   const int threads = absl::GetFlag(FLAGS_client_threads);
   const double seconds = absl::GetFlag(FLAGS_seconds);
-  std::printf("query pool %zu stored pairs; %u partitions; batch %zu; hardware threads %u\n",
-              users.size(), parts, batch, std::thread::hardware_concurrency());
-
-  auto single = Spawn(single_root, *single_v, -1);
+  const std::string* single_v = &single_version;
+  const std::string* parts_v = &parts_version;
+  const std::vector<std::string>* parts_versions_p = &parts_versions;
+  auto single = SpawnPinned(single_root, *single_v, -1);
   if (!single.ok()) return std::fprintf(stderr, "%s\n", single.status().ToString().c_str()), 1;
+  Server baseline;  // optional: another binary, same snapshot
+  std::unique_ptr<SamplingRateClient> baseline_client;
+  if (const std::string bin = absl::GetFlag(FLAGS_baseline_server_binary); !bin.empty()) {
+    auto b = Spawn(bin, single_root, {"--poll-interval-seconds=-1", "--pin-version=" + *single_v});
+    if (!b.ok()) return std::fprintf(stderr, "%s\n", b.status().ToString().c_str()), 1;
+    baseline = *b;
+    baseline_client = MakeClient(baseline.target);
+  }
   std::vector<Server> part_servers;
   std::string routed_target;
   for (uint32_t p = 0; p < parts; ++p) {
-    auto s = Spawn(parts_root, *parts_v, static_cast<int>(p));
+    auto s = SpawnPinned(parts_root, *parts_v, static_cast<int>(p));
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.status().ToString().c_str()), 1;
     part_servers.push_back(*s);
     absl::StrAppend(&routed_target, p ? "," : "", s->target);
@@ -224,7 +158,8 @@ int Main() {
   auto single_client = MakeClient(single->target);
   auto routed_client = MakeClient(routed_target);
   // Warm up (waits for the loads).
-  for (auto* c : {single_client.get(), routed_client.get()}) {
+  for (auto* c : {single_client.get(), routed_client.get(), baseline_client.get()}) {
+    if (c == nullptr) continue;
     auto r = c->GetRates(absl::MakeConstSpan(users.data(), batch),
                          absl::MakeConstSpan(items.data(), batch));
     if (!r.ok()) return std::fprintf(stderr, "warm-up: %s\n", r.status().ToString().c_str()), 1;
@@ -267,24 +202,36 @@ int Main() {
                 stored, all_users.size() - stored, static_cast<unsigned long long>(differ),
                 static_cast<unsigned long long>(failed));
   }
-  std::printf("\n%-36s %14s %9s %9s %8s\n", "configuration", "pairs/s", "p50 ms", "p99 ms",
-              "errors");
+  std::printf("\n%-40s %14s %9s %9s %8s %10s\n", "configuration", "pairs/s", "p50 ms", "p99 ms",
+              "errors", "server CPU");
   for (int t : {1, threads}) {
-    for (int which = 0; which < 2; ++which) {
-      const SamplingRateClient& c = which == 0 ? *single_client : *routed_client;
+    for (int which = 0; which < 3; ++which) {
+      if (which == 2 && baseline_client == nullptr) continue;
+      const SamplingRateClient& c =
+          which == 0 ? *single_client : which == 1 ? *routed_client : *baseline_client;
+      std::vector<pid_t> pids;
+      if (which == 0) pids = {single->pid};
+      if (which == 2) pids = {baseline.pid};
+      if (which == 1) {
+        for (const Server& s : part_servers) pids.push_back(s.pid);
+      }
+      double cpu0 = 0;
+      for (pid_t pid : pids) cpu0 -= ProcessCpuSeconds(pid);
       Point p = Measure(c, users, items, batch, t, seconds);
-      std::printf("%-36s %14.0f %9.3f %9.3f %8llu\n",
-                  absl::StrCat(which == 0 ? "1 server" : absl::StrCat(parts, " partitions, routed"),
+      for (pid_t pid : pids) cpu0 += ProcessCpuSeconds(pid);
+      const char* name = which == 0 ? "1 server" : which == 2 ? "1 server (baseline binary)" : "";
+      std::printf("%-40s %14.0f %9.3f %9.3f %8llu %8.2f s\n",
+                  absl::StrCat(which == 1 ? absl::StrCat(parts, " partitions, routed") : name,
                                ", ", t, " in flight")
                       .c_str(),
                   p.pairs_per_second, p.p50_ms, p.p99_ms,
-                  static_cast<unsigned long long>(p.errors));
+                  static_cast<unsigned long long>(p.errors), cpu0);
     }
   }
 
   // Swap under routed load: every part pinned to another version at once.
   std::string swap_to;
-  for (const std::string& v : *parts_versions) {
+  for (const std::string& v : *parts_versions_p) {
     if (v != *parts_v) swap_to = v;
   }
   if (swap_to.empty()) {
@@ -347,7 +294,86 @@ int Main() {
   }
   Stop(*single);
   for (const Server& s : part_servers) Stop(s);
+  if (baseline.pid >= 0) Stop(baseline);
   return 0;
+}
+
+int Main() {
+  const std::string single_root = absl::GetFlag(FLAGS_single_root);
+  const std::string parts_root = absl::GetFlag(FLAGS_parts_root);
+  if (single_root.empty() || parts_root.empty()) {
+    std::fprintf(stderr, "--single_root and --parts_root are required\n");
+    return 2;
+  }
+  auto single_store = SnapshotStore::Create({single_root, false});
+  auto parts_store = SnapshotStore::Create({parts_root, false});
+  if (!single_store.ok() || !parts_store.ok()) return std::fprintf(stderr, "bad roots\n"), 1;
+  auto single_v = (*single_store)->ReadCurrent();
+  auto parts_v = (*parts_store)->ReadCurrent();
+  auto parts_versions = (*parts_store)->ListVersions();
+  if (!single_v.ok() || !parts_v.ok() || !parts_versions.ok()) {
+    return std::fprintf(stderr, "no CURRENT\n"), 1;
+  }
+  // The part count and the query pool (stored pairs of the single version, shuffled).
+  SnapshotReaderOptions ro;
+  ro.partition = 0;
+  auto part0 = SnapshotReader::Open(parts_root, *parts_v, ro);
+  if (!part0.ok()) return std::fprintf(stderr, "%s\n", part0.status().ToString().c_str()), 1;
+  const uint32_t parts = (*part0)->manifest().num_partitions;
+  part0->reset();
+  std::vector<uint64_t> users, items;
+  {
+    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
+    if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
+    uint64_t k = 0;
+    const uint64_t stride = std::max<uint64_t>(1, (*reader)->manifest().pairs >> 20);
+    (*reader)
+        ->ForEachPair([&](uint64_t u, uint64_t i, float) {
+          if (k++ % stride == 0) {
+            users.push_back(u);
+            items.push_back(i);
+          }
+        })
+        .IgnoreError();
+    std::mt19937_64 rng(42);
+    for (size_t j = users.size(); j > 1; --j) {
+      const size_t r = rng() % j;
+      std::swap(users[j - 1], users[r]);
+      std::swap(items[j - 1], items[r]);
+    }
+  }
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_batch));
+  std::printf("query pool %zu stored pairs; %u partitions; batch %zu; hardware threads %u\n",
+              users.size(), parts, batch, std::thread::hardware_concurrency());
+
+  int rc = 0;
+  if (absl::GetFlag(FLAGS_table)) {
+    rc = RunTable(single_root, *single_v, parts_root, *parts_v, *parts_versions, parts, users,
+                  items);
+    if (rc != 0) return rc;
+  }
+  if (!absl::GetFlag(FLAGS_campaign_root).empty()) {
+    CampaignOptions c;
+    c.server_binary = absl::GetFlag(FLAGS_server_binary);
+    c.root = absl::GetFlag(FLAGS_campaign_root);
+    c.parts = parts;
+    c.batch = absl::GetFlag(FLAGS_campaign_batch) > 0
+                  ? static_cast<size_t>(absl::GetFlag(FLAGS_campaign_batch))
+                  : static_cast<size_t>(absl::GetFlag(FLAGS_batch));
+    c.threads = absl::GetFlag(FLAGS_client_threads);
+    c.requests = absl::GetFlag(FLAGS_campaign_requests);
+    c.swaps = absl::GetFlag(FLAGS_campaign_swaps);
+    c.swap_every_seconds = absl::GetFlag(FLAGS_campaign_swap_every_seconds);
+    c.poll_seconds = absl::GetFlag(FLAGS_campaign_poll_seconds);
+    c.hold_seconds = absl::GetFlag(FLAGS_campaign_hold_seconds);
+    rc = RunCampaign(c, users, items);
+    if (rc == 0 && absl::GetFlag(FLAGS_campaign_control)) {
+      c.hold_seconds = 0;
+      c.requests = 0;
+      rc = RunCampaign(c, users, items);
+    }
+  }
+  return rc;
 }
 
 }  // namespace

@@ -9,9 +9,11 @@ if(TARGET graphsieve-server AND TARGET graphsieve_snapshot)
 endif()
 
 # graphsieve-bench-partitions: one server vs N partition servers through the
-# routing client, and a swap under routed load (prints figures).
+# routing client, a swap under routed load, and the swap campaign with parts
+# polling CURRENT on their own (prints figures).
 if(TARGET graphsieve-server AND TARGET graphsieve_client)
-  add_executable(graphsieve-bench-partitions ${CMAKE_CURRENT_LIST_DIR}/partition_bench.cc)
+  add_executable(graphsieve-bench-partitions ${CMAKE_CURRENT_LIST_DIR}/partition_bench.cc
+    ${CMAKE_CURRENT_LIST_DIR}/partition_bench_util.cc ${CMAKE_CURRENT_LIST_DIR}/partition_campaign.cc)
   target_link_libraries(graphsieve-bench-partitions PRIVATE graphsieve_client graphsieve_snapshot
     absl::flags absl::flags_parse absl::flags_usage absl::strings)
   target_compile_definitions(graphsieve-bench-partitions PRIVATE

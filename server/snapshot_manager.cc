@@ -76,6 +76,7 @@ void SnapshotManager::Run() {
   while (!stop_.HasBeenNotified()) {
     PollOnce().IgnoreError();  // recorded and logged inside
     ReleaseExpiredHold();
+    TrimHeld();
     if (options_.poll_interval_seconds == 0) return;
     absl::Duration wait = absl::Seconds(options_.poll_interval_seconds);
     {
@@ -98,6 +99,7 @@ absl::StatusOr<std::shared_ptr<const ServingSnapshot>> SnapshotManager::Find(
   const bool holding = previous_ != nullptr && absl::Now() < previous_until_;
   if (holding && previous_->version == version) {
     *held = true;
+    held_reads_.fetch_add(1, std::memory_order_relaxed);
     return previous_;
   }
   return absl::NotFoundError(absl::StrCat(
@@ -116,6 +118,18 @@ void SnapshotManager::ReleaseExpiredHold() {
     previous_ = nullptr;
   }
   SyncStoreHold(released->version, "", absl::InfinitePast());
+}
+
+void SnapshotManager::TrimHeld() {
+  if (held_reads_.exchange(0, std::memory_order_relaxed) != 0) return;  // still in use
+  std::shared_ptr<const ServingSnapshot> held;
+  {
+    absl::MutexLock lock(&mu_);
+    held = previous_;
+  }
+  if (held != nullptr && held->reader->memory_index() != nullptr) {
+    held->reader->memory_index()->ReleaseResidentPages();
+  }
 }
 
 void SnapshotManager::DropHeld(const std::string& version) {

@@ -26,6 +26,7 @@
 #ifndef GRAPHSIEVE_SERVER_SNAPSHOT_MANAGER_H_
 #define GRAPHSIEVE_SERVER_SNAPSHOT_MANAGER_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -119,6 +120,11 @@ class SnapshotManager {
   // Closes the held previous version when its hold has expired (the poll
   // thread calls it; Find never returns an expired one anyway).
   void ReleaseExpiredHold() ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops the held version's pages from the RSS again when no request asked
+  // for it since the last call (the poll thread calls it every poll): pinned
+  // requests during a swap fault pages back in, and they should not stay
+  // resident for the rest of the hold once the parts agree again.
+  void TrimHeld() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Starts the poll thread (first poll at once). No thread when the interval
   // is negative; then only a --pin-version is loaded, once, before returning.
@@ -180,6 +186,7 @@ class SnapshotManager {
   uint64_t successes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
 
+  mutable std::atomic<uint64_t> held_reads_{0};  // Find() answers from previous_ since TrimHeld
   absl::Notification stop_;
   std::thread thread_;
 };

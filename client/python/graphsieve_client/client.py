@@ -27,7 +27,10 @@ class RateBatch:
     "INFERRED" or "DEFAULT"; snapshot_versions: distinct versions that
     answered (one unless the server swapped snapshots between chunks);
     keep / log_odds_offsets: only from get_decisions; retries: UNAVAILABLE
-    retries this call needed.
+    retries this call needed. Partitioned targets: version_reasks = part
+    calls asked again for one named version after the parts disagreed (a
+    swap in progress); version_retries = whole-batch re-asks after no version
+    was held by every part.
     """
 
     def __init__(self):
@@ -38,6 +41,7 @@ class RateBatch:
         self.snapshot_versions = []
         self.retries = 0
         self.version_retries = 0
+        self.version_reasks = 0
 
     def __len__(self):
         return len(self.rates)
@@ -67,9 +71,15 @@ class SamplingRateClient:
     target: "host:port", or the targets of partitions 0..N-1 comma-separated
     ("host:port,host:port"): each batch is then split by the user's partition
     (graphsieve_client.partition, core/io/partition.h), the parts are called
-    in parallel and the answers merged in request order; when the parts answer
-    from different snapshot versions (a swap in progress) the batch is asked
-    again, at most max_version_attempts times in all, then RuntimeError.
+    in parallel and the answers merged in request order. One batch's answers
+    come from one snapshot version: when the parts answer from different
+    versions (a swap in progress), the parts that answered otherwise are asked
+    again for the oldest of them, which a server keeps open for a while after
+    its swap (GetSamplingRateRequest.snapshot_version, graphsieve-server
+    --previous-version-hold-seconds); only when no version is held by every
+    part is the batch asked afresh, at most max_version_attempts times in all,
+    then RuntimeError naming the versions (the C++ client's rule,
+    docs/CLIENTS.md "Partitioned deployments").
     Channels use gRPC's round_robin load balancing (every address a target
     resolves to, e.g. the replicas behind a headless Service).
     timeout_seconds: deadline of each RPC attempt.
@@ -144,10 +154,11 @@ class SamplingRateClient:
     def __exit__(self, *exc):
         self.close()
 
-    def _call(self, method, request):
+    def _call(self, method, request, max_attempts=None):
         """One RPC with retries on UNAVAILABLE; returns (response, retries)."""
         retries = 0
-        for attempt in range(self.max_attempts):
+        max_attempts = max_attempts or self.max_attempts
+        for attempt in range(max_attempts):
             if attempt > 0:
                 delay = min(self.initial_backoff_seconds * (2.0 ** (attempt - 1)),
                             self.max_backoff_seconds)
@@ -156,7 +167,7 @@ class SamplingRateClient:
             try:
                 return method(request, timeout=self.timeout_seconds), retries
             except grpc.RpcError as error:
-                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt + 1 == self.max_attempts:
+                if error.code() != grpc.StatusCode.UNAVAILABLE or attempt + 1 == max_attempts:
                     raise
         raise AssertionError("unreachable")
 
@@ -192,19 +203,19 @@ class SamplingRateClient:
         for i, user in enumerate(users):
             positions[partition_of_user(user, n_parts)].append(i)
 
-        def part_call(p):
+        def part_call(p, pin=None):
             pos = positions[p]
             return self._part_rates(
                 p, [users[i] for i in pos], [items[i] for i in pos],
                 None if labels is None else [labels[i] for i in pos],
-                None if keys is None else [keys[i] for i in pos])
+                None if keys is None else [keys[i] for i in pos], pin)
 
-        version_retries, seen = 0, []
+        used = [p for p in range(n_parts) if positions[p]]
+        version_retries, version_reasks, seen, why = 0, 0, [], ""
         for attempt in range(self.max_version_attempts):
             if attempt > 0:
                 time.sleep(self.version_retry_backoff_seconds)
                 version_retries += 1
-            used = [p for p in range(n_parts) if positions[p]]
             answers = dict(zip(used, self._pool.map(part_call, used)))
             versions = []
             for p in used:
@@ -213,31 +224,77 @@ class SamplingRateClient:
                         versions.append(v)
             if len(versions) > 1:
                 seen = versions
-                continue
-            out = RateBatch()
-            n = len(users)
-            out.rates, out.sources = [0.0] * n, [""] * n
-            if labels is not None:
-                out.keep, out.log_odds_offsets = [False] * n, [0.0] * n
-            for p in used:
-                a = answers[p]
-                out.retries += a.retries
-                for k, i in enumerate(positions[p]):
-                    out.rates[i] = a.rates[k]
-                    out.sources[i] = a.sources[k]
-                    if labels is not None:
-                        out.keep[i] = a.keep[k]
-                        out.log_odds_offsets[i] = a.log_odds_offsets[k]
+                # Version ids start with their UTC creation time: oldest first.
+                agreed, reasks, why = self._agree(sorted(versions), used, positions, part_call,
+                                                  answers, why)
+                version_reasks += reasks
+                if agreed is None:
+                    continue
+                versions = [agreed]
+            out = self._merge(users, labels, used, positions, answers)
             out.snapshot_versions = versions
             out.version_retries = version_retries
+            out.version_reasks = version_reasks
             return out
         raise RuntimeError(f"partitioned targets {self.target}: the parts answered from different "
                            f"snapshot versions ({', '.join(seen)}) in each of "
-                           f"{self.max_version_attempts} attempts; a swap is in progress or the "
+                           f"{self.max_version_attempts} attempts and no part still held a "
+                           f"version every other part served ({why}); a swap is in progress for "
+                           f"longer than the servers' --previous-version-hold-seconds, or the "
                            f"parts follow different roots")
 
-    def _part_rates(self, part, users, items, labels, keys):
-        """One target's chunked, retried calls."""
+    def _agree(self, candidates, used, positions, part_call, answers, why):
+        """Asks the parts that answered otherwise for each candidate version in
+        turn; returns (version, re-asks, why) with answers updated, or (None,
+        re-asks, why) when no candidate was held by every part. Errors other
+        than NOT_FOUND propagate."""
+        reasks = 0
+        for version in candidates:
+            ask = [p for p in used if answers[p].snapshot_versions != [version]]
+            reasks += len(ask)
+            again, ok = {}, True
+            for p, result in zip(ask, self._pool.map(
+                    lambda p, v=version: self._try(part_call, p, v), ask)):
+                if isinstance(result, grpc.RpcError):
+                    if result.code() != grpc.StatusCode.NOT_FOUND:
+                        raise result
+                    ok, why = False, f"partition {p}: {result.details()}"
+                elif result.snapshot_versions != [version]:  # a server that ignores the field
+                    ok, why = False, f"partition {p} ignored snapshot_version"
+                else:
+                    again[p] = result
+            if ok:
+                answers.update(again)
+                return version, reasks, why
+        return None, reasks, why
+
+    @staticmethod
+    def _try(part_call, p, version):
+        try:
+            return part_call(p, version)
+        except grpc.RpcError as error:
+            return error
+
+    @staticmethod
+    def _merge(users, labels, used, positions, answers):
+        out = RateBatch()
+        n = len(users)
+        out.rates, out.sources = [0.0] * n, [""] * n
+        if labels is not None:
+            out.keep, out.log_odds_offsets = [False] * n, [0.0] * n
+        for p in used:
+            a = answers[p]
+            out.retries += a.retries
+            for k, i in enumerate(positions[p]):
+                out.rates[i] = a.rates[k]
+                out.sources[i] = a.sources[k]
+                if labels is not None:
+                    out.keep[i] = a.keep[k]
+                    out.log_odds_offsets[i] = a.log_odds_offsets[k]
+        return out
+
+    def _part_rates(self, part, users, items, labels, keys, pin=None):
+        """One target's chunked, retried calls; pin: ask for that snapshot version."""
         target, stub = self.targets[part], self._stubs[part]
         out = RateBatch()
         for begin, end in _chunks(len(users), self.max_batch_pairs):
@@ -246,6 +303,8 @@ class SamplingRateClient:
             if labels is not None:
                 request.labels.extend(labels[begin:end])
                 request.instance_keys.extend(keys[begin:end])
+            if pin:
+                request.snapshot_version = pin
             response, retries = self._call(stub.GetSamplingRate, request)
             out.retries += retries
             if len(response.rates) != end - begin or len(response.sources) != end - begin:
@@ -262,6 +321,26 @@ class SamplingRateClient:
             if response.snapshot_version not in out.snapshot_versions:
                 out.snapshot_versions.append(response.snapshot_version)
         return out
+
+    def pin_version(self, version, reject_active=False):
+        """Operator action (PinVersionRequest; the C++ client's PinVersion): serve
+        `version` and stop following CURRENT, or with version "" unpin and follow
+        CURRENT again; reject_active marks the version active before the call
+        as rolled back. The target must be the servers' operator listener
+        (graphsieve-server --operator-address; by default
+        "unix:/tmp/graphsieve-operator-<port>.sock"): the data port refuses it
+        with PERMISSION_DENIED. Partitioned targets: every part in order,
+        stopping at the first error (grpc.RpcError; NOT_FOUND / DATA_LOSS: the
+        version did not load and the old one keeps serving). UNAVAILABLE is
+        retried only without reject_active (a repeated rollback could reject
+        more). Returns the last part's PinVersionResponse (active_version,
+        pinned_version)."""
+        request = sampling_pb2.PinVersionRequest(version=version, reject_active=reject_active)
+        response = None
+        for stub in self._stubs:
+            response, _ = self._call(stub.PinVersion, request,
+                                     max_attempts=1 if reject_active else None)
+        return response
 
     def status(self, part=0):
         """GetStatusResponse (active snapshot, manifest summary, history) of partition part's

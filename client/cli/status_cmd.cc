@@ -65,6 +65,7 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
   Row(&out, "versions on disk", OrNone(absl::StrJoin(s.versions_on_disk(), ", ")));
   Row(&out, "pinned", s.pinned_version().empty() ? "no (following CURRENT)" : s.pinned_version());
   Row(&out, "rejected", OrNone(absl::StrJoin(s.rejected_versions(), ", ")));
+  Row(&out, "held (previous)", OrNone(s.held_version()));
   absl::StrAppendFormat(&out, "refresh history (%d, newest last):\n", s.refresh_history_size());
   if (s.refresh_history_size() > 0) {
     absl::StrAppendFormat(&out, "  %-26s %-28s %-4s %8s  %s\n", "at", "version", "ok", "load s",

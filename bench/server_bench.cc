@@ -46,6 +46,9 @@ ABSL_FLAG(std::string, server_lookup, "memory",
           "The server's --lookup: memory (default) | rocksdb.");
 ABSL_FLAG(bool, raw, true, "Also measure raw in-process lookups (the baselines).");
 ABSL_FLAG(int, pool_pairs, 1 << 20, "Stored pairs sampled as the query pool.");
+ABSL_FLAG(bool, raw_huge_pages, false,
+          "Raw lookups also on the index file mapped with madvise(MADV_HUGEPAGE); prints the "
+          "process's FilePmdMapped / AnonHugePages after each raw configuration.");
 ABSL_FLAG(bool, server_use_index_file, true,
           "The server's --use_index_file: map index.gsi (true) or build the index in memory.");
 ABSL_FLAG(std::string, swap_version, "",
@@ -61,6 +64,20 @@ struct Point {
   double pairs_per_second = 0, p50_ms = 0, p99_ms = 0;
   uint64_t calls = 0, errors = 0;
 };
+
+// FilePmdMapped and AnonHugePages of this process, as printed by the kernel.
+std::string HugePageLines() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line, out;
+  while (std::getline(in, line)) {
+    if (line.rfind("FilePmdMapped:", 0) == 0 || line.rfind("AnonHugePages:", 0) == 0) {
+      std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      absl::StrAppend(&out, out.empty() ? "" : ", ", line.substr(0, line.find(':')), " ",
+                      f.size() > 1 ? f[1] : "?", " kB");
+    }
+  }
+  return out.empty() ? "unreadable" : out;
+}
 
 double Percentile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
@@ -171,13 +188,19 @@ int Main() {
   // --- Baseline: raw in-process LookupPairs on the same snapshot, through
   // RocksDB (sorted MultiGet) and through the in-memory index the server uses.
   Pool pool;
-  // kMemory twice: the mapped index file, then the index built in memory.
+  // kMemory two or three times: the mapped index file, (with --raw_huge_pages
+  // the mapped file with MADV_HUGEPAGE,) then the index built in memory.
   int memory_runs = 0;
-  for (LookupMode mode : {LookupMode::kRocksDb, LookupMode::kMemory, LookupMode::kMemory}) {
+  std::vector<LookupMode> modes = {LookupMode::kRocksDb, LookupMode::kMemory, LookupMode::kMemory};
+  const bool huge_run = absl::GetFlag(FLAGS_raw_huge_pages);
+  if (huge_run) modes.push_back(LookupMode::kMemory);
+  for (LookupMode mode : modes) {
     const absl::Time t0 = absl::Now();
     SnapshotReaderOptions ro;
     ro.lookup = mode;
-    ro.use_index_file = !(mode == LookupMode::kMemory && memory_runs++ == 1);
+    const int memory_run = mode == LookupMode::kMemory ? memory_runs++ : -1;
+    ro.use_index_file = memory_run != (huge_run ? 2 : 1);
+    ro.index_huge_pages = huge_run && memory_run == 1;
     auto reader = SnapshotReader::Open(root, *version, ro);
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
@@ -238,13 +261,18 @@ int Main() {
         });
         std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
                     absl::StrCat("raw ", mode != LookupMode::kMemory ? "rocksdb"
-                                         : ls.index_mapped           ? "mapped"
-                                                                     : "built",
+                                         : ls.index_mapped ? (ro.index_huge_pages ? "mapped+THP"
+                                                                                  : "mapped")
+                                                           : "built",
                                  " lookup, ", t, " thr")
                         .c_str(),
                     b,
                     p.pairs_per_second, p.p50_ms, p.p99_ms);
       }
+    }
+    if (huge_run && mode == LookupMode::kMemory) {
+      std::printf("  huge pages mapped now (/proc/self/smaps_rollup): %s\n",
+                  HugePageLines().c_str());
     }
   }
 

@@ -239,6 +239,7 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   void* mem = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);  // the mapping keeps the file
   if (mem == MAP_FAILED) return loss(absl::StrCat("mmap: ", std::strerror(errno)));
+  if (options.advise_huge_pages) ::madvise(mem, file_bytes, MADV_HUGEPAGE);  // a hint
   index->mapping_->address = mem;
   index->mapping_->bytes = file_bytes;
   const char* base = static_cast<const char*>(mem);

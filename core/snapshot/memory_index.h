@@ -62,6 +62,12 @@ struct MapFileOptions {
   bool check_file_xxh3 = false;
   uint64_t file_xxh3 = 0;
   uint64_t file_bytes = 0;
+  // madvise(MADV_HUGEPAGE) on the mapping (bench/server_bench.cc
+  // --raw_huge_pages measures it): transparent huge pages for a read-only
+  // file mapping need the kernel's CONFIG_READ_ONLY_THP_FOR_FS (or a file
+  // system with large folios) and are otherwise ignored. Off by default:
+  // kept only where it measures better (docs/SERVER.md "Huge pages").
+  bool advise_huge_pages = false;
 };
 
 class MemoryIndex {

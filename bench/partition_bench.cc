@@ -55,7 +55,7 @@ ABSL_FLAG(double, campaign_swap_every_seconds, 3.0, "Campaign: seconds between f
 ABSL_FLAG(double, campaign_poll_seconds, 1.0, "Campaign: each part's --poll-interval-seconds.");
 ABSL_FLAG(double, campaign_hold_seconds, 60.0,
           "Campaign: each part's --previous-version-hold-seconds (0: the behaviour before "
-          "held versions).");
+          "held versions; < 0: not passed, for a --server_binary from before the flag).");
 ABSL_FLAG(bool, campaign_control, true,
           "Campaign: then the same flips again (--campaign_swaps, no request minimum) with "
           "--previous-version-hold-seconds=0, the behaviour before held versions, as the "

@@ -59,7 +59,7 @@ struct CampaignOptions {
   int swaps = 10;                      // CURRENT flips, at least
   double swap_every_seconds = 3.0;
   double poll_seconds = 1.0;           // each server's --poll-interval-seconds
-  double hold_seconds = 60.0;          // each server's --previous-version-hold-seconds
+  double hold_seconds = 60.0;          // each server's --previous-version-hold-seconds (< 0: not passed)
 };
 int RunCampaign(const CampaignOptions& options, const std::vector<uint64_t>& users,
                 const std::vector<uint64_t>& items);

@@ -88,10 +88,12 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
     if (p > 0) {  // independent phases: part p polls p/parts of an interval later
       std::this_thread::sleep_for(std::chrono::duration<double>(o.poll_seconds / o.parts));
     }
-    auto s = Spawn(o.server_binary, o.root,
-                   {absl::StrCat("--poll-interval-seconds=", o.poll_seconds),
-                    absl::StrCat("--previous-version-hold-seconds=", o.hold_seconds),
-                    absl::StrCat("--partition=", p)});
+    std::vector<std::string> flags = {absl::StrCat("--poll-interval-seconds=", o.poll_seconds),
+                                      absl::StrCat("--partition=", p)};
+    if (o.hold_seconds >= 0) {  // < 0: a server binary from before the flag
+      flags.push_back(absl::StrCat("--previous-version-hold-seconds=", o.hold_seconds));
+    }
+    auto s = Spawn(o.server_binary, o.root, flags);
     if (!s.ok()) return std::fprintf(stderr, "%s\n", s.status().ToString().c_str()), 1;
     parts.push_back(*s);
     absl::StrAppend(&target, p ? "," : "", s->target);

@@ -152,7 +152,9 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
   stop_rss = true;
   rss.join();
   double server_cpu = 0;
-  for (uint32_t p = 0; p < o.parts; ++p) server_cpu += ProcessCpuSeconds(parts[p].pid) - server_cpu0[p];
+  for (uint32_t p = 0; p < o.parts; ++p) {
+    server_cpu += ProcessCpuSeconds(parts[p].pid) - server_cpu0[p];
+  }
   for (const Server& s : parts) Stop(s);
 
   const uint64_t batches = tally.batches.load();
@@ -174,7 +176,8 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
       static_cast<unsigned long long>(tally.reasks.load()),
       static_cast<unsigned long long>(tally.fresh_retries.load()));
   for (const auto& [v, k] : tally.by_version) {
-    std::printf("  answered from %s: %llu batches\n", v.c_str(), static_cast<unsigned long long>(k));
+    std::printf("  answered from %s: %llu batches\n", v.c_str(),
+                static_cast<unsigned long long>(k));
   }
   for (uint32_t p = 0; p < o.parts; ++p) {
     auto ratio = [](uint64_t a, uint64_t b) { return b ? static_cast<double>(a) / b : 0.0; };

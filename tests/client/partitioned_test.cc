@@ -4,8 +4,9 @@
 // processes on loopback, the routing SamplingRateClient and the graphsieve
 // CLI with --server A,B; compared with one server over the same log built
 // unpartitioned; swaps of one part at a time answered from one version
-// (the held previous version, GetSamplingRateRequest.snapshot_version). Also: a version whose index file has a flipped byte is
-// refused by a real server (DATA_LOSS), the old version keeps serving.
+// (the held previous version, GetSamplingRateRequest.snapshot_version).
+// Also: a version whose index file has a flipped byte is refused by a real
+// server (DATA_LOSS), the old version keeps serving.
 #include <atomic>
 #include <filesystem>
 #include <fstream>

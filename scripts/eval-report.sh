@@ -131,7 +131,8 @@ movielens() {
              ml-fresh-a-deployed ml-fresh-b-random ml-fresh-b-deployed ml-mixture-random \
              ml-mixture-deployed ml-mixture-fresh-random ml-mixture-fresh-deployed \
              ml-rule-gamma-random ml-rule-gamma-deployed ml-rule-beta0.5-random ml-rule-beta1.5-random \
-             ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa; do
+             ml-rule-beta0.75-random ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa \
+             ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed; do
       absent "$n" "$msg"
     done
     return 0
@@ -161,10 +162,14 @@ movielens() {
     done
   fi
   if want rule; then
+    run ml-rule-kappa-random "$T, random, κ trade-off (lr vs fm), seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+      --models=lr,fm --methods=uniform,maec-prop-mix --kappas=0.1,0.5,2
+    run ml-policy-alpha-deployed "$T, deployed, DEFAULT answers at α (--default_policy=alpha), seeds 1–$SEEDS" \
+      "${ML[@]}" "${BASE[@]}" --models=fm --mode=deployed --default_policy=alpha "${RULE_BETA[@]}"
     for mode in random deployed; do
       run "ml-rule-gamma-$mode" "$T, $mode, mixture κ 0.1, γ grid, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
         --models=fm --mode="$mode" "${RULE_GAMMA[@]}"
-      for beta in $([[ $mode == random ]] && echo 0.5) 1.5; do
+      for beta in $([[ $mode == random ]] && echo 0.5 0.75) 1.5; do
         run "ml-rule-beta$beta-$mode" "$T, $mode, mixture κ 0.1, t = s^$beta, seeds 1–$SEEDS" "${ML[@]}" \
           "${BASE[@]}" --models=fm --mode="$mode" --score_power="$beta" "${RULE_BETA[@]}"
       done
@@ -174,6 +179,10 @@ movielens() {
     for mode in random deployed; do
       run "ml-final-$mode" "$T, $mode, γ 0.25 (new default) and 0.5 (previous), fresh seeds $FINAL_SEED–" \
         "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp --mode="$mode" "${FINAL[@]}"
+    done
+    for mode in random deployed; do
+      run "ml-final15-$mode" "$T, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" "${ML[@]}" "${BASE[@]}" \
+        --models=lr,fm,mlp --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
     done
     run ml-final-sweep "MovieLens 100K, random split, α sweep, fresh seeds $FINAL_SEED–" "${ML[@]}" \
       "${BASE[@]}" --models=lr,fm "${FINAL_SWEEP[@]}"
@@ -228,6 +237,10 @@ preference() {
       run "gp-final-$mode" "$T, $mode, γ 0.25 (new default) and 0.5 (previous), fresh seeds $FINAL_SEED–" \
         "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
     done
+    for mode in random deployed; do
+      run "gp-final15-$mode" "$T, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
+    done
     run gp-final-sweep "$T, random, α sweep, fresh seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" "${FINAL_SWEEP[@]}"
   fi
   if want mixture-fresh; then
@@ -249,10 +262,14 @@ preference_scale1() {
   done
   # γ 0.25 (the new default) and 0.5 (the previous one), selection seeds and fresh seeds.
   run gp1-rule-random "Generated kuairec scale 1 (12M), preference exposure, random, γ grid, seeds 1–$SEEDS" \
-    "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.1,0.15,0.25,0.5
+    "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
+  run gp1-rule-beta1.5-random "Generated kuairec scale 1 (12M), preference exposure, random, t = s^1.5, seeds 1–$SEEDS" \
+    "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.5 --score_power=1.5
   for mode in random deployed; do
     run "gp1-final-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, γ 0.25 and 0.5, fresh seeds $FINAL_SEED–" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
+    run "gp1-final15-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --threads=2 --score_power=1.5 "${FINAL[@]}" --gammas=0.5
   done
   # The recommended default on fresh seeds.
   for mode in random deployed; do

@@ -132,7 +132,8 @@ movielens() {
              ml-mixture-deployed ml-mixture-fresh-random ml-mixture-fresh-deployed \
              ml-rule-gamma-random ml-rule-gamma-deployed ml-rule-beta0.5-random ml-rule-beta1.5-random \
              ml-rule-beta0.75-random ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa \
-             ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed; do
+             ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed \
+             ml-final-policy-alpha; do
       absent "$n" "$msg"
     done
     return 0
@@ -184,6 +185,8 @@ movielens() {
       run "ml-final15-$mode" "$T, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" "${ML[@]}" "${BASE[@]}" \
         --models=lr,fm,mlp --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
     done
+    run ml-final-policy-alpha "$T, deployed, DEFAULT answers at α (--default_policy=alpha), fresh seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" --models=fm --mode=deployed --default_policy=alpha "${FINAL[@]}" --gammas=0.5
     run ml-final-sweep "MovieLens 100K, random split, α sweep, fresh seeds $FINAL_SEED–" "${ML[@]}" \
       "${BASE[@]}" --models=lr,fm "${FINAL_SWEEP[@]}"
     run ml-final-kappa "MovieLens 100K, random split, κ trade-off (lr vs fm, mlp), fresh seeds $FINAL_SEED–" \

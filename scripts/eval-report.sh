@@ -178,7 +178,7 @@ movielens() {
   fi
   if want final; then
     for mode in random deployed; do
-      run "ml-final-$mode" "$T, $mode, γ 0.25 (new default) and 0.5 (previous), fresh seeds $FINAL_SEED–" \
+      run "ml-final-$mode" "$T, $mode, γ 0.25 and 0.5 (the default), fresh seeds $FINAL_SEED–" \
         "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp --mode="$mode" "${FINAL[@]}"
     done
     for mode in random deployed; do
@@ -237,7 +237,7 @@ preference() {
   fi
   if want final; then
     for mode in random deployed; do
-      run "gp-final-$mode" "$T, $mode, γ 0.25 (new default) and 0.5 (previous), fresh seeds $FINAL_SEED–" \
+      run "gp-final-$mode" "$T, $mode, γ 0.25 and 0.5 (the default), fresh seeds $FINAL_SEED–" \
         "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
     done
     for mode in random deployed; do
@@ -263,17 +263,21 @@ preference_scale1() {
     run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
   done
-  # γ 0.25 (the new default) and 0.5 (the previous one), selection seeds and fresh seeds.
+  # Second round: γ 0.25 and 0.5 (the default), t = s^1.5; selection seeds and fresh seeds.
+  if want rule; then
   run gp1-rule-random "Generated kuairec scale 1 (12M), preference exposure, random, γ grid, seeds 1–$SEEDS" \
     "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
   run gp1-rule-beta1.5-random "Generated kuairec scale 1 (12M), preference exposure, random, t = s^1.5, seeds 1–$SEEDS" \
     "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.5 --score_power=1.5
+  fi
+  if want final; then
   for mode in random deployed; do
     run "gp1-final-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, γ 0.25 and 0.5, fresh seeds $FINAL_SEED–" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
     run "gp1-final15-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --threads=2 --score_power=1.5 "${FINAL[@]}" --gammas=0.5
   done
+  fi
   # The recommended default on fresh seeds.
   for mode in random deployed; do
     run "gp1-mixture-fresh01-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \

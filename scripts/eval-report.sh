@@ -277,6 +277,11 @@ preference_scale1() {
     run "gp1-final15-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --threads=2 --score_power=1.5 "${FINAL[@]}" --gammas=0.5
   done
+  # Three more seeds in today's mode (measured after the decision).
+  run gp1-extra-random "Generated kuairec scale 1 (12M), preference exposure, random, seeds 10–12" \
+    "${GP[@]}" "${BASE[@]}" --threads=2 --first_seed=10 --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
+  run gp1-extra15-random "Generated kuairec scale 1 (12M), preference exposure, random, t = s^1.5, seeds 10–12" \
+    "${GP[@]}" "${BASE[@]}" --first_seed=10 --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.5 --score_power=1.5
   fi
   # The recommended default on fresh seeds.
   for mode in random deployed; do

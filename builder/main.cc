@@ -55,6 +55,9 @@ ABSL_FLAG(std::string, rate_rule, "mixture",
 ABSL_FLAG(double, kappa, 0.1, "Mixture rule: uniform share of the MA-EC score, > 0.");
 ABSL_FLAG(double, pilot_kappa, -1, "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
 ABSL_FLAG(double, product_kappa, 0.25, "Mixture rule: uniform share of the product ensemble's refit.");
+ABSL_FLAG(double, score_power, 1.0,
+          "Rates from t = s^beta of the MA-EC score, beta in (0, 4]; 1 = the score itself "
+          "(docs/METHOD.md \"Rate rules\", measured in docs/EVALUATION.md \"Second round\").");
 ABSL_FLAG(double, gamma, 0.5, "Propagation weight, in [0, 1).");
 ABSL_FLAG(bool, uncertainty_propagation, true,
           "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
@@ -142,6 +145,7 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   if (absl::GetFlag(FLAGS_pilot_kappa) >= 0) p.pilot_kappa = absl::GetFlag(FLAGS_pilot_kappa);
   p.product_kappa = absl::GetFlag(FLAGS_product_kappa);
   p.gamma = absl::GetFlag(FLAGS_gamma);
+  p.score_power = absl::GetFlag(FLAGS_score_power);
   p.uncertainty_propagation = absl::GetFlag(FLAGS_uncertainty_propagation);
   p.score_propagation = absl::GetFlag(FLAGS_score_propagation);
   p.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);

@@ -72,6 +72,8 @@ ABSL_FLAG(bool, include_full, true, "Also train on the unsampled training part (
 ABSL_FLAG(std::string, resistance, "auto", "Effective resistance route of the pipeline: auto, exact, "
           "sketch, onesided.");
 ABSL_FLAG(int, sketch_dim, 64, "Sketch dimension k of the pipeline.");
+ABSL_FLAG(double, score_power, 1.0, "beta in (0, 1]: MA-EC rates are made from t = s^beta of the "
+          "score (core/maec PipelineOptions::score_power; 1 = the score itself).");
 ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 propagation operator.");
 ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
 ABSL_FLAG(std::string, title, "", "Section title of the Markdown report (default: the input's name).");
@@ -167,6 +169,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.pipeline.resistance = *r;
   o.pipeline.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
   o.pipeline.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);
+  o.pipeline.score_power = absl::GetFlag(FLAGS_score_power);
   o.pipeline.threads = absl::GetFlag(FLAGS_threads);
   if (!absl::GetFlag(FLAGS_quiet)) {
     o.progress = [](const std::string& line) { std::cerr << line << std::endl; };

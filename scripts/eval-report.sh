@@ -6,7 +6,7 @@
 #   LEGACY=1 scripts/eval-report.sh           # also the earlier tables (the paper's configuration,
 #                                             # popularity-exposure log; see the report)
 #   KUAIREC_SCALE1=1 LEGACY=1 scripts/eval-report.sh   # and kuairec at scale 1 (long)
-#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh
+#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh | rule | final
 #   GP_SCALE1=1 scripts/eval-report.sh        # also the preference log at scale 1 (12M, fm)
 #
 # Configures and builds `build/` (Release) if needed, builds graphsieve-eval and
@@ -76,6 +76,18 @@ FRESH_B=(--first_seed="$FRESH_SEED" --methods=uniform,maec-prop --floors=0.01)
 MIXTURE_FRESH=(--first_seed="$FRESH_SEED" --methods=${MIXTURE_FRESH_METHODS:-uniform,maec-mix,maec-prop-mix,max-raw-mix}
                --kappas="${MIXTURE_KAPPA:-0.25}" --pilot_kappas=1)
 
+# Issue 12, second round (docs/EVALUATION.md "Rule selection"): the propagation weight γ
+# and the rate map t = s^β (--score_power) of the mixture rule, selected on seeds 1..SEEDS
+# with fm; the chosen default against the previous one on fresh seeds FINAL_SEED..
+# (lr, fm, mlp on MovieLens), the α sweep and the κ trade-off for lr.
+FINAL_SEED="${FINAL_SEED:-7}"
+RULE_GAMMA=(--methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.1,0.15,0.25,0.5)
+RULE_BETA=(--methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5)
+FINAL=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5)
+FINAL_SWEEP=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
+             --alphas=0.05,0.1,0.5)
+FINAL_KAPPA=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.5,2 --gammas=0.25,0.5)
+
 # stitch: copies every finished $WORK/NAME.md between its markers in the report.
 stitch() {
   python3 - "$REPORT" "$WORK" <<'PY'
@@ -117,7 +129,11 @@ movielens() {
     local msg="MovieLens 100K was not found (looked for ${ML100K_DIR:-../shared/data/ml-100k and /work/shared/data/ml-100k}/u.data; set ML100K_DIR). This section was not regenerated."
     for n in ml-floor-random ml-floor-deployed ml-floor-deployed-seeded ml-fresh-a-random \
              ml-fresh-a-deployed ml-fresh-b-random ml-fresh-b-deployed ml-mixture-random \
-             ml-mixture-deployed ml-mixture-fresh-random ml-mixture-fresh-deployed; do
+             ml-mixture-deployed ml-mixture-fresh-random ml-mixture-fresh-deployed \
+             ml-rule-gamma-random ml-rule-gamma-deployed ml-rule-beta0.5-random ml-rule-beta1.5-random \
+             ml-rule-beta0.75-random ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa \
+             ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed \
+             ml-final-policy-alpha; do
       absent "$n" "$msg"
     done
     return 0
@@ -145,6 +161,36 @@ movielens() {
       run "ml-mixture-$mode" "$T, $mode, mixture rule, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
         --models=fm --mode="$mode" "${MIXTURE[@]}"
     done
+  fi
+  if want rule; then
+    run ml-rule-kappa-random "$T, random, κ trade-off (lr vs fm), seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+      --models=lr,fm --methods=uniform,maec-prop-mix --kappas=0.1,0.5,2
+    run ml-policy-alpha-deployed "$T, deployed, DEFAULT answers at α (--default_policy=alpha), seeds 1–$SEEDS" \
+      "${ML[@]}" "${BASE[@]}" --models=fm --mode=deployed --default_policy=alpha "${RULE_BETA[@]}"
+    for mode in random deployed; do
+      run "ml-rule-gamma-$mode" "$T, $mode, mixture κ 0.1, γ grid, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+        --models=fm --mode="$mode" "${RULE_GAMMA[@]}"
+      for beta in $([[ $mode == random ]] && echo 0.5 0.75) 1.5; do
+        run "ml-rule-beta$beta-$mode" "$T, $mode, mixture κ 0.1, t = s^$beta, seeds 1–$SEEDS" "${ML[@]}" \
+          "${BASE[@]}" --models=fm --mode="$mode" --score_power="$beta" "${RULE_BETA[@]}"
+      done
+    done
+  fi
+  if want final; then
+    for mode in random deployed; do
+      run "ml-final-$mode" "$T, $mode, γ 0.25 and 0.5 (the default), fresh seeds $FINAL_SEED–" \
+        "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp --mode="$mode" "${FINAL[@]}"
+    done
+    for mode in random deployed; do
+      run "ml-final15-$mode" "$T, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" "${ML[@]}" "${BASE[@]}" \
+        --models=lr,fm,mlp --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
+    done
+    run ml-final-policy-alpha "$T, deployed, DEFAULT answers at α (--default_policy=alpha), fresh seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" --models=fm --mode=deployed --default_policy=alpha "${FINAL[@]}" --gammas=0.5
+    run ml-final-sweep "MovieLens 100K, random split, α sweep, fresh seeds $FINAL_SEED–" "${ML[@]}" \
+      "${BASE[@]}" --models=lr,fm "${FINAL_SWEEP[@]}"
+    run ml-final-kappa "MovieLens 100K, random split, κ trade-off (lr vs fm, mlp), fresh seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp "${FINAL_KAPPA[@]}"
   fi
   if want mixture-fresh; then
     for mode in random deployed; do
@@ -179,6 +225,27 @@ preference() {
         --mode="$mode" "${MIXTURE[@]}"
     done
   fi
+  if want rule; then
+    for mode in random deployed; do
+      run "gp-rule-gamma-$mode" "$T, $mode, mixture κ 0.1, γ grid, seeds 1–$SEEDS" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" "${RULE_GAMMA[@]}"
+      for beta in $([[ $mode == random ]] && echo 0.5) 1.5; do
+        run "gp-rule-beta$beta-$mode" "$T, $mode, mixture κ 0.1, t = s^$beta, seeds 1–$SEEDS" "${GP[@]}" \
+          "${BASE[@]}" --mode="$mode" --score_power="$beta" "${RULE_BETA[@]}"
+      done
+    done
+  fi
+  if want final; then
+    for mode in random deployed; do
+      run "gp-final-$mode" "$T, $mode, γ 0.25 and 0.5 (the default), fresh seeds $FINAL_SEED–" \
+        "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
+    done
+    for mode in random deployed; do
+      run "gp-final15-$mode" "$T, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" \
+        --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
+    done
+    run gp-final-sweep "$T, random, α sweep, fresh seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" "${FINAL_SWEEP[@]}"
+  fi
   if want mixture-fresh; then
     for mode in random deployed; do
       run "gp-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
@@ -196,6 +263,26 @@ preference_scale1() {
     run "gp1-floor-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, floor rule" \
       "${GP[@]}" "${BASE[@]}" --mode="$mode" --methods=uniform,maec,maec-prop --floors=0.05
   done
+  # Second round: γ 0.25 and 0.5 (the default), t = s^1.5; selection seeds and fresh seeds.
+  if want rule; then
+  run gp1-rule-random "Generated kuairec scale 1 (12M), preference exposure, random, γ grid, seeds 1–$SEEDS" \
+    "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
+  run gp1-rule-beta1.5-random "Generated kuairec scale 1 (12M), preference exposure, random, t = s^1.5, seeds 1–$SEEDS" \
+    "${GP[@]}" "${BASE[@]}" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.5 --score_power=1.5
+  fi
+  if want final; then
+  for mode in random deployed; do
+    run "gp1-final-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, γ 0.25 and 0.5, fresh seeds $FINAL_SEED–" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" "${FINAL[@]}"
+    run "gp1-final15-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, t = s^1.5 at γ 0.5, fresh seeds $FINAL_SEED–" \
+      "${GP[@]}" "${BASE[@]}" --mode="$mode" --threads=2 --score_power=1.5 "${FINAL[@]}" --gammas=0.5
+  done
+  # Three more seeds in today's mode (measured after the decision).
+  run gp1-extra-random "Generated kuairec scale 1 (12M), preference exposure, random, seeds 10–12" \
+    "${GP[@]}" "${BASE[@]}" --threads=2 --first_seed=10 --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
+  run gp1-extra15-random "Generated kuairec scale 1 (12M), preference exposure, random, t = s^1.5, seeds 10–12" \
+    "${GP[@]}" "${BASE[@]}" --first_seed=10 --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.5 --score_power=1.5
+  fi
   # The recommended default on fresh seeds.
   for mode in random deployed; do
     run "gp1-mixture-fresh01-$mode" "Generated kuairec scale 1 (12M), preference exposure, $mode, the recommended default (maec-prop-mix κ = 0.1), fresh seeds" \

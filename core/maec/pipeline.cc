@@ -248,6 +248,7 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit, const 
   m.floor = o.method == Method::kProduct ? o.product_floor : o.method == Method::kOpt ? o.PilotFloor() : o.floor;
   m.rate_rule = static_cast<int>(o.rate_rule);
   m.kappa = o.kappa;
+  m.score_power = o.score_power;
   m.score_mean = fit.score_mean;
   m.rho = fit.rho;
   m.gamma = o.gamma;
@@ -272,6 +273,7 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
 
   const HardnessRange range = RangeOf(cond.hardness, o.comm);
   Corrected maec = MaecScore(pairs, degrees, cond, range, o);
+  for (double& s : maec.rate_score) s = ScorePower(s, o.score_power);  // t(s) = s^β
   res.uncertainty_iterations = maec.uncertainty_report.iterations;
   res.score_iterations = maec.score_report.iterations;
   res.uncertainty_converged = !o.uncertainty_propagation || maec.uncertainty_report.converged;

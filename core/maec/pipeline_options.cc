@@ -64,6 +64,7 @@ absl::Status PipelineOptions::Validate() const {
       if (!(value > 0.0 && value <= 1e6)) return bad(name, " must be in (0, 1e6], got ", value);
     }
   }
+  if (!(score_power > 0.0 && score_power <= 4.0)) return bad("score_power must be in (0, 4], got ", score_power);
   if (!(gamma >= 0.0 && gamma < 1.0)) return bad("gamma must be in [0, 1), got ", gamma);
   if (!(propagation_tolerance > 0.0)) return bad("propagation_tolerance must be > 0, got ", propagation_tolerance);
   if (propagation_max_iterations < 0) {

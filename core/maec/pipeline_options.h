@@ -42,6 +42,9 @@ struct PipelineOptions {
   double kappa = 0.1;                  // mixture: uniform share κ of the MA-EC score, > 0
   std::optional<double> pilot_kappa;   // mixture: κ of the pilot score; unset = kappa
   double product_kappa = 0.25;         // mixture: κ of the product ensemble's refit
+  // Rates are made from t = s^β of the MA-EC score s (either rule; the pilot
+  // score is a probability and is used as it is). β in (0, 1]; 1 = s itself.
+  double score_power = 1.0;
   // A positive pair's rate is its counterfactual rate: the rate it would get
   // as a negative (docs/METHOD.md "Counterfactual positives"). false = the
   // label-dependent rate of earlier versions (for measurement only).

@@ -22,6 +22,7 @@
 #define GRAPHSIEVE_CORE_MAEC_RATES_H_
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -45,6 +46,14 @@ struct RateFit {
   double max_alpha = 1.0;       // f(∞): the largest reachable α for these scores and floor
   double score_mean = 0.0;      // mixture: h̄ = Σ w s / Σ w (0 for the floor rule)
 };
+
+// The hardness-to-rate map's transform t(s) = s^β (β = `score_power` in
+// (0, 1]; docs/METHOD.md "Rate rules"): β < 1 tames the heavy tail of the
+// conductance, which otherwise concentrates the budget on few pairs. β = 1 is
+// the identity (the score itself). REQUIRES: s >= 0.
+inline double ScorePower(double score, double power) {
+  return power == 1.0 ? score : std::pow(score, power);
+}
 
 // One rate from a score and a fit, by rule (the same expression the fits use).
 inline double FloorRate(double score, double rho, double floor) {

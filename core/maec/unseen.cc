@@ -44,7 +44,7 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   if (m.score_propagation && d > 0) {
     s = (1.0 - m.gamma) * s + m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
   }
-  s = std::max(s, 0.0);
+  s = ScorePower(std::max(s, 0.0), m.score_power);
   return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa) : FloorRate(s, m.rho, m.floor));
 }
 

@@ -45,7 +45,8 @@ struct UnseenModel {
   int rate_rule = 0;                   // RateRule enum value (rates.h): 0 floor, 1 mixture
   double alpha = 0.2, floor = 0.01;    // floor: ϱ of the floor rule
   double kappa = 0.0;                  // mixture: uniform share κ
-  double score_mean = 0.0;             // mixture: h̄, mean score over the negative instances
+  double score_mean = 0.0;             // mixture: h̄, mean of t(s) over the negative instances
+  double score_power = 1.0;            // MA-EC: rates from t(s) = s^β (rates.h ScorePower)
   double rho = 1.0;                    // rate scale ρ
   double gamma = 0.5;
   double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
@@ -65,8 +66,8 @@ struct NodeView {
 // The rate for an unseen (user, item) pair of known nodes, treated as a
 // negative: conductance from the sketch rows (0 across components), min-max
 // normalised, one uncertainty and one score propagation step from the node
-// sums, then the snapshot's rate rule (rates.h): floor min(max(ρs, ϱ), 1)
-// or mixture min(1, ρ(s/h̄ + κ)). Result in (0, 1].
+// sums, t = s^β, then the snapshot's rate rule (rates.h): floor
+// min(max(ρt, ϱ), 1) or mixture min(1, ρ(t/h̄ + κ)). Result in (0, 1].
 // Methods other than MA-EC: uniform gives α; the pilot-based ones (opt, max,
 // mean, product) have no pilot score for an unseen pair and give the mean of
 // the two nodes' mean_rate, clipped to [floor, 1] (floor rule) or (0, 1].

@@ -112,7 +112,8 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
                       {"sketch_dim", m.sketch_dim},
                       {"rate_rule", m.rate_rule},
                       {"kappa", m.kappa},
-                      {"score_mean", m.score_mean}};
+                      {"score_mean", m.score_mean},
+                      {"score_power", m.score_power}};
   return j.dump();
 }
 
@@ -139,6 +140,7 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.rate_rule = j.contains("rate_rule") ? IntegerField<int>(j, "rate_rule") : 0;
     m.kappa = j.value("kappa", 0.0);
     m.score_mean = j.value("score_mean", 0.0);
+    m.score_power = j.value("score_power", 1.0);  // added later; 1 = the score itself
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
   }
@@ -155,6 +157,9 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   if (m.rate_rule == 1 && !(m.kappa > 0.0 && m.score_mean >= 0.0)) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: mixture rule with kappa ", m.kappa,
                                             " and score_mean ", m.score_mean));
+  }
+  if (!(m.score_power > 0.0 && m.score_power <= 4.0)) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: score_power ", m.score_power));
   }
   return m;
 }

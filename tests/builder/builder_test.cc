@@ -114,6 +114,51 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   }
 }
 
+// --score-power β reaches the snapshot: the rates are the in-memory pipeline's
+// with the same β, and the stored unseen model carries β for the server.
+TEST_F(BuilderBinaryTest, ScorePowerIsAppliedAndStored) {
+  auto r = Run({"--json", "--score-power=1.5", "--seed=9"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string version = nlohmann::json::parse(r.out)["version"];
+  LogReaderOptions ro;
+  ro.label.column = "clicked";
+  ImpressionLog log;
+  ASSERT_TRUE(ReadImpressionLog(log_, ro, &log).ok());
+  auto pairs = BuildPairTable(log, 2);
+  ASSERT_TRUE(pairs.ok());
+  PipelineOptions po;
+  po.seed = 9;
+  po.sketch_dim = 8;
+  po.score_power = 1.5;
+  auto result = RunPipeline(*pairs, po);
+  ASSERT_TRUE(result.ok()) << result.status();
+  po.score_power = 1.0;
+  auto plain = RunPipeline(*pairs, po);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  auto reader = SnapshotReader::Open(root_, version, {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_DOUBLE_EQ((*reader)->model().score_power, 1.5);
+  EXPECT_DOUBLE_EQ((*reader)->model().score_mean, result->model.score_mean);
+  const size_t n = pairs->num_pairs();
+  std::vector<uint64_t> users(n), items(n);
+  for (size_t i = 0; i < n; ++i) {
+    users[i] = pairs->user_ids[pairs->pair_user[i]];
+    items[i] = pairs->item_ids[pairs->pair_item[i]];
+  }
+  std::unique_ptr<bool[]> found(new bool[n]);
+  std::vector<float> rates(n);
+  ASSERT_TRUE((*reader)
+                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates))
+                  .ok());
+  size_t differ = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_TRUE(found[i]) << i;
+    ASSERT_EQ(rates[i], result->rate[i]) << "pair " << i;
+    differ += rates[i] != plain->rate[i];
+  }
+  EXPECT_GT(differ, n / 2);  // β changed the rates
+}
+
 TEST_F(BuilderBinaryTest, RetentionAcrossRuns) {
   for (int k = 0; k < 3; ++k) {
     auto r = Run({"--keep=2", absl::StrCat("--seed=", k)});
@@ -146,6 +191,7 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
       {{"--kappa=0"}, 2, "--kappa"},
       {{"--gamma=1"}, 2, "--gamma"},
+      {{"--score-power=0"}, 2, "score_power"},
       {{"--keep=0"}, 2, "--keep"},
       {{"--method=best"}, 2, "--method"},
       {{"--resistance=magic"}, 2, "--resistance"},

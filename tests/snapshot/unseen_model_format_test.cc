@@ -15,10 +15,12 @@ TEST(UnseenModelFormat, MixtureFieldsRoundTrip) {
   m.kappa = 0.25;
   m.score_mean = 0.0375;
   m.rho = 0.16;
+  m.score_power = 0.75;
   m.sketch_dim = 8;
   absl::StatusOr<UnseenModel> back = DecodeUnseenModel(EncodeUnseenModel(m));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->rate_rule, 1);
+  EXPECT_DOUBLE_EQ(back->score_power, 0.75);
   EXPECT_DOUBLE_EQ(back->kappa, 0.25);
   EXPECT_DOUBLE_EQ(back->score_mean, 0.0375);
   EXPECT_DOUBLE_EQ(back->rho, 0.16);
@@ -31,6 +33,7 @@ TEST(UnseenModelFormat, ModelWithoutRuleFieldsIsTheFloorRule) {
   absl::StatusOr<UnseenModel> m = DecodeUnseenModel(old_json);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->rate_rule, 0);
+  EXPECT_DOUBLE_EQ(m->score_power, 1.0);  // written before score_power: the score itself
   EXPECT_DOUBLE_EQ(m->floor, 0.01);
   EXPECT_DOUBLE_EQ(m->rho, 3.0);
 }

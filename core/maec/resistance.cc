@@ -473,13 +473,13 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
     out.residual_share = share;
   }
   // Phase 2: one-sided columns and the rest of the pair sketch.
-  const size_t phase1_floats = w.pair_z.size();
-  if (out.sketch_components > 0 && o.compute_pairs) {
+  const bool phase2_sketch = out.sketch_components > 0 && o.compute_pairs && plan->pair_k > o.sketch_dim;
+  if (phase2_sketch) {
     w.pair_z.resize(blocks(plan->pair_k) * g.num_nodes() * Work::kDistBlock, 0.0f);
   }
   RunTasks(w, plan->phase1_tasks, plan->tasks.size(), &results);
   if (absl::Status s = Summarise(w, results); !s.ok()) return s;
-  if (Distributed(o) && w.pair_z.size() > phase1_floats) {
+  if (Distributed(o) && phase2_sketch) {
     // Reduce from the block holding column sketch_dim on; that block's
     // phase-1 columns are already reduced, so only rank 0 keeps them.
     const uint32_t first_block = uint32_t(o.sketch_dim) / Work::kDistBlock;

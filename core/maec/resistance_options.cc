@@ -58,8 +58,11 @@ int ResistanceOptions::PairSketchDim(double residual_share) const {
   if (method == ResistanceMethod::kSketch) return sketch_dim;
   // Median of |chi2_k/k - 1| ≈ 0.6745·√(2/k) of the sketched part; relative
   // to R it is scaled by the residual share: k = 2·(0.6745·ρ/e)².
+  // At least one 32-column distance block; the pair sketch may use fewer
+  // columns than the node rows (which are solved anyway): the distances are
+  // the per-pair cost.
   const double z = 0.6745 * std::min(1.0, std::max(0.0, residual_share)) / pair_sketch_median_error;
-  const int k = std::max(sketch_dim, static_cast<int>(std::ceil(2.0 * z * z)));
+  const int k = std::max(32, static_cast<int>(std::ceil(2.0 * z * z)));
   return (k + 31) / 32 * 32;
 }
 

@@ -31,7 +31,7 @@ struct ResistanceOptions {
                                         // cheaper than the accuracy sketch (OneSidedIsCheaper)
   // kAuto's pair sketch (the seen pairs) uses enough columns for this median relative error of
   // R_eff: k = 2·(0.6745·ρ/e)², ρ the residual share of R the sketch estimates (measured on the
-  // graph from the node-row columns; 1 without the control variate), at least sketch_dim.
+  // graph from the node-row columns; 1 without the control variate), at least 32.
   // docs/METHOD.md "How auto picks". kSketch uses sketch_dim for the pairs too.
   double pair_sketch_median_error = 0.022;
   // The pair sketch estimates only the residual R − (1/d_u + 1/d_v − 2w_uv/(d_u d_v)) of a
@@ -51,8 +51,9 @@ struct ResistanceOptions {
   // INVALID_ARGUMENT naming the field that is out of range.
   absl::Status Validate() const;
   // Columns of the sketch that serves the seen pairs: sketch_dim for kSketch,
-  // else max(sketch_dim, 2·(0.6745·residual_share/pair_sketch_median_error)²)
-  // rounded up to a multiple of 32 (the distance blocks).
+  // else max(32, 2·(0.6745·residual_share/pair_sketch_median_error)²) rounded
+  // up to a multiple of 32 (the distance blocks). Fewer than sketch_dim: the
+  // distances read the first columns of the node-row solve.
   int PairSketchDim(double residual_share) const;
 };
 

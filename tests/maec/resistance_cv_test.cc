@@ -144,7 +144,7 @@ TEST(ControlVariate, SizingRule) {
   ResistanceOptions o;  // e = 0.022, sketch_dim 64
   EXPECT_EQ(o.PairSketchDim(1.0), 1888);  // 2·(0.6745/0.022)² = 1880 → 32-column blocks
   EXPECT_EQ(o.PairSketchDim(0.5), 480);   // 470 → 480
-  EXPECT_EQ(o.PairSketchDim(0.02), 64);   // < sketch_dim: the node rows suffice
+  EXPECT_EQ(o.PairSketchDim(0.02), 32);   // one distance block (of the 64 node-row columns)
   o.method = ResistanceMethod::kSketch;
   EXPECT_EQ(o.PairSketchDim(1.0), 64);
 }

@@ -441,7 +441,8 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   out.sketch_dim = o.sketch_dim;
   out.sketch.assign(g.num_nodes() * size_t(o.sketch_dim), 0.0f);
   if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
-  const PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs) : PairIncidence{};
+  // Item lists only once a one-sided component solves over its items (phase 2).
+  PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
   absl::StatusOr<Plan> plan = PlanComponents(pairs, g, o, &out);
   if (!plan.ok()) return plan.status();
 
@@ -467,6 +468,12 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   }
   const double share = any_pair_sketch && o.pair_sketch_control_variate ? ResidualShare(w) : 1.0;
   maec_internal::PlanSecondPhase(g, inc, o, share, &*plan, &out);
+  for (uint32_t c = 0; c < g.num_components && o.compute_pairs; ++c) {
+    if (plan->route[c] == Route::kOneSided && !plan->s_is_users[c]) {
+      inc = PairIncidence::Build(pairs);
+      break;
+    }
+  }
 
   if (out.sketch_components > 0 && o.compute_pairs) {
     out.pair_sketch_dim = plan->pair_k;

@@ -432,6 +432,29 @@ void PairResistances(Work& w) {
   });
 }
 
+// Phase-2 pair-sketch columns of every rank into every rank: reduce from the
+// block holding column sketch_dim on; that block's phase-1 columns are
+// already reduced, so only rank 0 keeps them.
+void ReducePhaseTwoColumns(Work& w) {
+  const uint32_t first_block = uint32_t(w.o.sketch_dim) / Work::kDistBlock;
+  if (Rank(w.o) != 0) {
+    for (uint32_t col = first_block * Work::kDistBlock; col < uint32_t(w.o.sketch_dim); ++col) {
+      for (uint32_t v = 0; v < w.g.num_nodes(); ++v) w.PairZ(v, col) = 0.0f;
+    }
+  }
+  const size_t from = size_t(first_block) * w.g.num_nodes() * Work::kDistBlock;
+  w.o.comm->AllReduceSum(absl::MakeSpan(w.pair_z.data() + from, w.pair_z.size() - from));
+}
+
+// Does a one-sided component solve over its items (then ForPairsAt needs
+// the item lists of PairIncidence)?
+bool SolvesOverItems(const Plan& plan) {
+  for (size_t c = 0; c < plan.route.size(); ++c) {
+    if (plan.route[c] == Route::kOneSided && !plan.s_is_users[c]) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const PositiveGraph& g,
@@ -468,13 +491,7 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   }
   const double share = any_pair_sketch && o.pair_sketch_control_variate ? ResidualShare(w) : 1.0;
   maec_internal::PlanSecondPhase(g, inc, o, share, &*plan, &out);
-  for (uint32_t c = 0; c < g.num_components && o.compute_pairs; ++c) {
-    if (plan->route[c] == Route::kOneSided && !plan->s_is_users[c]) {
-      inc = PairIncidence::Build(pairs);
-      break;
-    }
-  }
-
+  if (o.compute_pairs && SolvesOverItems(*plan)) inc = PairIncidence::Build(pairs);
   if (out.sketch_components > 0 && o.compute_pairs) {
     out.pair_sketch_dim = plan->pair_k;
     out.residual_share = share;
@@ -486,18 +503,7 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   }
   RunTasks(w, plan->phase1_tasks, plan->tasks.size(), &results);
   if (absl::Status s = Summarise(w, results); !s.ok()) return s;
-  if (Distributed(o) && phase2_sketch) {
-    // Reduce from the block holding column sketch_dim on; that block's
-    // phase-1 columns are already reduced, so only rank 0 keeps them.
-    const uint32_t first_block = uint32_t(o.sketch_dim) / Work::kDistBlock;
-    if (Rank(o) != 0) {
-      for (uint32_t col = first_block * Work::kDistBlock; col < uint32_t(o.sketch_dim); ++col) {
-        for (uint32_t v = 0; v < g.num_nodes(); ++v) w.PairZ(v, col) = 0.0f;
-      }
-    }
-    const size_t from = size_t(first_block) * g.num_nodes() * Work::kDistBlock;
-    o.comm->AllReduceSum(absl::MakeSpan(w.pair_z.data() + from, w.pair_z.size() - from));
-  }
+  if (Distributed(o) && phase2_sketch) ReducePhaseTwoColumns(w);
   if (!o.compute_pairs) return out;
   OtherSideDiagonal(w);
   PairResistances(w);

@@ -52,6 +52,10 @@ ABSL_FLAG(int, block_columns, graphsieve::PipelineOptions().block_columns,
 ABSL_FLAG(int, sketch_dim, graphsieve::PipelineOptions().sketch_dim,
           "k of the node sketch rows (and of the sketch route) in the timed pipeline run.");
 ABSL_FLAG(std::string, ks, "32,64,128,256", "Sketch sizes for the accuracy table (comma-separated).");
+ABSL_FLAG(std::string, cv_ks, "",
+          "Pair-sketch sizes for the control-variate table (comma-separated; empty = skip): the "
+          "sketch route with and without the control variate, on the sampled pairs only.");
+ABSL_FLAG(int, cv_seeds, 1, "Sketch seeds per k in the control-variate table (errors averaged over seeds).");
 ABSL_FLAG(int, sample, 5000, "Pairs sampled (inside components) for the accuracy table.");
 ABSL_FLAG(bool, accuracy, true, "Run the accuracy table (costs an exact reference solve).");
 
@@ -139,6 +143,122 @@ std::vector<double> PairSolves(const PairTable& pairs, const PositiveGraph& g,
   return ref;
 }
 
+// The sampled pairs as a pair table of their own (same user and item
+// indices, sorted by user as PairIncidence requires): the sketch route then
+// computes distances for these pairs only. `order` maps its pairs back to
+// positions in `sample`.
+PairTable SampleTable(const PairTable& pairs, const std::vector<size_t>& sample, std::vector<size_t>* order) {
+  order->resize(sample.size());
+  for (size_t i = 0; i < sample.size(); ++i) (*order)[i] = i;
+  std::sort(order->begin(), order->end(), [&](size_t a, size_t b) { return sample[a] < sample[b]; });
+  PairTable t;
+  t.user_ids = pairs.user_ids;
+  t.item_ids = pairs.item_ids;
+  for (size_t i : *order) {
+    const size_t p = sample[i];
+    t.pair_user.push_back(pairs.pair_user[p]);
+    t.pair_item.push_back(pairs.pair_item[p]);
+    t.label.push_back(pairs.label[p]);
+    t.instances.push_back(pairs.instances[p]);
+    t.negatives.push_back(pairs.negatives[p]);
+  }
+  return t;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  const size_t i = std::min(v.size() - 1, size_t(q * v.size()));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return v[i];
+}
+
+// The exact parts of the control variates y = M b, b = e_u − e_v, and the
+// share of R they leave to the sketch: with T = D^-½AD^-½ and M the series
+// D^-½(Σ_{j≤m} T^j)D^-½, bᵀ(2M − MLM)b = b̃ᵀ(Σ_{j≤2m+1} T^j)b̃, b̃ = D^-½b.
+// m = 0: 1/d_u + 1/d_v − 2w/(d_u d_v). m = 1 adds the 2-walks
+// Σ_{w∼u} 1/(d_w d_u²) (+ the same at v) and the 3-paths
+// −2/(d_u d_v)·Σ_{u∼w∼x∼v} 1/(d_w d_x) (odd closed walks vanish: bipartite).
+void PrintResidualShares(const PairTable& pairs, const PositiveGraph& g, const std::vector<size_t>& sample,
+                         const std::vector<double>& ref) {
+  std::vector<double> share0, share1;
+  std::vector<uint8_t> mark(g.num_nodes(), 0);
+  for (size_t i = 0; i < sample.size(); ++i) {
+    const size_t p = sample[i];
+    const uint32_t u = pairs.pair_user[p], v = g.num_users + pairs.pair_item[p];
+    const double du = g.degree(u), dv = g.degree(v);
+    const double m0 = 1 / du + 1 / dv - 2.0 * pairs.label[p] / (du * dv);
+    double walks2 = 0, paths3 = 0;
+    for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) {
+      mark[g.neighbors[e]] = 1;
+      walks2 += 1.0 / (g.degree(g.neighbors[e]) * dv * dv);
+    }
+    for (uint64_t e = g.offsets[u]; e < g.offsets[u + 1]; ++e) {
+      const uint32_t w = g.neighbors[e];
+      walks2 += 1.0 / (g.degree(w) * du * du);
+      for (uint64_t f = g.offsets[w]; f < g.offsets[w + 1]; ++f) {
+        const uint32_t x = g.neighbors[f];
+        if (mark[x]) paths3 += 1.0 / (double(g.degree(w)) * g.degree(x));
+      }
+    }
+    for (uint64_t e = g.offsets[v]; e < g.offsets[v + 1]; ++e) mark[g.neighbors[e]] = 0;
+    const double m1 = m0 + walks2 - 2.0 * paths3 / (du * dv);
+    share0.push_back((ref[i] - m0) / ref[i]);
+    share1.push_back((ref[i] - m1) / ref[i]);
+  }
+  std::printf("residual share (R - exact part) / R on the sampled pairs:\n");
+  for (const auto& [name, s] : {std::pair{"M = D^-1", &share0}, std::pair{"M = D^-1 + D^-1 A D^-1", &share1}}) {
+    std::printf("  %-24s min %.4f  p10 %.4f  median %.4f  p90 %.4f  max %.4f  rms %.4f\n", name, Quantile(*s, 0),
+                Quantile(*s, 0.1), Quantile(*s, 0.5), Quantile(*s, 0.9), Quantile(*s, 1.0), [&] {
+                  double q = 0;
+                  for (double x : *s) q += x * x;
+                  return std::sqrt(q / s->size());
+                }());
+  }
+}
+
+// The pair sketch (sketch route, k columns) with and without the control
+// variate on the sampled pairs, errors averaged over `seeds` sketch seeds.
+absl::Status PrintControlVariateTable(const PairTable& pairs, const PositiveGraph& g,
+                                      const std::vector<size_t>& sample, const std::vector<double>& ref,
+                                      uint64_t seed, int threads) {
+  std::vector<size_t> order;
+  const PairTable sub = SampleTable(pairs, sample, &order);
+  std::printf("%-30s %6s %9s %12s %12s %10s %10s\n", "pair sketch", "seeds", "cpu s", "median rel",
+              "p90 rel", "Spearman", "mean bias");
+  for (absl::string_view kv : absl::StrSplit(absl::GetFlag(FLAGS_cv_ks), ',', absl::SkipEmpty())) {
+    int k = 0;
+    if (!absl::SimpleAtoi(kv, &k) || k < 1) return absl::InvalidArgumentError("--cv_ks: bad value");
+    for (bool cv : {false, true}) {
+      Accuracy sum;
+      double bias = 0, cpu = 0;
+      const int seeds = absl::GetFlag(FLAGS_cv_seeds);
+      for (int s = 0; s < seeds; ++s) {
+        ResistanceOptions so;
+        so.method = ResistanceMethod::kSketch;
+        so.sketch_dim = k;
+        so.block_columns = 32;
+        so.pair_sketch_control_variate = cv;
+        so.threads = threads;
+        so.seed = seed + 1000 * s;
+        const double c0 = CpuSeconds();
+        absl::StatusOr<ResistanceResult> sk = ComputeResistance(sub, g, so);
+        if (!sk.ok()) return sk.status();
+        cpu += CpuSeconds() - c0;
+        std::vector<double> est(sample.size());
+        for (size_t j = 0; j < order.size(); ++j) est[order[j]] = sk->resistance[j];
+        const Accuracy a = Compare(est, ref);
+        sum.median_rel += a.median_rel / seeds;
+        sum.p90_rel += a.p90_rel / seeds;
+        sum.spearman += a.spearman / seeds;
+        for (size_t j = 0; j < est.size(); ++j) bias += (est[j] - ref[j]) / ref[j] / double(est.size() * seeds);
+      }
+      std::printf("%-30s %6d %9.2f %12.2e %12.2e %10.6f %10.2e\n",
+                  (std::string(cv ? "control variate" : "plain") + " k=" + std::string(kv)).c_str(), seeds,
+                  cpu, sum.median_rel, sum.p90_rel, sum.spearman, bias);
+    }
+  }
+  return absl::OkStatus();
+}
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "graphsieve-bench-core: %s\n", std::string(s.message()).c_str());
   return 1;
@@ -211,9 +331,9 @@ int Main() {
   std::printf("propagation iterations: uncertainty %d, score %d\n", res->uncertainty_iterations,
               res->score_iterations);
   for (const SolveSummary& s : res->solves) {
-    std::printf("solve: component %u, %u nodes, %s, %d rhs, max %d iterations, max rel. residual %.2e, %s\n",
+    std::printf("solve: component %u, %u nodes, %s, %d rhs, max %d iterations, max rel. residual %.2e, %s (%s)\n",
                 s.component, s.nodes, s.method.c_str(), s.right_hand_sides, s.max_iterations,
-                s.max_relative_residual, s.converged ? "converged" : "NOT converged");
+                s.max_relative_residual, s.converged ? "converged" : "NOT converged", s.message.c_str());
   }
   if (!absl::GetFlag(FLAGS_accuracy)) return 0;
 
@@ -269,6 +389,12 @@ int Main() {
       worst = std::max(worst, std::abs(r - ref[i]) / r);
     }
     std::printf("reference vs %d direct pair solves (tol 1e-12): max rel. deviation %.2e\n", checks, worst);
+  }
+  PrintResidualShares(*pairs, *graph, inside, ref);
+  if (!absl::GetFlag(FLAGS_cv_ks).empty()) {
+    if (absl::Status s = PrintControlVariateTable(*pairs, *graph, inside, ref, po.seed, threads); !s.ok()) {
+      return Fail(s);
+    }
   }
   std::printf("%-26s %9s %12s %12s %10s\n", "route", "seconds", "median rel", "p90 rel", "Spearman");
   {

@@ -6,11 +6,15 @@
 # and np = 2 give the same rates (their --export CSVs at the --compare scales).
 # docs/SCALING.md has the measured table and the cost model built from it.
 #
+# --baseline ROUTE adds, at np = 1, a run with `--resistance ROUTE` (e.g.
+# one-sided, auto's choice before the control variate) measured in the same
+# run; --nps "1 2" picks the process counts.
+#
 # Usage: bench/scaling_bench.sh [--build build-ci] [--scales "0.5 1 2 4"] [--work DIR]
-#        [--parts 4] [--compare "0.5"]
+#        [--parts 4] [--compare "0.5"] [--baseline one-sided] [--nps "1 2"]
 # Needs: graphsieve-gen, graphsieve-build built with MPI, mpirun, python3.
 set -euo pipefail
-BUILD=build-ci SCALES="0.5 1 2 4" WORK=/tmp/graphsieve-scaling PARTS=4 COMPARE="0.5"
+BUILD=build-ci SCALES="0.5 1 2 4" WORK=/tmp/graphsieve-scaling PARTS=4 COMPARE="0.5" BASELINE="" NPS="1 2"
 while (($#)); do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -18,6 +22,8 @@ while (($#)); do
     --work) WORK=$2; shift 2 ;;
     --parts) PARTS=$2; shift 2 ;;
     --compare) COMPARE=$2; shift 2 ;;
+    --baseline) BASELINE=$2; shift 2 ;;
+    --nps) NPS=$2; shift 2 ;;
     *) echo "scaling_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -37,13 +43,17 @@ for S in $SCALES; do
     [[ -f $P ]] || { head -1 "$LOG" > "$P"; tail -n +2 "$LOG" | awk -v k=$k -v n=$PARTS 'NR % n == k' >> "$P"; }
     INPUTS+="${INPUTS:+,}$P"
   done
-  for NP in 1 2; do
+  RUNS=""
+  for NP in $NPS; do RUNS+=" $NP:auto"; done
+  [[ -n $BASELINE ]] && RUNS+=" 1:$BASELINE"
+  for RUN in $RUNS; do
+    NP=${RUN%%:*} ROUTE=${RUN#*:}
     ROOT=$WORK/root-$S-$NP; rm -rf "$ROOT"
     # Same core budget: np=1 with 2 threads, np=2 with 1 thread per rank.
     THREADS=$((2 / NP))
     $MPIRUN -np $NP "$BUILDER" --input "$INPUTS" --snapshot_root "$ROOT" --threads $THREADS --json --quiet \
-      > "$WORK/report-$S-$NP.json" 2> "$WORK/stderr-$S-$NP.txt"
-    python3 - "$WORK/report-$S-$NP.json" "$S" "$NP" <<'PY'
+      --resistance "$ROUTE" > "$WORK/report-$S-$NP-$ROUTE.json" 2> "$WORK/stderr-$S-$NP-$ROUTE.txt"
+    python3 - "$WORK/report-$S-$NP-$ROUTE.json" "$S" "$NP" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 stages = " ".join(f"{k}={v:.1f}" for k, v in r["stage_seconds"].items())

@@ -103,16 +103,15 @@ ComponentLaplacian ComponentLaplacian::Build(const PositiveGraph& g, uint32_t co
   return lap;
 }
 
-PairIncidence PairIncidence::Build(const PairTable& pairs) {
+PairIncidence PairIncidence::Build(const PairTable& pairs, bool with_items) {
   PairIncidence inc;
   const size_t U = pairs.num_users(), I = pairs.num_items();
   inc.user_begin.assign(U + 1, 0);
-  inc.item_begin.assign(I + 1, 0);
-  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
-    ++inc.user_begin[pairs.pair_user[p] + 1];
-    ++inc.item_begin[pairs.pair_item[p] + 1];
-  }
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) ++inc.user_begin[pairs.pair_user[p] + 1];
   for (size_t u = 0; u < U; ++u) inc.user_begin[u + 1] += inc.user_begin[u];
+  if (!with_items) return inc;
+  inc.item_begin.assign(I + 1, 0);
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) ++inc.item_begin[pairs.pair_item[p] + 1];
   for (size_t i = 0; i < I; ++i) inc.item_begin[i + 1] += inc.item_begin[i];
   inc.item_pairs.resize(pairs.num_pairs());
   std::vector<uint64_t> cursor(inc.item_begin.begin(), inc.item_begin.end() - 1);

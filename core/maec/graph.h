@@ -65,7 +65,9 @@ struct PairIncidence {
   std::vector<uint64_t> item_begin;     // size I+1
   std::vector<uint32_t> item_pairs;     // pair indices grouped by item
 
-  static PairIncidence Build(const PairTable& pairs);
+  // with_items = false leaves the item lists empty (only one-sided solves
+  // over items read them; they cost a scattered pass over every pair).
+  static PairIncidence Build(const PairTable& pairs, bool with_items = true);
 };
 
 }  // namespace graphsieve

@@ -63,6 +63,11 @@ void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uin
 
 }  // namespace
 
+double ControlVariateExactPart(double degree_u, double degree_v, bool edge) {
+  // bᵀ(2D⁻¹ − D⁻¹LD⁻¹)b = bᵀ(D⁻¹ + D⁻¹AD⁻¹)b for b = e_u − e_v.
+  return 1.0 / degree_u + 1.0 / degree_v - (edge ? 2.0 / (degree_u * degree_v) : 0.0);
+}
+
 absl::StatusOr<Eigen::MatrixXd> DensePseudoInverse(const ComponentLaplacian& lap) {
   const Eigen::Index n = static_cast<Eigen::Index>(lap.size());
   // L + J/n is positive definite on a connected graph; its inverse minus J/n is L⁺.
@@ -101,12 +106,15 @@ struct Work {
   const PairTable& pairs;
   const PositiveGraph& g;
   const ResistanceOptions& o;
-  const Plan& plan;
+  Plan& plan;
   ResistanceResult* out;
   const PairIncidence& inc;
   std::vector<std::unique_ptr<ComponentLaplacian>> laps; // PCG components, built once and shared
   std::vector<double> diag;                              // L⁺_ss of the solved side (one-sided)
-  std::vector<float> pair_z;  // pair sketch, column blocks of kDistBlock: [block][node][kDistBlock]
+  // Pair sketch, column blocks of kDistBlock: [block][node][kDistBlock]; every
+  // column scaled 1/√sketch_dim like the node rows (distances rescale by
+  // sketch_dim/pair_k). Block-major, so phase 2 appends blocks.
+  std::vector<float> pair_z;
 
   // Calls fn(pair, other endpoint node) for every pair at node s.
   template <typename Fn>
@@ -157,16 +165,20 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
 }
 
 // Sketch columns [begin, end) of a component: node rows (the first
-// sketch_dim columns, rescaled to k = sketch_dim) and the pair sketch.
-void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& x) {
+// sketch_dim columns) and the pair sketch. With the control variate the pair
+// sketch holds z'_v = z_v − (BᵀQᵀ)_v / d_v, the sketch of W^½B(L⁺ − D⁻¹)e_v
+// (docs/METHOD.md "Control variate").
+void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& rhs,
+                        const RowMatrix& x) {
   const int k = w.o.sketch_dim;
-  const bool pair_sketch = w.plan.route[task.component] == Route::kSketch && w.o.compute_pairs;
-  const double to_node = pair_sketch ? std::sqrt(double(w.plan.pair_k) / k) : 1.0;
+  const bool pair_sketch = w.plan.pair_sketch[task.component];
+  const bool cv = pair_sketch && w.o.pair_sketch_control_variate;
   for (size_t i = 0; i < lap.size(); ++i) {
+    const double inv_degree = cv ? 1.0 / lap.degree[i] : 0.0;
     for (uint32_t j = task.begin; j < task.end; ++j) {
       const double v = x(i, j - task.begin);
-      if (j < uint32_t(k)) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(v * to_node);
-      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(v);
+      if (j < uint32_t(k)) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(v);
+      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(v - rhs(i, j - task.begin) * inv_degree);
     }
   }
 }
@@ -177,10 +189,9 @@ void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
   const uint32_t c = task.component;
   const ComponentLaplacian& lap = *w.laps[c];
   const uint32_t first = w.plan.s_is_users[c] ? 0 : w.g.component_users(c);
-  const bool pair_sketch = w.plan.route[c] == Route::kSketch && w.o.compute_pairs;
   RowMatrix rhs, x;
   if (task.kind == Route::kSketch) {
-    SketchRhs(lap, w.g, pair_sketch ? w.plan.pair_k : w.o.sketch_dim, task.begin, task.end, w.o.seed, &rhs);
+    SketchRhs(lap, w.g, w.o.sketch_dim, task.begin, task.end, w.o.seed, &rhs);
   } else {
     rhs.setZero(lap.size(), task.end - task.begin);
     for (uint32_t j = task.begin; j < task.end; ++j) rhs(first + w.plan.columns[c][j], j - task.begin) = 1.0;
@@ -188,7 +199,7 @@ void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
   res->pcg = solver.Solve(lap, rhs, w.o.solver_tolerance, w.o.solver_max_iterations, &x);
   res->columns = static_cast<int>(rhs.cols());
   if (task.kind == Route::kSketch) {
-    StoreSketchColumns(w, task, lap, x);
+    StoreSketchColumns(w, task, lap, rhs, x);
     return;
   }
   for (uint32_t j = task.begin; j < task.end; ++j) {
@@ -200,19 +211,19 @@ void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
     });
   }
 }
-// Stage 2: every task, spread over the threads.
-std::vector<TaskResult> RunTasks(Work& w) {
-  std::vector<TaskResult> results(w.plan.tasks.size());
+// Tasks [begin, end) of the plan, spread over the threads.
+void RunTasks(Work& w, size_t begin, size_t end, std::vector<TaskResult>* results) {
+  results->resize(w.plan.tasks.size());
   std::vector<BlockPcg> solvers(w.o.threads);
-  maec_internal::ParallelTasks(w.plan.tasks.size(), w.o.threads, [&](int thread, size_t ti) {
+  maec_internal::ParallelTasks(end - begin, w.o.threads, [&](int thread, size_t i) {
+    const size_t ti = begin + i;
     const Task& task = w.plan.tasks[ti];
     if (task.kind == Route::kDense) {
-      RunDenseTask(w, task, &results[ti]);
+      RunDenseTask(w, task, &(*results)[ti]);
     } else {
-      RunPcgTask(w, solvers[thread], task, &results[ti]);
+      RunPcgTask(w, solvers[thread], task, &(*results)[ti]);
     }
   });
-  return results;
 }
 
 // Per component over all ranks: right-hand sides summed, iterations and
@@ -290,6 +301,12 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
     s.method = w.plan.route[c] == Route::kOneSided ? "pcg-one-sided" : "pcg-sketch";
     s.message = absl::StrFormat("%d right-hand sides, Jacobi block PCG, tolerance %g", s.right_hand_sides,
                                 w.o.solver_tolerance);
+    if (w.plan.route[c] == Route::kSketch && w.o.compute_pairs) {
+      absl::StrAppendFormat(&s.message, "; pair sketch k = %d, %s", w.plan.pair_k,
+                            w.o.pair_sketch_control_variate
+                                ? absl::StrFormat("control variate, residual share %.4f", w.plan.residual_share)
+                                : std::string("no control variate"));
+    }
     if (!s.converged) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "component %d (%d nodes): PCG did not converge within %d iterations (relative residual "
@@ -326,6 +343,40 @@ void OtherSideDiagonal(Work& w) {
   }
 }
 
+double ExactPart(const PositiveGraph& g, uint32_t u, uint32_t v, uint8_t label) {
+  return ControlVariateExactPart(g.degree(u), g.degree(v), label != 0);
+}
+
+// ρ, the root mean square over sampled pairs of components the pair sketch
+// may serve of (R − exact part) / R, estimated from the phase-1 columns (the
+// node rows; their noise only makes ρ larger on average). About 16,384 pairs
+// in all, chosen by a hash of (user, item) so that every partition of the
+// pairs over ranks samples the same ones; 1 when none was sampled.
+double ResidualShare(Work& w) {
+  const PositiveGraph& g = w.g;
+  const uint32_t U = g.num_users, K = uint32_t(w.o.sketch_dim);
+  uint64_t total = 0;
+  for (uint32_t c = 0; c < g.num_components; ++c) total += w.plan.pair_sketch[c] ? w.plan.pairs_in[c] : 0;
+  const uint64_t m = std::max<uint64_t>(1, total / 16384);
+  double sums[2] = {0.0, 0.0};  // Σ ρ², count
+  for (size_t p = 0; p < w.pairs.num_pairs(); ++p) {
+    const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
+    if (g.component[v] != c || !w.plan.pair_sketch[c]) continue;
+    uint64_t h = (uint64_t{u} << 32 | w.pairs.pair_item[p]) ^ w.o.seed;
+    if (SplitMix64(&h) % m != 0) continue;
+    double r = 0;
+    for (uint32_t j = 0; j < K; ++j) {
+      const double d = double(w.PairZ(u, j)) - w.PairZ(v, j);
+      r += d * d;
+    }
+    const double exact = ExactPart(g, u, v, w.pairs.label[p]);
+    sums[0] += (r / (exact + r)) * (r / (exact + r));
+    sums[1] += 1.0;
+  }
+  if (Distributed(w.o)) w.o.comm->AllReduceSum(absl::MakeSpan(sums, 2));
+  return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : 1.0;
+}
+
 // ‖Z_u − Z_v‖² of the pair sketch for pairs [begin, end) of sketch components,
 // one column block at a time (a block's rows stay in cache); which pairs and
 // which rows are looked up once, not per block.
@@ -342,7 +393,7 @@ void SketchDistances(Work& w, size_t begin, size_t end) {
     vrow.push_back(v);
   }
   std::vector<double> acc(pos.size(), 0.0);
-  for (uint32_t b = 0; b < uint32_t(w.plan.pair_k) / B; ++b) {
+  for (uint32_t b = 0; b < (uint32_t(w.plan.pair_k) + B - 1) / B; ++b) {
     const float* base = w.pair_z.data() + size_t(b) * N * B;
     for (size_t i = 0; i < pos.size(); ++i) {
       const float* zu = base + size_t(urow[i]) * B;
@@ -352,7 +403,13 @@ void SketchDistances(Work& w, size_t begin, size_t end) {
       acc[i] += r;
     }
   }
-  for (size_t i = 0; i < pos.size(); ++i) w.out->resistance[begin + pos[i]] = acc[i];
+  const double scale = double(w.o.sketch_dim) / w.plan.pair_k;
+  for (size_t i = 0; i < pos.size(); ++i) {
+    const double exact = w.o.pair_sketch_control_variate
+                             ? ExactPart(g, urow[i], vrow[i], w.pairs.label[begin + pos[i]])
+                             : 0.0;
+    w.out->resistance[begin + pos[i]] = exact + scale * acc[i];
+  }
 }
 
 // Stage 5: R per pair — L⁺_uu + L⁺_vv − 2L⁺_uv (one-sided) or ‖Z_u − Z_v‖² (sketch).
@@ -375,6 +432,29 @@ void PairResistances(Work& w) {
   });
 }
 
+// Phase-2 pair-sketch columns of every rank into every rank: reduce from the
+// block holding column sketch_dim on; that block's phase-1 columns are
+// already reduced, so only rank 0 keeps them.
+void ReducePhaseTwoColumns(Work& w) {
+  const uint32_t first_block = uint32_t(w.o.sketch_dim) / Work::kDistBlock;
+  if (Rank(w.o) != 0) {
+    for (uint32_t col = first_block * Work::kDistBlock; col < uint32_t(w.o.sketch_dim); ++col) {
+      for (uint32_t v = 0; v < w.g.num_nodes(); ++v) w.PairZ(v, col) = 0.0f;
+    }
+  }
+  const size_t from = size_t(first_block) * w.g.num_nodes() * Work::kDistBlock;
+  w.o.comm->AllReduceSum(absl::MakeSpan(w.pair_z.data() + from, w.pair_z.size() - from));
+}
+
+// Does a one-sided component solve over its items (then ForPairsAt needs
+// the item lists of PairIncidence)?
+bool SolvesOverItems(const Plan& plan) {
+  for (size_t c = 0; c < plan.route.size(); ++c) {
+    if (plan.route[c] == Route::kOneSided && !plan.s_is_users[c]) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const PositiveGraph& g,
@@ -384,27 +464,46 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   out.sketch_dim = o.sketch_dim;
   out.sketch.assign(g.num_nodes() * size_t(o.sketch_dim), 0.0f);
   if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
-  const PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs) : PairIncidence{};
-  absl::StatusOr<Plan> plan = PlanComponents(pairs, g, inc, o, &out);
+  // Item lists only once a one-sided component solves over its items (phase 2).
+  PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
+  absl::StatusOr<Plan> plan = PlanComponents(pairs, g, o, &out);
   if (!plan.ok()) return plan.status();
 
   Work w{pairs, g, o, *plan, &out, inc, {}, {}, {}};
   w.laps.resize(g.num_components);
+  bool any_pair_sketch = false;
   for (uint32_t c = 0; c < g.num_components; ++c) {
     if (plan->route[c] == Route::kOneSided || plan->route[c] == Route::kSketch) {
       w.laps[c] = std::make_unique<ComponentLaplacian>(ComponentLaplacian::Build(g, c));
     }
+    any_pair_sketch = any_pair_sketch || plan->pair_sketch[c];
   }
   if (o.compute_pairs) w.diag.assign(g.num_nodes(), 0.0);
-  if (o.compute_pairs && out.sketch_components > 0) {
-    w.pair_z.assign(g.num_nodes() * size_t(plan->pair_k), 0.0f);
-  }
-  const std::vector<TaskResult> results = RunTasks(w);
-  if (absl::Status s = Summarise(w, results); !s.ok()) return s;
+  const auto blocks = [](int k) { return size_t(k + Work::kDistBlock - 1) / Work::kDistBlock; };
+  if (any_pair_sketch) w.pair_z.assign(blocks(o.sketch_dim) * g.num_nodes() * Work::kDistBlock, 0.0f);
+
+  // Phase 1: dense components and the node rows, which also size the pair sketch.
+  std::vector<TaskResult> results;
+  RunTasks(w, 0, plan->phase1_tasks, &results);
   if (Distributed(o)) {  // every rank wrote its columns (and its dense components' rows)
     o.comm->AllReduceSum(absl::MakeSpan(out.sketch));
     o.comm->AllReduceSum(absl::MakeSpan(w.pair_z));
   }
+  const double share = any_pair_sketch && o.pair_sketch_control_variate ? ResidualShare(w) : 1.0;
+  maec_internal::PlanSecondPhase(g, inc, o, share, &*plan, &out);
+  if (o.compute_pairs && SolvesOverItems(*plan)) inc = PairIncidence::Build(pairs);
+  if (out.sketch_components > 0 && o.compute_pairs) {
+    out.pair_sketch_dim = plan->pair_k;
+    out.residual_share = share;
+  }
+  // Phase 2: one-sided columns and the rest of the pair sketch.
+  const bool phase2_sketch = out.sketch_components > 0 && o.compute_pairs && plan->pair_k > o.sketch_dim;
+  if (phase2_sketch) {
+    w.pair_z.resize(blocks(plan->pair_k) * g.num_nodes() * Work::kDistBlock, 0.0f);
+  }
+  RunTasks(w, plan->phase1_tasks, plan->tasks.size(), &results);
+  if (absl::Status s = Summarise(w, results); !s.ok()) return s;
+  if (Distributed(o) && phase2_sketch) ReducePhaseTwoColumns(w);
   if (!o.compute_pairs) return out;
   OtherSideDiagonal(w);
   PairResistances(w);

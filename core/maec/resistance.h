@@ -6,7 +6,10 @@
 //              L⁺_vv = (1 − 1/n_c + Σ_{u∼v} L⁺_uv) / deg(v); exact R for every
 //              pair with |S| solves (up to the solver tolerance).
 //   sketch     Spielman–Srivastava: Z = L⁺ Bᵀ Qᵀ with k random ±1/√k columns,
-//              R ≈ ‖Z_u − Z_v‖² (Johnson–Lindenstrauss error ≈ √(2/k)).
+//              R ≈ ‖Z_u − Z_v‖² (Johnson–Lindenstrauss error ≈ √(2/k)); by
+//              default with a control variate: R = 1/d_u + 1/d_v − 2w/(d_u d_v)
+//              exactly plus the sketched residual ‖Z'_u − Z'_v‖², Z' = Z − D⁻¹BᵀQᵀ,
+//              k sized from the residual's measured share of R.
 // Across components R = +inf (G_eff = 0). Node sketch rows (k = sketch_dim)
 // are always produced, whichever route served the pairs: the server needs
 // them for unseen pairs.
@@ -34,6 +37,10 @@ struct ResistanceResult {
   std::vector<float> sketch;            // node-major rows of sketch_dim floats
   std::vector<SolveSummary> solves;     // one per PCG component + one for all dense ones
   uint32_t dense_components = 0, one_sided_components = 0, sketch_components = 0;
+  // The pair sketch (when a component used it): its columns and the residual
+  // share ρ of R it was sized with (1 without the control variate).
+  int pair_sketch_dim = 0;
+  double residual_share = 0.0;
   std::string route;                    // route of the largest component ("dense", ...)
 };
 
@@ -44,6 +51,13 @@ struct ResistanceResult {
 absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs,
                                                    const PositiveGraph& graph,
                                                    const ResistanceOptions& options);
+
+// The exact part of the pair sketch's control variate y = D⁻¹b, b = e_u − e_v
+// (docs/METHOD.md "Control variate"): 1/d_u + 1/d_v − 2w_uv/(d_u d_v), with
+// d the positive degrees and w_uv = 1 when (u, v) is a positive edge (the
+// resistance is of the whole graph, the pair's own edge included). For any
+// pair, R(u, v) = this + ‖B(L⁺ − D⁻¹)b‖² ≥ this.
+double ControlVariateExactPart(double degree_u, double degree_v, bool edge);
 
 // Dense pseudo-inverse of one component's Laplacian (tests, small graphs).
 // Errors: FAILED_PRECONDITION when the factorisation fails.

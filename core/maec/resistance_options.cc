@@ -54,24 +54,29 @@ absl::Status ResistanceOptions::Validate() const {
   return absl::OkStatus();
 }
 
-int ResistanceOptions::PairSketchDim() const {
+int ResistanceOptions::PairSketchDim(double residual_share) const {
   if (method == ResistanceMethod::kSketch) return sketch_dim;
-  // Median of |chi2_k/k - 1| ≈ 0.6745·√(2/k)  =>  k = 2·(0.6745/e)².
-  const double z = 0.6745 / pair_sketch_median_error;
-  const int k = std::max(sketch_dim, static_cast<int>(std::ceil(2.0 * z * z)));
-  return (k + block_columns - 1) / block_columns * block_columns;
+  // Median of |chi2_k/k - 1| ≈ 0.6745·√(2/k) of the sketched part; relative
+  // to R it is scaled by the residual share: k = 2·(0.6745·ρ/e)².
+  // At least one 32-column distance block; the pair sketch may use fewer
+  // columns than the node rows (which are solved anyway): the distances are
+  // the per-pair cost.
+  const double z = 0.6745 * std::min(1.0, std::max(0.0, residual_share)) / pair_sketch_median_error;
+  const int k = std::max(32, static_cast<int>(std::ceil(2.0 * z * z)));
+  return (k + 31) / 32 * 32;
 }
 
-bool OneSidedIsCheaper(const ResistanceOptions& o, uint64_t s, uint64_t edges, uint64_t pairs) {
+bool OneSidedIsCheaper(const ResistanceOptions& o, uint64_t s, uint64_t edges, uint64_t pairs, int k) {
   // CPU seconds per distance coordinate / per solve x positive edge (~4.4 ns,
   // 5 block-PCG iterations), measured with graphsieve-bench-core on the
   // kuairec-shaped log with nodes growing: 0.8 ns (0.18) at scale 0.5 and
-  // 1.8 ns (0.41) at scale 4, where the sketch's node rows no longer fit in
-  // cache; the larger figure is used (docs/METHOD.md "How auto picks").
+  // 1.8 ns (0.41) at scale 4 with k = 1,888, where the sketch's node rows no
+  // longer fit in cache; the larger figure is used (docs/METHOD.md "How auto
+  // picks").
   constexpr double kDistancePerSolveEdge = 0.41;
-  const double k = o.PairSketchDim();
+  const double extra = std::max(0, k - o.sketch_dim);
   const double one_sided = double(s) * double(edges);
-  const double sketch = k * double(edges) + k * double(pairs) * kDistancePerSolveEdge;
+  const double sketch = extra * double(edges) + double(k) * double(pairs) * kDistancePerSolveEdge;
   return one_sided <= sketch;
 }
 

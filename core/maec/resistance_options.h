@@ -29,10 +29,15 @@ struct ResistanceOptions {
   int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
   int64_t one_sided_max_solves = 20000; // kAuto: one-sided at most this many solves, and only while
                                         // cheaper than the accuracy sketch (OneSidedIsCheaper)
-  // kAuto's sketch for the seen pairs uses enough dimensions for this Johnson–Lindenstrauss
-  // median relative error of R_eff (0.6745·√(2/k)); the node rows stay sketch_dim.
+  // kAuto's pair sketch (the seen pairs) uses enough columns for this median relative error of
+  // R_eff: k = 2·(0.6745·ρ/e)², ρ the residual share of R the sketch estimates (measured on the
+  // graph from the node-row columns; 1 without the control variate), at least 32.
   // docs/METHOD.md "How auto picks". kSketch uses sketch_dim for the pairs too.
   double pair_sketch_median_error = 0.022;
+  // The pair sketch estimates only the residual R − (1/d_u + 1/d_v − 2w_uv/(d_u d_v)) of a
+  // control variate y = D⁻¹b (docs/METHOD.md "Control variate"); false = the plain
+  // Spielman–Srivastava distance ‖Z_u − Z_v‖² (for measurement).
+  bool pair_sketch_control_variate = true;
   int block_columns = 32;               // right-hand sides per PCG block (one-sided)
   bool compute_pairs = true;            // false: node sketch rows only
   uint64_t seed = 42;
@@ -46,9 +51,10 @@ struct ResistanceOptions {
   // INVALID_ARGUMENT naming the field that is out of range.
   absl::Status Validate() const;
   // Columns of the sketch that serves the seen pairs: sketch_dim for kSketch,
-  // else max(sketch_dim, the k of pair_sketch_median_error) rounded up to a
-  // multiple of block_columns.
-  int PairSketchDim() const;
+  // else max(32, 2·(0.6745·residual_share/pair_sketch_median_error)²) rounded
+  // up to a multiple of 32 (the distance blocks). Fewer than sketch_dim: the
+  // distances read the first columns of the node-row solve.
+  int PairSketchDim(double residual_share) const;
 };
 
 // The route kAuto (or a forced method) uses for a component of n nodes whose
@@ -56,10 +62,11 @@ struct ResistanceOptions {
 const char* RouteFor(const ResistanceOptions& options, uint32_t n, uint32_t s);
 
 // kAuto, a component RouteFor sends one-sided: is |S| solves on `edges`
-// positive edges cheaper than the pair sketch (PairSketchDim() solves plus a
-// PairSketchDim()-long distance for each of its `pairs`)? The cost ratio of a
-// distance coordinate to a solve-edge is measured (docs/METHOD.md).
-bool OneSidedIsCheaper(const ResistanceOptions& options, uint64_t s, uint64_t edges, uint64_t pairs);
+// positive edges cheaper than the pair sketch of k columns (k − sketch_dim
+// more solves — the node rows are solved either way — plus a k-long distance
+// for each of its `pairs`)? The cost ratio of a distance coordinate to a
+// solve-edge is measured (docs/METHOD.md "How auto picks").
+bool OneSidedIsCheaper(const ResistanceOptions& options, uint64_t s, uint64_t edges, uint64_t pairs, int k);
 
 }  // namespace graphsieve
 

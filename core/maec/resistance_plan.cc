@@ -9,8 +9,6 @@ namespace graphsieve {
 namespace maec_internal {
 namespace {
 
-
-
 // Pairs (over all ranks) inside each component: the sketch's per-pair cost.
 std::vector<uint64_t> PairsPerComponent(const PairTable& pairs, const PositiveGraph& g,
                                         const ResistanceOptions& o) {
@@ -31,10 +29,8 @@ uint64_t EdgesOf(const PositiveGraph& g, uint32_t c) {
   return e / 2;
 }
 
-// The route of one component (kAuto: dense, then one-sided while it is
-// cheaper than the pair sketch, else the pair sketch).
-absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c,
-                                  uint32_t s, uint64_t pairs_in_c) {
+// The phase-1 route of one component: dense, or the PCG route RouteFor names.
+absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c, uint32_t s) {
   const uint32_t n = g.component_size(c);
   const std::string r = RouteFor(o, n, s);
   if (r == "dense") {
@@ -46,12 +42,21 @@ absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOption
     }
     return Route::kDense;
   }
-  if (r == "sketch") return Route::kSketch;
-  if (o.method == ResistanceMethod::kAuto && o.compute_pairs &&
-      !OneSidedIsCheaper(o, s, EdgesOf(g, c), pairs_in_c)) {
-    return Route::kSketch;
+  return r == "sketch" ? Route::kSketch : Route::kOneSided;
+}
+
+// Sketch column tasks [begin, end) of component c, dealt round-robin over
+// the ranks by the running block counter.
+void AddSketchTasks(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c, uint32_t begin,
+                    uint32_t end, uint32_t* block, std::vector<Task>* tasks) {
+  const uint32_t k = end - begin;
+  const uint32_t width = g.component_size(c) >= 2000
+                             ? std::max<uint32_t>(1, std::min<uint32_t>(o.block_columns,
+                                                                        (k + o.threads - 1) / o.threads))
+                             : k;
+  for (uint32_t b = begin; b < end; b += width, ++*block) {
+    if (int(*block % Ranks(o)) == Rank(o)) tasks->push_back({c, Route::kSketch, b, std::min<uint32_t>(end, b + width)});
   }
-  return Route::kOneSided;
 }
 
 // The solved side's positions this rank solves: all of S in one process; in
@@ -75,23 +80,22 @@ std::vector<uint32_t> OneSidedColumns(const PositiveGraph& g,
 
 }  // namespace
 
-absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g,
-                                    const PairIncidence& inc, const ResistanceOptions& o,
+absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g, const ResistanceOptions& o,
                                     ResistanceResult* out) {
   Plan plan;
   plan.route.assign(g.num_components, Route::kSkip);
   plan.s_is_users.assign(g.num_components, 1);
+  plan.solved_side.assign(g.num_components, 0);
+  plan.pair_sketch.assign(g.num_components, 0);
   plan.columns.resize(g.num_components);
-  plan.pair_k = o.PairSketchDim();
-  const std::vector<uint64_t> pairs_in = PairsPerComponent(pairs, g, o);
-  uint32_t largest = 0, block = 0;
+  plan.pairs_in = PairsPerComponent(pairs, g, o);
+  uint32_t block = 0;
   for (uint32_t c = 0; c < g.num_components; ++c) {
     const uint32_t n = g.component_size(c), nu = g.component_users(c);
-    if (n > g.component_size(largest)) largest = c;
     if (n < 2) continue;
     plan.s_is_users[c] = Distributed(o) || nu <= n - nu;
-    const uint32_t s = plan.s_is_users[c] ? nu : n - nu;
-    absl::StatusOr<Route> route = ChooseRoute(g, o, c, s, pairs_in[c]);
+    plan.solved_side[c] = plan.s_is_users[c] ? nu : n - nu;
+    absl::StatusOr<Route> route = ChooseRoute(g, o, c, plan.solved_side[c]);
     if (!route.ok()) return route.status();
     plan.route[c] = *route;
     if (*route == Route::kDense) {
@@ -99,32 +103,49 @@ absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph&
       plan.tasks.push_back({c, Route::kDense, 0, 0});
       continue;
     }
-    if (*route == Route::kOneSided) ++out->one_sided_components; else ++out->sketch_components;
-    // Sketch columns: the node rows (one-sided), or the pair sketch whose
-    // first sketch_dim columns are also the node rows (sketch).
-    const uint32_t k = *route == Route::kSketch && o.compute_pairs ? plan.pair_k : o.sketch_dim;
-    const uint32_t width = n >= 2000 ? std::max<uint32_t>(1, std::min<uint32_t>(o.block_columns,
-                                                                                (k + o.threads - 1) / o.threads))
-                                     : k;
-    for (uint32_t b = 0; b < k; b += width, ++block) {
-      if (int(block % Ranks(o)) == Rank(o)) {
-        plan.tasks.push_back({c, Route::kSketch, b, std::min<uint32_t>(k, b + width)});
-      }
+    // kAuto may still serve a one-sided candidate by the pair sketch (phase 2).
+    plan.pair_sketch[c] = o.compute_pairs && (*route == Route::kSketch || o.method == ResistanceMethod::kAuto);
+    AddSketchTasks(g, o, c, 0, uint32_t(o.sketch_dim), &block, &plan.tasks);  // the node rows
+  }
+  plan.phase1_tasks = plan.tasks.size();
+  plan.next_block = block;
+  return plan;
+}
+
+void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const ResistanceOptions& o,
+                     double residual_share, Plan* plan, ResistanceResult* out) {
+  plan->residual_share = residual_share;
+  plan->pair_k = o.PairSketchDim(residual_share);
+  uint32_t block = plan->next_block;  // continue phase 1's round-robin
+  uint32_t largest = 0;
+  for (uint32_t c = 0; c < g.num_components; ++c) {
+    if (g.component_size(c) > g.component_size(largest)) largest = c;
+    Route& r = plan->route[c];
+    if (r != Route::kSketch && r != Route::kOneSided) continue;
+    const uint32_t s = plan->solved_side[c];
+    if (r == Route::kOneSided && plan->pair_sketch[c] &&
+        !OneSidedIsCheaper(o, s, EdgesOf(g, c), plan->pairs_in[c], plan->pair_k)) {
+      r = Route::kSketch;
     }
-    if (*route == Route::kOneSided && o.compute_pairs) {
-      plan.columns[c] = OneSidedColumns(g, inc, o, c, s);
-      const uint32_t m = static_cast<uint32_t>(plan.columns[c].size());
-      for (uint32_t b = 0; b < m; b += o.block_columns) {
-        plan.tasks.push_back({c, Route::kOneSided, b, std::min<uint32_t>(m, b + o.block_columns)});
-      }
+    if (r == Route::kOneSided) plan->pair_sketch[c] = 0;
+    if (r == Route::kOneSided) ++out->one_sided_components; else ++out->sketch_components;
+    if (!o.compute_pairs) continue;
+    if (r == Route::kSketch) {
+      AddSketchTasks(g, o, c, uint32_t(o.sketch_dim), uint32_t(std::max(plan->pair_k, o.sketch_dim)), &block,
+                     &plan->tasks);
+      continue;
+    }
+    plan->columns[c] = OneSidedColumns(g, inc, o, c, s);
+    const uint32_t m = static_cast<uint32_t>(plan->columns[c].size());
+    for (uint32_t b = 0; b < m; b += o.block_columns) {
+      plan->tasks.push_back({c, Route::kOneSided, b, std::min<uint32_t>(m, b + o.block_columns)});
     }
   }
   const uint32_t nl = g.component_size(largest);
   out->route = nl < 2 ? "none"
-               : plan.route[largest] == Route::kDense    ? "dense"
-               : plan.route[largest] == Route::kOneSided ? "one-sided"
-                                                         : "sketch";
-  return plan;
+               : plan->route[largest] == Route::kDense    ? "dense"
+               : plan->route[largest] == Route::kOneSided ? "one-sided"
+                                                          : "sketch";
 }
 
 }  // namespace maec_internal

@@ -127,6 +127,7 @@ TEST(Sketch, ErrorNearJohnsonLindenstrauss) {
   o.method = ResistanceMethod::kSketch;
   o.sketch_dim = 256;
   o.solver_tolerance = 1e-8;
+  o.pair_sketch_control_variate = false;  // the plain sketch (resistance_cv_test.cc: with it)
   ResistanceResult r = *ComputeResistance(t, g, o);
   std::vector<double> rel, a, b;
   for (size_t p = 0; p < t.num_pairs(); ++p) {
@@ -163,7 +164,8 @@ TEST(Sketch, AutoPairSketchFollowsItsAccuracyTargetAndKeepsTheNodeRows) {
   o.sketch_dim = 16;
   o.solver_tolerance = 1e-8;
   o.pair_sketch_median_error = 0.17;  // k = 2(0.6745/0.17)^2 = 31.5 -> 32 columns
-  ASSERT_EQ(o.PairSketchDim(), 32);
+  o.pair_sketch_control_variate = false;  // the plain sketch (resistance_cv_test.cc: with it)
+  ASSERT_EQ(o.PairSketchDim(1.0), 32);
   ResistanceResult r = *ComputeResistance(t, g, o);
   ASSERT_EQ(r.route, "sketch");
   std::vector<double> rel;

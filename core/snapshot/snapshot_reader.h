@@ -38,6 +38,13 @@ enum class LookupMode {
   kRocksDb,
 };
 const char* LookupModeName(LookupMode mode);
+
+// RocksDB instances open in this process over snapshot versions: one per
+// kRocksDb reader, plus one per ForEachPair scan in progress over a mapped
+// index (closed at the scan's end). For tests and metrics: a server that
+// serves mapped versions holds none between scans (docs/SERVER.md "Memory
+// across many swaps"). Thread-safe.
+int64_t OpenRocksDbInstances();
 // "memory" | "rocksdb"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name);
 

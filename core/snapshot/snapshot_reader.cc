@@ -34,11 +34,11 @@ struct Scratch {
   std::vector<rocksdb::Status> statuses;
 };
 
-// RocksDB opened read-only over a version's db/ (column families default,
-// pairs, nodes, meta); closed on destruction.
-// Counts the instances open in the process (OpenRocksDbInstances()).
+// The OpenDb instances open in the process (OpenRocksDbInstances()).
 std::atomic<int64_t> open_rocksdb_instances{0};
 
+// RocksDB opened read-only over a version's db/ (column families default,
+// pairs, nodes, meta); closed on destruction.
 struct OpenDb {
   std::shared_ptr<rocksdb::Cache> cache;
   std::unique_ptr<rocksdb::DB> db;
@@ -293,7 +293,7 @@ class SnapshotReaderImpl final : public SnapshotReader {
   const std::string dir_;
   const SnapshotReaderOptions options_;
   const std::unique_ptr<OpenDb> owned_db_;
-  rocksdb::DB* const db_;  // null for a mapped index until LazyDb()
+  rocksdb::DB* const db_;  // null for a mapped index (ForEachPair opens one per scan)
   const std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
   std::unique_ptr<const MemoryIndex> index_;           // set once by BuildIndex() in Open
   std::unique_ptr<const NodeCache> nodes_;             // kRocksDb: set once in Open

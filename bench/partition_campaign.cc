@@ -151,6 +151,12 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
   const double self_cpu = SelfCpuSeconds() - self_cpu0;
   stop_rss = true;
   rss.join();
+  // Anonymous RSS after the flips, once the last version's profile is done
+  // (idle servers): growth with the number of flips shows here, a scan's
+  // transient buffers only in the peak.
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  std::vector<uint64_t> anon_after(o.parts);
+  for (uint32_t p = 0; p < o.parts; ++p) anon_after[p] = RssKiB(parts[p].pid, "RssAnon:");
   double server_cpu = 0;
   for (uint32_t p = 0; p < o.parts; ++p) {
     server_cpu += ProcessCpuSeconds(parts[p].pid) - server_cpu0[p];
@@ -188,6 +194,11 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
         p, steady[p][0] / 1024.0, peak[p][0] / 1024.0, ratio(peak[p][0], steady[p][0]),
         steady[p][1] / 1024.0, peak[p][1] / 1024.0, ratio(peak[p][1], steady[p][1]),
         steady[p][2] / 1024.0, peak[p][2] / 1024.0, ratio(peak[p][2], steady[p][2]));
+  }
+  for (uint32_t p = 0; p < o.parts; ++p) {
+    std::printf("  part %u anonymous RSS 8 s after the last flip (idle): %.1f MiB = %.2fx steady\n",
+                p, anon_after[p] / 1024.0,
+                steady[p][1] ? static_cast<double>(anon_after[p]) / steady[p][1] : 0.0);
   }
   if (!tally.first_error.empty()) std::printf("  first error: %s\n", tally.first_error.c_str());
   SetCurrent(**store, vb).IgnoreError();

@@ -18,6 +18,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "core/cli/flags.h"
+#include "server/allocator.h"
+#include "server/log.h"
 #include "server/server.h"
 #include "server/version.h"
 
@@ -101,6 +103,12 @@ int Fail(const std::string& message, int code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Fixed malloc thresholds: without them the anonymous RSS grows with every
+  // version swap (server/allocator.h, docs/SERVER.md "Memory across many swaps").
+  std::string allocator_note;
+  if (absl::Status s = graphsieve::ConfigureServerAllocator({}, &allocator_note); !s.ok()) {
+    return Fail(absl::StrCat("malloc settings: ", s.message()), 1);
+  }
   // Debian's Abseil is built with Mutex deadlock detection on, which keeps a
   // global lock-order graph updated on every Lock() (gRPC's locks included).
   // Lock ordering is checked in the tests; the server does not pay for it.
@@ -170,6 +178,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  graphsieve::ServerLog(allocator_note);
   absl::StatusOr<std::unique_ptr<graphsieve::GraphsieveServer>> server =
       graphsieve::GraphsieveServer::Create(o);
   if (!server.ok()) return Fail(server.status().ToString(), 1);

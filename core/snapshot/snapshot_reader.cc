@@ -3,7 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <mutex>
+#include <atomic>
 #include <thread>
 #include <numeric>
 
@@ -34,6 +34,9 @@ struct Scratch {
   std::vector<rocksdb::Status> statuses;
 };
 
+// The OpenDb instances open in the process (OpenRocksDbInstances()).
+std::atomic<int64_t> open_rocksdb_instances{0};
+
 // RocksDB opened read-only over a version's db/ (column families default,
 // pairs, nodes, meta); closed on destruction.
 struct OpenDb {
@@ -44,6 +47,7 @@ struct OpenDb {
     if (db == nullptr) return;
     for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
     db->Close();
+    open_rocksdb_instances.fetch_sub(1, std::memory_order_relaxed);
   }
 };
 
@@ -55,8 +59,9 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
 
 class SnapshotReaderImpl final : public SnapshotReader {
  public:
-  // `db` may be null for a mapped index: ForEachPair then opens RocksDB on
-  // first use (tests, offline tools), never the request path.
+  // `db` may be null for a mapped index: ForEachPair then opens RocksDB for
+  // the scan and closes it at its end (the version profiler, tests, offline
+  // tools), never the request path.
   SnapshotReaderImpl(snapshot::ParsedManifest manifest, UnseenModel model,
                      std::unique_ptr<OpenDb> db, std::string dir, SnapshotReaderOptions options)
       : parsed_(std::move(manifest)),
@@ -156,8 +161,9 @@ class SnapshotReaderImpl final : public SnapshotReader {
   absl::Status ForEachPair(
       const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override {
     if (db_ == nullptr) {
-      const SnapshotReader& db = LazyDb();
-      return &db == this ? lazy_error_ : db.ForEachPair(fn);
+      absl::StatusOr<std::unique_ptr<const SnapshotReaderImpl>> db = OpenScanDb();
+      if (!db.ok()) return db.status();
+      return (*db)->ForEachPair(fn);  // RocksDB closes here, with the scan
     }
     rocksdb::ReadOptions ro;
     ro.fill_cache = false;
@@ -265,27 +271,20 @@ class SnapshotReaderImpl final : public SnapshotReader {
         .ok();
   }
 
-  // A mapped reader's RocksDB side, opened on first use (Open digested its
-  // files): a reader over the same version in kRocksDb mode; block checksums
-  // are verified as ForEachPair reads. ForEachPair returns the error if the
-  // open fails.
-  const SnapshotReader& LazyDb() const {
-    std::call_once(lazy_once_, [this] {
-      SnapshotReaderOptions o = options_;
-      o.lookup = LookupMode::kRocksDb;
-      o.verify_checksums = false;
-      o.warm = false;
-      absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir_, parsed_.pairs_format, o);
-      if (db.ok()) {
-        auto reader = std::make_unique<SnapshotReaderImpl>(parsed_, model_, std::move(*db), dir_, o);
-        reader->CreateNodeCache();
-        lazy_ = std::move(reader);
-      } else {
-        lazy_error_ = db.status();
-      }
-    });
-    if (lazy_ == nullptr) return *this;  // db_ null and lazy_error_ set: see ForEachPair
-    return *lazy_;
+  // A mapped reader's RocksDB side for one scan: a reader over the same
+  // version in kRocksDb mode (Open digested its files; block checksums are
+  // verified as ForEachPair reads). Not kept: an open RocksDB holds its table
+  // readers (index and filter blocks) in anonymous memory, and a mapped
+  // version lives on as the active and then the held version
+  // (docs/SERVER.md "Memory across many swaps").
+  absl::StatusOr<std::unique_ptr<const SnapshotReaderImpl>> OpenScanDb() const {
+    SnapshotReaderOptions o = options_;
+    o.lookup = LookupMode::kRocksDb;
+    o.verify_checksums = false;
+    o.warm = false;
+    absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir_, parsed_.pairs_format, o);
+    if (!db.ok()) return db.status();
+    return std::make_unique<const SnapshotReaderImpl>(parsed_, model_, std::move(*db), dir_, o);
   }
 
   // Constant after construction.
@@ -294,11 +293,8 @@ class SnapshotReaderImpl final : public SnapshotReader {
   const std::string dir_;
   const SnapshotReaderOptions options_;
   const std::unique_ptr<OpenDb> owned_db_;
-  rocksdb::DB* const db_;  // null for a mapped index until LazyDb()
+  rocksdb::DB* const db_;  // null for a mapped index (ForEachPair opens one per scan)
   const std::vector<rocksdb::ColumnFamilyHandle*> handles_;  // default, pairs, nodes, meta
-  mutable std::once_flag lazy_once_;
-  mutable std::unique_ptr<const SnapshotReaderImpl> lazy_;  // set once in LazyDb()
-  mutable absl::Status lazy_error_;                         // set once in LazyDb()
   std::unique_ptr<const MemoryIndex> index_;           // set once by BuildIndex() in Open
   std::unique_ptr<const NodeCache> nodes_;             // kRocksDb: set once in Open
   SnapshotLoadStats stats_;                            // set in Open
@@ -357,6 +353,7 @@ absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
     return absl::DataLossError(absl::StrCat(db_dir, ": cannot open: ", rs.ToString()));
   }
   out->db.reset(raw);
+  open_rocksdb_instances.fetch_add(1, std::memory_order_relaxed);
   return out;
 }
 
@@ -399,6 +396,8 @@ absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(
 }
 
 }  // namespace
+
+int64_t OpenRocksDbInstances() { return open_rocksdb_instances.load(std::memory_order_relaxed); }
 
 const char* LookupModeName(LookupMode mode) {
   return mode == LookupMode::kMemory ? "memory" : "rocksdb";

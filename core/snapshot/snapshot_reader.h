@@ -38,6 +38,13 @@ enum class LookupMode {
   kRocksDb,
 };
 const char* LookupModeName(LookupMode mode);
+
+// RocksDB instances open in this process over snapshot versions: one per
+// kRocksDb reader, plus one per ForEachPair scan in progress over a mapped
+// index (closed at the scan's end). For tests and metrics: a server that
+// serves mapped versions holds none between scans (docs/SERVER.md "Memory
+// across many swaps"). Thread-safe.
+int64_t OpenRocksDbInstances();
 // "memory" | "rocksdb"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name);
 
@@ -101,7 +108,8 @@ class SnapshotReader {
   // that file alone: it is mapped after one read pass matched both the
   // manifest's XXH3-64 and the body digest in its header, while a second
   // thread checks the RocksDB files' sizes and digests; RocksDB is not opened
-  // (ForEachPair opens it on first use). Errors: INVALID_ARGUMENT (not a version id),
+  // (ForEachPair opens it for its scan and closes it at the end). Errors:
+  // INVALID_ARGUMENT (not a version id),
   // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
   // manifest, missing file — the message names the file), FAILED_PRECONDITION
   // (unknown format version).

@@ -1,0 +1,107 @@
+// Memory across many swaps (docs/SERVER.md "Memory across many swaps"): the
+// two causes of the anonymous RSS that grew with every version swap, each
+// checked by a count that is exact, not by an RSS threshold.
+//   * A mapped version opened RocksDB for the version profiler's scan and kept
+//     it open (table readers: index and filter blocks) while it served and
+//     while it was held: after K swaps no RocksDB instance may stay open.
+//   * glibc's dynamic mmap threshold: after ConfigureServerAllocator a freed
+//     large block must not move large blocks into the arenas (mallinfo2's
+//     count of mmapped blocks tells where a block came from).
+#include <malloc.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "core/snapshot/snapshot_reader.h"
+#include "server/allocator.h"
+#include "server/server.h"
+#include "tests/server/test_snapshots.h"
+
+namespace graphsieve {
+namespace {
+
+using testing::SyntheticSnapshot;
+
+TEST(MemorySwapsTest, NoRocksDbStaysOpenAfterManySwapsOfMappedVersions) {
+  const std::string root = testing::MakeTempDir("memory-swaps");
+  auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
+  ASSERT_TRUE(a.ok()) << a.status();
+  auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2));
+  ASSERT_TRUE(b.ok()) << b.status();
+  auto server = GraphsieveServer::Create(testing::LoopbackOptions(root));
+  ASSERT_TRUE(server.ok()) << server.status();
+  GraphsieveServer& s = **server;
+  constexpr int kSwaps = 8;
+  for (int k = 0; k <= kSwaps; ++k) {
+    const std::string& next = k % 2 == 0 ? *a : *b;
+    ASSERT_TRUE(testing::SetCurrent(root, next).ok());
+    ASSERT_TRUE(s.manager().PollOnce().ok());
+    s.profiler().WaitIdle();  // the profiler has scanned `next`'s pairs
+    ASSERT_EQ(s.manager().Current()->version, next);
+    ASSERT_TRUE(s.manager().Current()->reader->load_stats().index_mapped) << "swap " << k;
+    const nlohmann::json profile = s.profiler().ToJson()["rate_profile"];
+    ASSERT_TRUE(profile.is_object()) << "swap " << k;
+    EXPECT_EQ(profile["version"], next) << "swap " << k;
+    EXPECT_GT(profile["pairs"].get<uint64_t>(), 0u) << "swap " << k;
+    // Serving (and holding) a mapped version needs no RocksDB; the scan's
+    // instance closed with the scan.
+    EXPECT_EQ(OpenRocksDbInstances(), 0) << "swap " << k;
+  }
+  EXPECT_FALSE(s.manager().State().held.empty());  // a held version too, and still none open
+}
+
+// Where a block of `bytes` comes from: true when glibc mapped it on its own.
+bool AllocationIsMapped(size_t bytes) {
+  const size_t before = mallinfo2().hblks;
+  char* p = static_cast<char*>(std::malloc(bytes));
+  std::memset(p, 1, bytes);
+  asm volatile("" : : "r"(p) : "memory");  // keep the block
+  const bool mapped = mallinfo2().hblks == before + 1;
+  std::free(p);
+  return mapped;
+}
+
+bool EnvironmentSetsThresholds() {
+  const char* t = std::getenv("GLIBC_TUNABLES");
+  return (t != nullptr && std::strstr(t, "threshold") != nullptr) ||
+         std::getenv("MALLOC_MMAP_THRESHOLD_") != nullptr ||
+         std::getenv("MALLOC_TRIM_THRESHOLD_") != nullptr;
+}
+
+// The control (its own process under ctest): glibc's default behaviour, the
+// one behind the growth. A freed 4 MiB block raises the mmap threshold, and
+// the next one comes from an arena.
+TEST(MemorySwapsTest, ControlByDefaultAFreedLargeBlockMovesTheNextIntoAnArena) {
+  if (EnvironmentSetsThresholds()) GTEST_SKIP() << "thresholds set in the environment";
+  (void)AllocationIsMapped(4 << 20);
+  EXPECT_FALSE(AllocationIsMapped(4 << 20));
+}
+
+TEST(MemorySwapsTest, WithTheServerAllocatorLargeBlocksStayMapped) {
+  if (EnvironmentSetsThresholds()) GTEST_SKIP() << "thresholds set in the environment";
+  std::string note;
+  ASSERT_TRUE(ConfigureServerAllocator({}, &note).ok());
+  EXPECT_NE(note.find("fixed"), std::string::npos) << note;
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_TRUE(AllocationIsMapped(4 << 20)) << i;
+    EXPECT_TRUE(AllocationIsMapped(1 << 20)) << i;
+  }
+}
+
+TEST(MemorySwapsTest, AllocatorOptionsAreValidated) {
+  AllocatorOptions o;
+  o.mmap_threshold_bytes = size_t{64} << 20;
+  std::string note;
+  absl::Status s = ConfigureServerAllocator(o, &note);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("mmap_threshold_bytes"), std::string::npos) << s;
+  o = AllocatorOptions();
+  o.trim_threshold_bytes = 0;
+  EXPECT_EQ(ConfigureServerAllocator(o, &note).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -4,6 +4,9 @@
 # Usage: scripts/test.sh [ctest args...]   (BUILD_DIR=build-ci by default)
 # SANITIZE=address,undefined (or thread) builds with those sanitizers in
 # build-<name> (e.g. build-asan) and runs the same suite; see docs/RELIABILITY.md.
+# FUZZ_SECONDS=N (opt-in, off by default): after the suite, also builds the
+# libFuzzer targets with clang in build-fuzz and runs each N seconds on its
+# seed corpus (fuzz/run-short.sh; docs/RELIABILITY.md, "Fuzzing in CI").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -20,5 +23,13 @@ if [[ -n "$SANITIZE" ]]; then source scripts/sanitizer-env.sh; fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERROR=ON \
   -DGRAPHSIEVE_SANITIZE="$SANITIZE" -DGRAPHSIEVE_BUILD_BENCH="$([[ -n $SANITIZE ]] && echo OFF || echo ON)"
 cmake --build "$BUILD_DIR" -j2
-cd "$BUILD_DIR"
-ctest --output-on-failure -j2 --timeout 600 "$@"
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 "$@"
+FUZZ_SECONDS=${FUZZ_SECONDS:-0}
+if [[ "$FUZZ_SECONDS" != 0 ]]; then
+  # Only the fuzz targets and the libraries they link (no tests, no benchmarks).
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DGRAPHSIEVE_FUZZ=ON \
+    -DGRAPHSIEVE_BUILD_TESTS=OFF -DGRAPHSIEVE_BUILD_BENCH=OFF
+  cmake --build build-fuzz -j2 --target fuzz_log_reader fuzz_manifest fuzz_cli_inputs \
+    fuzz_sampling_rate fuzz_snapshot_open
+  fuzz/run-short.sh build-fuzz "$FUZZ_SECONDS"
+fi

@@ -9,7 +9,10 @@ namespace maec_kernels {
 
 // The kernels are compiled twice (AVX2+FMA and baseline) and picked at load
 // time, so one binary runs everywhere and uses the wide units where present.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+// Not under ThreadSanitizer: g++ instruments the ifunc resolver, which runs
+// during relocation before the TSan runtime is up, and every program linking
+// these kernels crashed at start (docs/RELIABILITY.md, "ThreadSanitizer").
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define GRAPHSIEVE_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define GRAPHSIEVE_CLONES

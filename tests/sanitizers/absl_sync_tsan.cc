@@ -15,10 +15,33 @@
 // objects through them are covered by scripts/sanitizers/tsan.supp.
 #include <cstdint>
 
+#include "absl/synchronization/mutex.h"
+
 extern "C" {
 void __tsan_acquire(void* addr);
 void __tsan_release(void* addr);
 }
+
+namespace {
+
+// Abseil evaluates the Condition of Mutex::Await/LockWhen inside the
+// (uninstrumented) call, with the mutex held, on the waiting thread or on the
+// thread that is unlocking: the wrappers below pass this Condition instead,
+// which makes the evaluation acquire the mutex before reading the guarded
+// state and release it after (otherwise a read in a Condition that precedes
+// the next holder's write looks like a race).
+struct ConditionUnderMutex {
+  void* mu;
+  const absl::Condition* cond;
+};
+bool EvalUnderMutex(ConditionUnderMutex* c) {
+  __tsan_acquire(c->mu);
+  const bool result = c->cond->Eval();
+  __tsan_release(c->mu);
+  return result;
+}
+
+}  // namespace
 
 // Abseil 20220623 as built by Debian uses the inline namespace "debian3".
 #define GS_REAL(sym) __real_##sym
@@ -61,13 +84,17 @@ bool GS_WRAP(_ZN4absl7debian35Mutex13ReaderTryLockEv)(void* mu) {
 }
 void GS_REAL(_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE)(void* mu, const void* cond);
 void GS_WRAP(_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE)(void* mu, const void* cond) {
-  GS_REAL(_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE)(mu, cond);
+  ConditionUnderMutex context{mu, static_cast<const absl::Condition*>(cond)};
+  const absl::Condition wrapped(&EvalUnderMutex, &context);
+  GS_REAL(_ZN4absl7debian35Mutex8LockWhenERKNS0_9ConditionE)(mu, &wrapped);
   __tsan_acquire(mu);
 }
 void GS_REAL(_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE)(void* mu, const void* cond);
 void GS_WRAP(_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE)(void* mu, const void* cond) {
+  ConditionUnderMutex context{mu, static_cast<const absl::Condition*>(cond)};
+  const absl::Condition wrapped(&EvalUnderMutex, &context);
   __tsan_release(mu);
-  GS_REAL(_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE)(mu, cond);
+  GS_REAL(_ZN4absl7debian35Mutex5AwaitERKNS0_9ConditionE)(mu, &wrapped);
   __tsan_acquire(mu);
 }
 

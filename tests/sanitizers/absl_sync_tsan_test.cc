@@ -56,5 +56,33 @@ TEST(AbslSyncTsanTest, NotificationAndCondVarOrderWrites) {
   producer.join();
 }
 
+// Abseil evaluates an Await/LockWhen Condition inside its own (uninstrumented)
+// code; the condition's read of guarded state must be ordered with the next
+// holder's write (server/version_profiler.cc waits this way; before the
+// Condition wrapping in absl_sync_tsan.cc, server_test reported a race there).
+// Deterministic: the main thread writes only once the waiter's condition has
+// been evaluated (and found false) at least once.
+TEST(AbslSyncTsanTest, AwaitConditionReadsAreOrderedWithLaterWrites) {
+  absl::Mutex mu;
+  int evaluations = 0;  // guarded by mu
+  bool ready = false;   // guarded by mu
+  std::thread waiter([&] {
+    absl::MutexLock l(&mu);
+    auto is_ready = [&] {
+      ++evaluations;
+      return ready;
+    };
+    mu.Await(absl::Condition(&is_ready));
+  });
+  auto evaluated = [&] { return evaluations > 0; };
+  mu.LockWhen(absl::Condition(&evaluated));
+  ready = true;
+  mu.Unlock();
+  waiter.join();
+  absl::MutexLock l(&mu);
+  EXPECT_TRUE(ready);
+  EXPECT_GE(evaluations, 2);  // false first, then true
+}
+
 }  // namespace
 }  // namespace graphsieve

@@ -22,15 +22,7 @@ struct Exact {
 
 Exact ExactSplit(const PairTable& t) {
   const int U = static_cast<int>(t.num_users()), n = U + static_cast<int>(t.num_items());
-  Eigen::MatrixXd l = Eigen::MatrixXd::Zero(n, n);
-  for (size_t p = 0; p < t.num_pairs(); ++p) {
-    if (!t.label[p]) continue;
-    const int a = t.pair_user[p], b = U + t.pair_item[p];
-    l(a, a) += 1;
-    l(b, b) += 1;
-    l(a, b) -= 1;
-    l(b, a) -= 1;
-  }
+  const Eigen::MatrixXd l = testing::ReferenceLaplacian(t);
   const Eigen::MatrixXd pinv = testing::ReferencePinv(t);
   const std::vector<double> r = testing::ReferenceResistance(t);
   Exact e;

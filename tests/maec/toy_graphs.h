@@ -72,8 +72,8 @@ inline ImpressionLog PowerLawLog(int users, int items, double scale, double posi
   return log;
 }
 
-// Pseudo-inverse of the Laplacian of the positive graph (users then items).
-inline Eigen::MatrixXd ReferencePinv(const PairTable& t) {
+// Dense Laplacian of the positive graph (users then items).
+inline Eigen::MatrixXd ReferenceLaplacian(const PairTable& t) {
   const int U = static_cast<int>(t.num_users()), n = U + static_cast<int>(t.num_items());
   Eigen::MatrixXd l = Eigen::MatrixXd::Zero(n, n);
   for (size_t p = 0; p < t.num_pairs(); ++p) {
@@ -84,7 +84,12 @@ inline Eigen::MatrixXd ReferencePinv(const PairTable& t) {
     l(a, b) -= 1;
     l(b, a) -= 1;
   }
-  return Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(l).pseudoInverse();
+  return l;
+}
+
+// Pseudo-inverse of the Laplacian of the positive graph (users then items).
+inline Eigen::MatrixXd ReferencePinv(const PairTable& t) {
+  return Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(ReferenceLaplacian(t)).pseudoInverse();
 }
 
 // Component labels of the positive graph by a plain union-find.

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ ABSL_FLAG(std::string, cv_ks, "",
           "sketch route with and without the control variate, on the sampled pairs only.");
 ABSL_FLAG(int, cv_seeds, 1, "Sketch seeds per k in the control-variate table (errors averaged over seeds).");
 ABSL_FLAG(int, sample, 5000, "Pairs sampled (inside components) for the accuracy table.");
+ABSL_FLAG(int, unseen_pairs, 0,
+          "Held-out user-item pairs (uniform, same component, not in the log) for the unseen-pair table: "
+          "R from the stored node rows, plain vs control variate (docs/METHOD.md \"Unseen pairs\"); 0 = off.");
+ABSL_FLAG(std::string, unseen_ks, "64", "Row sketch sizes k for the unseen-pair table (comma-separated).");
+ABSL_FLAG(int, unseen_seeds, 3, "Sketch seeds per k in the unseen-pair table (errors averaged over seeds).");
 ABSL_FLAG(bool, accuracy, true, "Run the accuracy table (costs an exact reference solve).");
 
 namespace graphsieve {
@@ -259,6 +265,83 @@ absl::Status PrintControlVariateTable(const PairTable& pairs, const PositiveGrap
   return absl::OkStatus();
 }
 
+// `n` held-out pairs: uniform (user, item) in the same component of the
+// positive graph and absent from the log, as a pair table of their own.
+PairTable HeldOutPairs(const PairTable& pairs, const PositiveGraph& g, size_t n, uint64_t seed) {
+  std::set<std::pair<uint32_t, uint32_t>> seen;
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) seen.insert({pairs.pair_user[p], pairs.pair_item[p]});
+  std::mt19937_64 rng(seed);
+  std::set<std::pair<uint32_t, uint32_t>> picked;
+  for (size_t tries = 0; picked.size() < n && tries < 1000 * n; ++tries) {
+    const uint32_t u = uint32_t(rng() % g.num_users), i = uint32_t(rng() % g.num_items);
+    if (g.degree(u) == 0 || g.component[u] != g.component[g.num_users + i] || seen.count({u, i})) continue;
+    picked.insert({u, i});
+  }
+  PairTable t;
+  t.user_ids = pairs.user_ids;
+  t.item_ids = pairs.item_ids;
+  for (const auto& [u, i] : picked) {  // sorted by user, as PairIncidence requires
+    t.pair_user.push_back(u);
+    t.pair_item.push_back(i);
+    t.label.push_back(0);
+    t.instances.push_back(1);
+    t.negatives.push_back(1);
+  }
+  return t;
+}
+
+// Unseen pairs as the server scores them: ‖row_u − row_v‖² over every stored
+// float of the node rows (unseen.cc ScoreUnseenPair), plain rows vs control-
+// variate rows, against direct pair solves (tol 1e-10).
+absl::Status PrintUnseenTable(const PairTable& pairs, const PositiveGraph& g, const PipelineOptions& po) {
+  const PairTable held = HeldOutPairs(pairs, g, size_t(absl::GetFlag(FLAGS_unseen_pairs)), po.seed + 7);
+  if (held.num_pairs() == 0) return absl::FailedPreconditionError("--unseen_pairs: no held-out pair found");
+  std::vector<size_t> all(held.num_pairs());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const absl::Time t0 = absl::Now();
+  const std::vector<double> ref = PairSolves(held, g, all, po.threads);
+  std::printf("\nunseen pairs: %zu held-out (user, item) pairs inside components, not in the log; reference = "
+              "direct pair solves at tol 1e-10 (%.2f s)\n", held.num_pairs(), absl::ToDoubleSeconds(absl::Now() - t0));
+  std::printf("%-30s %6s %9s %12s %12s %10s\n", "node rows", "seeds", "cpu s", "median rel", "p90 rel", "Spearman");
+  for (absl::string_view kv : absl::StrSplit(absl::GetFlag(FLAGS_unseen_ks), ',', absl::SkipEmpty())) {
+    int k = 0;
+    if (!absl::SimpleAtoi(kv, &k) || k < 1) return absl::InvalidArgumentError("--unseen_ks: bad value");
+    for (bool cv : {false, true}) {
+      Accuracy sum;
+      double cpu = 0;
+      const int seeds = absl::GetFlag(FLAGS_unseen_seeds);
+      for (int s = 0; s < seeds; ++s) {
+        ResistanceOptions so = po.Resistance();  // the builder's route, node rows only
+        so.sketch_dim = k;
+        so.unseen_control_variate = cv;
+        so.compute_pairs = false;
+        so.seed = po.seed + 1000 * s;
+        const double c0 = CpuSeconds();
+        absl::StatusOr<ResistanceResult> rows = ComputeResistance(pairs, g, so);
+        if (!rows.ok()) return rows.status();
+        cpu += CpuSeconds() - c0;
+        const size_t dim = size_t(rows->sketch_dim);
+        std::vector<double> est(held.num_pairs());
+        for (size_t i = 0; i < est.size(); ++i) {
+          const float* a = rows->sketch.data() + size_t(held.pair_user[i]) * dim;
+          const float* b = rows->sketch.data() + size_t(g.num_users + held.pair_item[i]) * dim;
+          double r = 0;
+          for (size_t j = 0; j < dim; ++j) r += double(a[j] - b[j]) * double(a[j] - b[j]);
+          est[i] = r;
+        }
+        const Accuracy a = Compare(est, ref);
+        sum.median_rel += a.median_rel / seeds;
+        sum.p90_rel += a.p90_rel / seeds;
+        sum.spearman += a.spearman / seeds;
+      }
+      std::printf("%-30s %6d %9.2f %12.2e %12.2e %10.6f\n",
+                  (std::string(cv ? "control variate" : "plain") + " k=" + std::string(kv)).c_str(), seeds, cpu,
+                  sum.median_rel, sum.p90_rel, sum.spearman);
+    }
+  }
+  return absl::OkStatus();
+}
+
 int Fail(const absl::Status& s) {
   std::fprintf(stderr, "graphsieve-bench-core: %s\n", std::string(s.message()).c_str());
   return 1;
@@ -335,11 +418,15 @@ int Main() {
                 s.component, s.nodes, s.method.c_str(), s.right_hand_sides, s.max_iterations,
                 s.max_relative_residual, s.converged ? "converged" : "NOT converged", s.message.c_str());
   }
+  if (!absl::GetFlag(FLAGS_accuracy) && absl::GetFlag(FLAGS_unseen_pairs) == 0) return 0;
+  absl::StatusOr<PositiveGraph> graph = BuildPositiveGraph(*pairs);
+  if (!graph.ok()) return Fail(graph.status());
+  if (absl::GetFlag(FLAGS_unseen_pairs) > 0) {
+    if (absl::Status s = PrintUnseenTable(*pairs, *graph, po); !s.ok()) return Fail(s);
+  }
   if (!absl::GetFlag(FLAGS_accuracy)) return 0;
 
   // ---- Accuracy of R_eff on sampled pairs ----
-  absl::StatusOr<PositiveGraph> graph = BuildPositiveGraph(*pairs);
-  if (!graph.ok()) return Fail(graph.status());
   std::vector<size_t> inside;
   for (size_t p = 0; p < pairs->num_pairs(); ++p) {
     if (graph->component[pairs->pair_user[p]] == graph->component[graph->num_users + pairs->pair_item[p]]) {
@@ -414,6 +501,7 @@ int Main() {
     so.method = ResistanceMethod::kSketch;
     so.sketch_dim = k;
     so.compute_pairs = false;
+    so.unseen_control_variate = false;  // the plain rows: ‖Z_u − Z_v‖²
     so.threads = threads;
     so.seed = po.seed;
     ts = absl::Now();

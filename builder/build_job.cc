@@ -68,7 +68,11 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"correct_pilot", p.correct_pilot},
       {"propagation_tolerance", p.propagation_tolerance},
       {"propagation_max_iterations", p.propagation_max_iterations},
-      {"sketch_dim", p.sketch_dim},
+      // Floats per stored node row (what readers check the rows against);
+      // sketch_columns is k (docs/SNAPSHOT.md).
+      {"sketch_dim", p.NodeRowDim()},
+      {"sketch_columns", p.sketch_dim},
+      {"unseen_control_variate", p.unseen_control_variate},
       {"solver_tolerance", p.solver_tolerance},
       {"solver_max_iterations", p.solver_max_iterations},
       {"exact_max_nodes", p.exact_max_nodes},

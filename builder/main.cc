@@ -73,6 +73,9 @@ ABSL_FLAG(std::string, resistance, "auto",
           "(exact, solves on the smaller side).");
 ABSL_FLAG(int32_t, sketch_dim, 64,
           "Sketch dimension k (random projections; also the per-node rows kept for unseen pairs).");
+ABSL_FLAG(bool, unseen_control_variate, true,
+          "Store control-variate node rows for unseen pairs (sketch_dim + 2 floats, docs/METHOD.md "
+          "\"Unseen pairs\"); false = the plain sketch rows (for measurement).");
 ABSL_FLAG(double, solver_tolerance, 1e-6, "Relative residual every CG solve must reach.");
 ABSL_FLAG(int32_t, solver_max_iterations, 1000,
           "CG iteration cap; a solve that hits it fails the build.");
@@ -153,6 +156,7 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   p.propagation_tolerance = absl::GetFlag(FLAGS_propagation_tolerance);
   p.propagation_max_iterations = absl::GetFlag(FLAGS_propagation_max_iterations);
   p.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
+  p.unseen_control_variate = absl::GetFlag(FLAGS_unseen_control_variate);
   p.solver_tolerance = absl::GetFlag(FLAGS_solver_tolerance);
   p.solver_max_iterations = absl::GetFlag(FLAGS_solver_max_iterations);
   p.seed = absl::GetFlag(FLAGS_seed);

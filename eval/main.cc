@@ -72,6 +72,9 @@ ABSL_FLAG(bool, include_full, true, "Also train on the unsampled training part (
 ABSL_FLAG(std::string, resistance, "auto", "Effective resistance route of the pipeline: auto, exact, "
           "sketch, onesided.");
 ABSL_FLAG(int, sketch_dim, 64, "Sketch dimension k of the pipeline.");
+ABSL_FLAG(bool, unseen_control_variate, true,
+          "Control-variate node rows for unseen pairs (docs/METHOD.md \"Pairs the builder never saw\"); "
+          "false = plain sketch rows (for measurement).");
 ABSL_FLAG(double, score_power, 1.0, "beta in (0, 1]: MA-EC rates are made from t = s^beta of the "
           "score (core/maec PipelineOptions::score_power; 1 = the score itself).");
 ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 propagation operator.");
@@ -168,6 +171,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("--resistance: ", r.status().message()));
   o.pipeline.resistance = *r;
   o.pipeline.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
+  o.pipeline.unseen_control_variate = absl::GetFlag(FLAGS_unseen_control_variate);
   o.pipeline.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);
   o.pipeline.score_power = absl::GetFlag(FLAGS_score_power);
   o.pipeline.threads = absl::GetFlag(FLAGS_threads);

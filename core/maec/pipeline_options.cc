@@ -35,6 +35,7 @@ ResistanceOptions PipelineOptions::Resistance() const {
   ResistanceOptions r;
   r.method = resistance;
   r.sketch_dim = sketch_dim;
+  r.unseen_control_variate = unseen_control_variate;
   r.solver_tolerance = solver_tolerance;
   r.solver_max_iterations = solver_max_iterations;
   r.exact_max_nodes = exact_max_nodes;

@@ -58,6 +58,9 @@ struct PipelineOptions {
   int propagation_max_iterations = 100;
   ResistanceMethod resistance = ResistanceMethod::kAuto;
   int sketch_dim = 64;                 // k for the sketch (and the node rows kept for unseen pairs)
+  // Node rows for unseen pairs with the control variate (ResistanceOptions::
+  // unseen_control_variate): sketch_dim + 2 floats; false = plain rows.
+  bool unseen_control_variate = true;
   double solver_tolerance = 1e-6;      // relative residual of every CG solve
   int solver_max_iterations = 1000;
   int exact_max_nodes = 1000;          // kAuto: dense exact up to this component size
@@ -74,6 +77,8 @@ struct PipelineOptions {
   absl::Status Validate() const;
   // The resistance stage's share of these options.
   ResistanceOptions Resistance() const;
+  // Floats per stored node row (ResistanceOptions::NodeRowDim).
+  int NodeRowDim() const { return Resistance().NodeRowDim(); }
   double PilotFloor() const { return pilot_floor.value_or(floor); }
   double PilotKappa() const { return pilot_kappa.value_or(kappa); }
 };

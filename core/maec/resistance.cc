@@ -150,8 +150,12 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
     RowMatrix rhs;
     SketchRhs(lap, w.g, k, 0, k, w.o.seed, &rhs);
     const RowMatrix z = (*p) * rhs;
+    const size_t row = size_t(w.out->sketch_dim);
     for (size_t i = 0; i < lap.size(); ++i) {
-      for (int j = 0; j < k; ++j) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(z(i, j));
+      const double inv_degree = w.o.unseen_control_variate ? 1.0 / lap.degree[i] : 0.0;
+      for (int j = 0; j < k; ++j) {
+        w.out->sketch[lap.nodes[i] * row + j] = static_cast<float>(z(i, j) - rhs(i, j) * inv_degree);
+      }
     }
   }
   if (!w.o.compute_pairs) return;
@@ -165,21 +169,36 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
 }
 
 // Sketch columns [begin, end) of a component: node rows (the first
-// sketch_dim columns) and the pair sketch. With the control variate the pair
-// sketch holds z'_v = z_v − (BᵀQᵀ)_v / d_v, the sketch of W^½B(L⁺ − D⁻¹)e_v
-// (docs/METHOD.md "Control variate").
+// sketch_dim columns) and the pair sketch. With the control variate either
+// holds z'_v = z_v − (BᵀQᵀ)_v / d_v, the sketch of W^½B(L⁺ − D⁻¹)e_v
+// (docs/METHOD.md "Control variate", "Unseen pairs").
 void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& rhs,
                         const RowMatrix& x) {
   const int k = w.o.sketch_dim;
+  const size_t row = size_t(w.out->sketch_dim);
   const bool pair_sketch = w.plan.pair_sketch[task.component];
   const bool cv = pair_sketch && w.o.pair_sketch_control_variate;
   for (size_t i = 0; i < lap.size(); ++i) {
-    const double inv_degree = cv ? 1.0 / lap.degree[i] : 0.0;
+    const double inv_degree = 1.0 / lap.degree[i];
     for (uint32_t j = task.begin; j < task.end; ++j) {
-      const double v = x(i, j - task.begin);
-      if (j < uint32_t(k)) w.out->sketch[size_t(lap.nodes[i]) * k + j] = static_cast<float>(v);
-      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(v - rhs(i, j - task.begin) * inv_degree);
+      const double v = x(i, j - task.begin), shift = rhs(i, j - task.begin) * inv_degree;
+      if (j < uint32_t(k)) {
+        w.out->sketch[lap.nodes[i] * row + j] = static_cast<float>(w.o.unseen_control_variate ? v - shift : v);
+      }
+      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(cv ? v - shift : v);
     }
+  }
+}
+
+// The node rows' exact coordinates (ResistanceOptions::unseen_control_variate):
+// √(1/d_v) at k for a user, at k + 1 for an item; 0 for a node without a
+// positive edge (its own component: the server never measures it).
+void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o, ResistanceResult* out) {
+  if (!o.unseen_control_variate) return;
+  const size_t row = size_t(out->sketch_dim), k = size_t(o.sketch_dim);
+  for (uint32_t v = 0; v < g.num_nodes(); ++v) {
+    const uint32_t d = g.degree(v);
+    if (d > 0) out->sketch[v * row + k + (v < g.num_users ? 0 : 1)] = static_cast<float>(std::sqrt(1.0 / d));
   }
 }
 
@@ -461,8 +480,8 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
                                                    const ResistanceOptions& o) {
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   ResistanceResult out;
-  out.sketch_dim = o.sketch_dim;
-  out.sketch.assign(g.num_nodes() * size_t(o.sketch_dim), 0.0f);
+  out.sketch_dim = o.NodeRowDim();
+  out.sketch.assign(g.num_nodes() * size_t(out.sketch_dim), 0.0f);
   if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
   // Item lists only once a one-sided component solves over its items (phase 2).
   PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
@@ -489,6 +508,7 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
     o.comm->AllReduceSum(absl::MakeSpan(out.sketch));
     o.comm->AllReduceSum(absl::MakeSpan(w.pair_z));
   }
+  NodeRowExactCoordinates(g, o, &out);  // after the reduce: every rank writes the same values
   const double share = any_pair_sketch && o.pair_sketch_control_variate ? ResidualShare(w) : 1.0;
   maec_internal::PlanSecondPhase(g, inc, o, share, &*plan, &out);
   if (o.compute_pairs && SolvesOverItems(*plan)) inc = PairIncidence::Build(pairs);

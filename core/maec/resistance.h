@@ -10,9 +10,12 @@
 //              default with a control variate: R = 1/d_u + 1/d_v − 2w/(d_u d_v)
 //              exactly plus the sketched residual ‖Z'_u − Z'_v‖², Z' = Z − D⁻¹BᵀQᵀ,
 //              k sized from the residual's measured share of R.
-// Across components R = +inf (G_eff = 0). Node sketch rows (k = sketch_dim)
-// are always produced, whichever route served the pairs: the server needs
-// them for unseen pairs.
+// Across components R = +inf (G_eff = 0). Node sketch rows are always
+// produced, whichever route served the pairs: the server needs them for
+// unseen pairs. By default (unseen_control_variate) a row is [z'_v, √(1/d_v)
+// in the side's slot], sketch_dim + 2 floats, so that ‖row_u − row_v‖² of a
+// user–item non-edge is 1/d_u + 1/d_v + the sketched residual (docs/METHOD.md
+// "Pairs the builder never saw"); else the plain z_v, sketch_dim floats.
 //
 // Thread-safety: pure functions; they use up to options.threads threads.
 #ifndef GRAPHSIEVE_CORE_MAEC_RESISTANCE_H_
@@ -33,7 +36,7 @@ namespace graphsieve {
 
 struct ResistanceResult {
   std::vector<double> resistance;       // per pair; +inf across components
-  int sketch_dim = 0;
+  int sketch_dim = 0;                   // floats per node row (ResistanceOptions::NodeRowDim)
   std::vector<float> sketch;            // node-major rows of sketch_dim floats
   std::vector<SolveSummary> solves;     // one per PCG component + one for all dense ones
   uint32_t dense_components = 0, one_sided_components = 0, sketch_components = 0;

@@ -38,6 +38,12 @@ struct ResistanceOptions {
   // control variate y = D⁻¹b (docs/METHOD.md "Control variate"); false = the plain
   // Spielman–Srivastava distance ‖Z_u − Z_v‖² (for measurement).
   bool pair_sketch_control_variate = true;
+  // The node rows kept for unseen pairs (always user–item, never a positive
+  // edge) hold z'_v = z_v − (BᵀQᵀ)_v/d_v and two exact coordinates, √(1/d_v) in
+  // the node's side's slot (user k, item k + 1): ‖row_u − row_v‖² = 1/d_u +
+  // 1/d_v + ‖z'_u − z'_v‖², the control-variate estimate (docs/METHOD.md
+  // "Unseen pairs"). false = the plain rows z_v (for measurement).
+  bool unseen_control_variate = true;
   int block_columns = 32;               // right-hand sides per PCG block (one-sided)
   bool compute_pairs = true;            // false: node sketch rows only
   uint64_t seed = 42;
@@ -55,6 +61,8 @@ struct ResistanceOptions {
   // up to a multiple of 32 (the distance blocks). Fewer than sketch_dim: the
   // distances read the first columns of the node-row solve.
   int PairSketchDim(double residual_share) const;
+  // Floats per stored node row: sketch_dim, plus 2 with unseen_control_variate.
+  int NodeRowDim() const { return sketch_dim + (unseen_control_variate ? 2 : 0); }
 };
 
 // The route kAuto (or a forced method) uses for a component of n nodes whose

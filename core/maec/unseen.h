@@ -32,8 +32,10 @@ struct NodeTable {
   std::vector<uint64_t> ids;           // original id per node
   std::vector<uint8_t> is_item;        // 0 user, 1 item
   std::vector<NodeRecord> records;
-  int sketch_dim = 0;                  // k
-  std::vector<float> sketch;           // row-major, ids.size() x sketch_dim: Z rows, ‖Z_u − Z_v‖² ≈ R_eff
+  int sketch_dim = 0;                  // floats per row: k, or k + 2 with the control variate
+  // Row-major, ids.size() x sketch_dim; ‖row_u − row_v‖² ≈ R_eff of a user–item
+  // non-edge (docs/METHOD.md "Pairs the builder never saw").
+  std::vector<float> sketch;
   absl::Span<const float> SketchRow(size_t node) const {
     return absl::MakeConstSpan(sketch.data() + node * sketch_dim, sketch_dim);
   }

@@ -51,7 +51,7 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
   Row(&out, "snapshot age", absl::StrFormat("%.1f s", s.snapshot_age_seconds()));
   Row(&out, "method",
       absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
-                   ", sketch k=", a.sketch_dim(), ")"));
+                   ", node rows ", a.sketch_dim(), " floats)"));
   Row(&out, "alpha / gamma", absl::StrFormat("%.6g / %.6g", a.alpha(), a.gamma()));
   Row(&out, "rate rule", a.version().empty() ? "-" : RateRule(a));
   Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));

@@ -4,9 +4,11 @@
 // rates the later training pairs as the server would (deployed.h).
 #include <stdlib.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <utility>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/snapshot/file_util.h"
@@ -26,8 +28,9 @@ absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
   }
   std::string templ = absl::StrCat(base, "/graphsieve-eval-XXXXXX");
   if (::mkdtemp(templ.data()) == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot create a snapshot work directory under ", base));
+    const int err = errno;
+    return absl::ErrnoToStatus(err, absl::StrCat("cannot create a snapshot work directory under ", base,
+                                                 " (--work_dir must be an existing, writable directory)"));
   }
   return templ;
 }

@@ -34,6 +34,7 @@
 #include "client/sampling_rate_client.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "bench/load_loop.h"
 #include "bench/partition_bench.h"
 
 ABSL_FLAG(std::string, single_root, "", "Required. Unpartitioned snapshot root.");
@@ -81,52 +82,17 @@ absl::StatusOr<Server> SpawnPinned(const std::string& root, const std::string& v
                 absl::StrCat("--partition=", partition)});
 }
 
-struct Point {
-  double pairs_per_second = 0, p50_ms = 0, p99_ms = 0;
-  uint64_t calls = 0, errors = 0;
-};
+using Point = bench::LoadPoint;
 
 // `threads` workers call the client for `seconds` with windows of the pool.
 Point Measure(const SamplingRateClient& client, const std::vector<uint64_t>& users,
               const std::vector<uint64_t>& items, size_t batch, int threads, double seconds) {
-  std::vector<std::vector<double>> lat(threads);
-  std::vector<uint64_t> errors(threads, 0);
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> workers;
-  const auto start = std::chrono::steady_clock::now();
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      for (uint64_t n = static_cast<uint64_t>(t) * 7919; !stop.load(); ++n) {
-        const size_t off = (n * batch) % (users.size() - batch);
-        const auto a = std::chrono::steady_clock::now();
-        auto r = client.GetRates(absl::MakeConstSpan(users.data() + off, batch),
-                                 absl::MakeConstSpan(items.data() + off, batch));
-        if (!r.ok()) errors[t]++;
-        lat[t].push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
-                .count());
-      }
-    });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (auto& w : workers) w.join();
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<double> all;
-  Point p;
-  for (int t = 0; t < threads; ++t) {
-    all.insert(all.end(), lat[t].begin(), lat[t].end());
-    p.errors += errors[t];
-  }
-  p.calls = all.size();
-  p.pairs_per_second = static_cast<double>((p.calls - p.errors) * batch) / elapsed;
-  std::sort(all.begin(), all.end());
-  if (!all.empty()) {
-    p.p50_ms = all[all.size() / 2];
-    p.p99_ms = all[std::min(all.size() - 1, all.size() * 99 / 100)];
-  }
-  return p;
+  return bench::RunLoad(threads, seconds, batch, [&](int, uint64_t n) {
+    const size_t off = (n * batch) % (users.size() - batch);
+    return client.GetRates(absl::MakeConstSpan(users.data() + off, batch),
+                           absl::MakeConstSpan(items.data() + off, batch))
+        .ok();
+  });
 }
 
 // The one-server-vs-partitions table, the all-pairs comparison and the

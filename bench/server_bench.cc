@@ -31,6 +31,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "bench/load_loop.h"
 #include "absl/time/clock.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
@@ -60,10 +61,8 @@ extern char** environ;
 namespace graphsieve {
 namespace {
 
-struct Point {
-  double pairs_per_second = 0, p50_ms = 0, p99_ms = 0;
-  uint64_t calls = 0, errors = 0;
-};
+using Point = bench::LoadPoint;
+using bench::RunLoad;
 
 // FilePmdMapped and AnonHugePages of this process, as printed by the kernel.
 std::string HugePageLines() {
@@ -77,52 +76,6 @@ std::string HugePageLines() {
     }
   }
   return out.empty() ? "unreadable" : out;
-}
-
-double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  const size_t k = std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())));
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(k), v.end());
-  return v[k];
-}
-
-// Runs `threads` workers, each calling fn(batch index) for `seconds`; fn
-// returns false on error. Latencies in ms.
-template <typename Fn>
-Point Run(int threads, double seconds, size_t batch, Fn fn) {
-  std::vector<std::vector<double>> lat(threads);
-  std::vector<uint64_t> errors(threads, 0);
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> workers;
-  const auto start = std::chrono::steady_clock::now();
-  for (int t = 0; t < threads; ++t) {
-    workers.emplace_back([&, t] {
-      uint64_t n = static_cast<uint64_t>(t) * 7919;
-      while (!stop.load(std::memory_order_relaxed)) {
-        const auto a = std::chrono::steady_clock::now();
-        if (!fn(t, n++)) errors[t]++;
-        lat[t].push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
-                .count());
-      }
-    });
-  }
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
-  stop = true;
-  for (auto& w : workers) w.join();
-  const double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::vector<double> all;
-  Point p;
-  for (int t = 0; t < threads; ++t) {
-    all.insert(all.end(), lat[t].begin(), lat[t].end());
-    p.errors += errors[t];
-  }
-  p.calls = all.size();
-  p.pairs_per_second = static_cast<double>((p.calls - p.errors) * batch) / elapsed;
-  p.p50_ms = Percentile(all, 0.50);
-  p.p99_ms = Percentile(all, 0.99);
-  return p;
 }
 
 long RssKb(pid_t pid, const char* field) {
@@ -251,7 +204,7 @@ int Main() {
           rates.emplace_back(b);
         }
         const SnapshotReader& r = **reader;
-        Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
+        Point p = RunLoad(t, seconds, b, [&](int w, uint64_t n) {
           const size_t off = (n * b) % (pool.users.size() - b);
           return r
               .LookupPairs(absl::MakeConstSpan(pool.users.data() + off, b),
@@ -350,7 +303,7 @@ int Main() {
   for (int t : {1, threads}) {
     for (size_t b : batches) {
       std::vector<v1::GetSamplingRateRequest> reqs(static_cast<size_t>(t));
-      Point p = Run(t, seconds, b, [&](int w, uint64_t n) {
+      Point p = RunLoad(t, seconds, b, [&](int w, uint64_t n) {
         v1::GetSamplingRateRequest& req = reqs[w];
         pool.Fill(n, b, &req);
         v1::GetSamplingRateResponse resp;
@@ -373,7 +326,7 @@ int Main() {
     const size_t b = 1024;
     v1::GetSamplingRateRequest req;
     std::array<uint64_t, 4> sources{};
-    Point p = Run(1, seconds, b, [&](int, uint64_t n) {
+    Point p = RunLoad(1, seconds, b, [&](int, uint64_t n) {
       mixed.Fill(n, b, &req);
       v1::GetSamplingRateResponse resp;
       grpc::ClientContext ctx;

@@ -7,15 +7,13 @@
 #include <random>
 #include <vector>
 
-#include "core/dist/mpi_communicator.h"
 #include "core/maec/rates.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dist/mpi_test_main.h"
 
 namespace graphsieve {
 namespace {
-
-Communicator* g_comm = nullptr;
 
 struct Entries {
   std::vector<double> scores;
@@ -92,16 +90,3 @@ TEST(DistRatesTest, UnreachableAlphaIsTheSameErrorOnEveryRank) {
 
 }  // namespace
 }  // namespace graphsieve
-
-int main(int argc, char** argv) {
-  graphsieve::MpiSession session(&argc, &argv);
-  std::unique_ptr<graphsieve::Communicator> world = session.World();
-  graphsieve::g_comm = world.get();
-  ::testing::InitGoogleTest(&argc, argv);
-  const int failed = RUN_ALL_TESTS();
-  // Every rank must pass: a failure on rank 1 alone fails the job.
-  double any = failed != 0;
-  world->AllReduceMax(absl::MakeSpan(&any, 1));
-  world.reset();
-  return any != 0 ? 1 : 0;
-}

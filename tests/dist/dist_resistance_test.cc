@@ -9,16 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/mpi_communicator.h"
 #include "core/maec/resistance.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/dist/mpi_test_main.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {
 namespace {
-
-Communicator* g_comm = nullptr;
 
 // This rank's pairs (users u with u mod N == rank), same user/item indices;
 // `index` maps them back to the whole table.
@@ -99,11 +97,3 @@ TEST(DistResistanceTest, EveryRouteMatchesOneProcess) {
 
 }  // namespace
 }  // namespace graphsieve
-
-int main(int argc, char** argv) {
-  graphsieve::MpiSession session(&argc, &argv);
-  std::unique_ptr<graphsieve::Communicator> world = session.World();
-  graphsieve::g_comm = world.get();
-  ::testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
-}

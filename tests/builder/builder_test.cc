@@ -39,6 +39,12 @@ class BuilderBinaryTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return RunBuildBinary(args, dir_.path());
   }
+  // log_ as the builder reads it (label column "clicked").
+  absl::Status ReadInMemory(ImpressionLog* log) const {
+    LogReaderOptions ro;
+    ro.label.column = "clicked";
+    return ReadImpressionLog(log_, ro, log);
+  }
   TestDir dir_;
   std::string log_, root_;
 };
@@ -52,10 +58,8 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   const std::string version = summary["version"];
 
   // The same computation in memory.
-  LogReaderOptions ro;
-  ro.label.column = "clicked";
   ImpressionLog log;
-  ASSERT_TRUE(ReadImpressionLog(log_, ro, &log).ok());
+  ASSERT_TRUE(ReadInMemory(&log).ok());
   auto pairs = BuildPairTable(log, 2);
   ASSERT_TRUE(pairs.ok());
   PipelineOptions po;
@@ -120,10 +124,8 @@ TEST_F(BuilderBinaryTest, ScorePowerIsAppliedAndStored) {
   auto r = Run({"--json", "--score-power=1.5", "--seed=9"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string version = nlohmann::json::parse(r.out)["version"];
-  LogReaderOptions ro;
-  ro.label.column = "clicked";
   ImpressionLog log;
-  ASSERT_TRUE(ReadImpressionLog(log_, ro, &log).ok());
+  ASSERT_TRUE(ReadInMemory(&log).ok());
   auto pairs = BuildPairTable(log, 2);
   ASSERT_TRUE(pairs.ok());
   PipelineOptions po;

@@ -88,7 +88,9 @@ class MemoryIndex {
       const std::function<absl::Status(const PairSink&)>& for_each_pair);
 
   // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
-  // `info.format_version` is ignored (the current one is written).
+  // `info.format_version` 1 writes the layout before snapshot format 3
+  // (20-byte node records, no counts) for compatibility tests; any other
+  // value writes the current one.
   absl::Status WriteFile(const std::string& path, const IndexFileInfo& info) const;
 
   // Maps an index file read-only. With options.verify the bytes are checked

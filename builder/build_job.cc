@@ -60,6 +60,7 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"product_floor", p.product_floor},
       {"rate_rule", RateRuleName(p.rate_rule)},
       {"kappa", p.kappa},
+      {"score_power", p.score_power},
       {"pilot_kappa", p.PilotKappa()},
       {"product_kappa", p.product_kappa},
       {"gamma", p.gamma},

@@ -58,51 +58,91 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
   return std::move(partial[0]);
 }
 
+namespace {
+
+// One node's sums as one thread's pass over its pairs sees them: m (the
+// previous iteration's, read) next to the thread's partial next m (written),
+// so a pair's random item lookup touches one cache line, not two arrays.
+struct NodeSums {
+  double m;
+  double next;
+};
+
+// d_p = deg(u) + deg(v) − 2 per pair, once per Propagate instead of two
+// random degree lookups per pair and iteration (an integer: converting it
+// to double gives exactly the double sum the operator used before).
+std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                          int threads) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  std::vector<uint32_t> d(pairs.num_pairs());
+  ParallelChunks(pairs.num_pairs(), threads, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      d[p] = degrees[pairs.pair_user[p]] + degrees[U + pairs.pair_item[p]] - 2u;
+    }
+  });
+  return d;
+}
+
+// One fused pass over pairs [begin, end): the update from the old node sums
+// and this thread's share of the new ones. Returns max |Δ| over the range.
+double StepRange(const PairTable& pairs, const uint32_t* dcount, const double* x0, double* x,
+                 const PropagationOptions& o, size_t begin, size_t end, NodeSums* sums) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const uint32_t* pair_user = pairs.pair_user.data();
+  const uint32_t* pair_item = pairs.pair_item.data();
+  const double gamma = o.gamma;
+  double max_change = 0.0;
+  for (size_t p = begin; p < end; ++p) {
+    NodeSums& su = sums[pair_user[p]];
+    NodeSums& sv = sums[U + pair_item[p]];
+    const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
+    const double xp = x[p];
+    double next;
+    if (dcount[p] != 0) {
+      if (o.symmetric) {
+        const double sd = std::sqrt(d);
+        next = (1.0 - gamma) * x0[p] + gamma * (su.m + sv.m - 2.0 * xp / sd) / sd;
+        su.next += next / sd;
+        sv.next += next / sd;
+      } else {
+        next = (1.0 - gamma) * x0[p] + gamma * (su.m + sv.m - 2.0 * xp) / d;
+        su.next += next;
+        sv.next += next;
+      }
+    } else {
+      next = (1.0 - gamma) * x0[p] + gamma * xp;  // no neighbours: S x_p = x_p
+    }
+    max_change = std::max(max_change, std::abs(next - xp));
+    x[p] = next;
+  }
+  return max_change;
+}
+
+}  // namespace
+
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                             const PropagationOptions& o, std::vector<double>* x) {
-  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t nodes = degrees.size();
   const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
+  const std::vector<uint32_t> dcount = PairNeighbourCounts(pairs, degrees, threads);
   PropagationReport report;
   std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads, o.comm);
-  std::vector<std::vector<double>> partial(threads, std::vector<double>(nodes));
+  std::vector<std::vector<NodeSums>> sums(threads, std::vector<NodeSums>(nodes));
   std::vector<double> change(threads);
   // One fused pass per iteration: the update from the old node sums, and the
-  // new node sums of the updated values.
+  // new node sums of the updated values (per thread, added in thread order).
   while (report.iterations < o.max_iterations) {
+    for (std::vector<NodeSums>& s : sums) {
+      for (size_t w = 0; w < nodes; ++w) s[w] = {m[w], 0.0};
+    }
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
-      std::vector<double>& next_m = partial[t];
-      std::fill(next_m.begin(), next_m.end(), 0.0);
-      double max_change = 0.0;
-      for (size_t p = begin; p < end; ++p) {
-        const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-        const double d = PairNeighbours(degrees, u, v);
-        const double xp = (*x)[p];
-        double next = xp;
-        if (d > 0) {
-          if (o.symmetric) {
-            const double sd = std::sqrt(d);
-            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp / sd) / sd;
-            next_m[u] += next / sd;
-            next_m[v] += next / sd;
-          } else {
-            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp) / d;
-            next_m[u] += next;
-            next_m[v] += next;
-          }
-        } else {
-          next = (1.0 - o.gamma) * x0[p] + o.gamma * xp;  // no neighbours: S x_p = x_p
-        }
-        max_change = std::max(max_change, std::abs(next - xp));
-        (*x)[p] = next;
-      }
-      change[t] = max_change;
+      change[t] = StepRange(pairs, dcount.data(), x0.data(), x->data(), o, begin, end, sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
       double sum = 0.0;
-      for (int t = 0; t < threads; ++t) sum += partial[t][w];
+      for (int t = 0; t < threads; ++t) sum += sums[t][w].next;
       m[w] = sum;
     }
     ++report.iterations;

@@ -40,15 +40,22 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
   std::vector<std::vector<double>> partial(std::max(1, threads), std::vector<double>(nodes, 0.0));
   ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
     std::vector<double>& m = partial[t];
-    for (size_t p = begin; p < end; ++p) {
-      const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-      double value = x[p];
-      if (symmetric) {
-        const double d = PairNeighbours(degrees, u, v);
-        value = d > 0 ? value / std::sqrt(d) : 0.0;
+    // A user's sum in a register over its run of pairs (pairs are sorted by
+    // user; the same additions in the same order: bit-identical).
+    for (size_t p = begin; p < end;) {
+      const uint32_t u = pairs.pair_user[p];
+      double user_sum = 0.0;
+      for (; p < end && pairs.pair_user[p] == u; ++p) {
+        const uint32_t v = U + pairs.pair_item[p];
+        double value = x[p];
+        if (symmetric) {
+          const double d = PairNeighbours(degrees, u, v);
+          value = d > 0 ? value / std::sqrt(d) : 0.0;
+        }
+        user_sum += value;
+        m[v] += value;
       }
-      m[u] += value;
-      m[v] += value;
+      m[u] += user_sum;
     }
   });
   for (size_t t = 1; t < partial.size(); ++t) {
@@ -85,35 +92,42 @@ std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<con
 
 // One fused pass over pairs [begin, end): the update from the old node sums
 // and this thread's share of the new ones. Returns max |Δ| over the range.
-double StepRange(const PairTable& pairs, const uint32_t* dcount, const double* x0, double* x,
-                 const PropagationOptions& o, size_t begin, size_t end, NodeSums* sums) {
+// Pairs are sorted by user, so a user's new sum is added up in a register
+// over its run of pairs (the same additions in the same order as adding
+// into its record pair by pair, which started at 0: bit-identical) instead
+// of a store-to-load chain through memory on every pair.
+template <bool kSymmetric>
+double StepRange(const PairTable& pairs, const uint32_t* dcount, const double* x0, double* x, double gamma,
+                 size_t begin, size_t end, NodeSums* sums) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const uint32_t* pair_user = pairs.pair_user.data();
   const uint32_t* pair_item = pairs.pair_item.data();
-  const double gamma = o.gamma;
   double max_change = 0.0;
-  for (size_t p = begin; p < end; ++p) {
-    NodeSums& su = sums[pair_user[p]];
-    NodeSums& sv = sums[U + pair_item[p]];
-    const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
-    const double xp = x[p];
-    double next;
-    if (dcount[p] != 0) {
-      if (o.symmetric) {
+  for (size_t p = begin; p < end;) {
+    const uint32_t u = pair_user[p];
+    const double mu = sums[u].m;
+    double user_next = 0.0;
+    for (; p < end && pair_user[p] == u; ++p) {
+      NodeSums& sv = sums[U + pair_item[p]];
+      const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
+      const double xp = x[p];
+      double next;
+      if (dcount[p] == 0) {
+        next = (1.0 - gamma) * x0[p] + gamma * xp;  // no neighbours: S x_p = x_p
+      } else if (kSymmetric) {
         const double sd = std::sqrt(d);
-        next = (1.0 - gamma) * x0[p] + gamma * (su.m + sv.m - 2.0 * xp / sd) / sd;
-        su.next += next / sd;
+        next = (1.0 - gamma) * x0[p] + gamma * (mu + sv.m - 2.0 * xp / sd) / sd;
+        user_next += next / sd;
         sv.next += next / sd;
       } else {
-        next = (1.0 - gamma) * x0[p] + gamma * (su.m + sv.m - 2.0 * xp) / d;
-        su.next += next;
+        next = (1.0 - gamma) * x0[p] + gamma * (mu + sv.m - 2.0 * xp) / d;
+        user_next += next;
         sv.next += next;
       }
-    } else {
-      next = (1.0 - gamma) * x0[p] + gamma * xp;  // no neighbours: S x_p = x_p
+      max_change = std::max(max_change, std::abs(next - xp));
+      x[p] = next;
     }
-    max_change = std::max(max_change, std::abs(next - xp));
-    x[p] = next;
+    sums[u].next += user_next;
   }
   return max_change;
 }
@@ -138,7 +152,9 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
     }
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
-      change[t] = StepRange(pairs, dcount.data(), x0.data(), x->data(), o, begin, end, sums[t].data());
+      change[t] = o.symmetric
+                      ? StepRange<true>(pairs, dcount.data(), x0.data(), x->data(), o.gamma, begin, end, sums[t].data())
+                      : StepRange<false>(pairs, dcount.data(), x0.data(), x->data(), o.gamma, begin, end, sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
       double sum = 0.0;
@@ -164,14 +180,17 @@ std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint3
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t P = pairs.num_pairs();
   std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
-  for (size_t p = 0; p < P; ++p) {
-    const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-    const double d = PairNeighbours(degrees, u, v);
-    inv_d[p] = d > 0 ? 1.0 / d : 0.0;
-    for (uint32_t w : {u, v}) {
-      s1[w] += inv_d[p];
-      s2[w] += inv_d[p] * inv_d[p];
+  for (size_t p = 0; p < P;) {  // a user's sums in registers over its run (same order: bit-identical)
+    const uint32_t u = pairs.pair_user[p];
+    double u1 = 0.0, u2 = 0.0;
+    for (; p < P && pairs.pair_user[p] == u; ++p) {
+      const uint32_t v = U + pairs.pair_item[p];
+      const double d = PairNeighbours(degrees, u, v);
+      inv_d[p] = d > 0 ? 1.0 / d : 0.0;
+      u1 += inv_d[p], s1[v] += inv_d[p];
+      u2 += inv_d[p] * inv_d[p], s2[v] += inv_d[p] * inv_d[p];
     }
+    s1[u] += u1, s2[u] += u2;
   }
   if (comm != nullptr) {
     comm->AllReduceSum(absl::MakeSpan(s1));

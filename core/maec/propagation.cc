@@ -75,6 +75,15 @@ struct NodeSums {
   double next;
 };
 
+// Where each user's run of pairs starts (pairs are sorted by user), U + 1
+// entries; users without pairs have empty runs.
+std::vector<size_t> UserStarts(const PairTable& pairs) {
+  std::vector<size_t> starts(pairs.num_users() + 1, 0);
+  for (uint32_t u : pairs.pair_user) ++starts[u + 1];
+  for (size_t u = 0; u < pairs.num_users(); ++u) starts[u + 1] += starts[u];
+  return starts;
+}
+
 // d_p = deg(u) + deg(v) − 2 per pair, once per Propagate instead of two
 // random degree lookups per pair and iteration (an integer: converting it
 // to double gives exactly the double sum the operator used before).
@@ -96,18 +105,21 @@ std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<con
 // over its run of pairs (the same additions in the same order as adding
 // into its record pair by pair, which started at 0: bit-identical) instead
 // of a store-to-load chain through memory on every pair.
+// The runs come from `starts` (UserStarts), so the pass does not read the
+// pairs' user column at all.
 template <bool kSymmetric>
-double StepRange(const PairTable& pairs, const uint32_t* dcount, const double* x0, double* x, double gamma,
-                 size_t begin, size_t end, NodeSums* sums) {
+double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, const uint32_t* dcount,
+                 const double* x0, double* x, double gamma, size_t begin, size_t end, NodeSums* sums) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
-  const uint32_t* pair_user = pairs.pair_user.data();
   const uint32_t* pair_item = pairs.pair_item.data();
   double max_change = 0.0;
-  for (size_t p = begin; p < end;) {
-    const uint32_t u = pair_user[p];
+  size_t u = std::upper_bound(starts.begin(), starts.end(), begin) - starts.begin() - 1;
+  for (size_t p = begin; p < end; ++u) {
+    const size_t run_end = std::min(starts[u + 1], end);
+    if (p == run_end) continue;  // a user without pairs (on this rank)
     const double mu = sums[u].m;
     double user_next = 0.0;
-    for (; p < end && pair_user[p] == u; ++p) {
+    for (; p < run_end; ++p) {
       NodeSums& sv = sums[U + pair_item[p]];
       const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
       const double xp = x[p];
@@ -140,6 +152,7 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
   const std::vector<uint32_t> dcount = PairNeighbourCounts(pairs, degrees, threads);
+  const std::vector<size_t> starts = UserStarts(pairs);
   PropagationReport report;
   std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads, o.comm);
   std::vector<std::vector<NodeSums>> sums(threads, std::vector<NodeSums>(nodes));
@@ -153,8 +166,10 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
       change[t] = o.symmetric
-                      ? StepRange<true>(pairs, dcount.data(), x0.data(), x->data(), o.gamma, begin, end, sums[t].data())
-                      : StepRange<false>(pairs, dcount.data(), x0.data(), x->data(), o.gamma, begin, end, sums[t].data());
+                      ? StepRange<true>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
+                                        sums[t].data())
+                      : StepRange<false>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
+                                         sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
       double sum = 0.0;

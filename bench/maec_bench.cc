@@ -64,6 +64,13 @@ ABSL_FLAG(int, unseen_pairs, 0,
 ABSL_FLAG(std::string, unseen_ks, "64", "Row sketch sizes k for the unseen-pair table (comma-separated).");
 ABSL_FLAG(int, unseen_seeds, 3, "Sketch seeds per k in the unseen-pair table (errors averaged over seeds).");
 ABSL_FLAG(bool, accuracy, true, "Run the accuracy table (costs an exact reference solve).");
+ABSL_FLAG(int, repeat, 1,
+          "Run the core pipeline (not the pair table) this many times on the same pair table and print "
+          "each stage's smallest and median CPU seconds over the runs (a shared machine's noise is one-sided).");
+ABSL_FLAG(std::string, dump, "",
+          "Write the timed run's per-pair and per-node outputs (raw float arrays: geff, hardness, uncertainty, "
+          "propagated score, score, rate; node records; node rows; then rho) to this file, to compare two "
+          "builds bit for bit (bench/compare_dumps.py).");
 
 namespace graphsieve {
 namespace {
@@ -88,11 +95,37 @@ double CpuSeconds() {
 }
 
 double g_last_cpu = 0;
+std::map<std::string, std::vector<double>> g_stage_cpu;  // every Row's CPU seconds, per stage
+
+template <typename T>
+void WriteArray(std::FILE* f, const std::vector<T>& v) {
+  const uint64_t n = v.size();
+  std::fwrite(&n, sizeof n, 1, f);
+  std::fwrite(v.data(), sizeof(T), v.size(), f);
+}
+
+// --dump: the outputs that must not change when only the speed does.
+bool DumpOutputs(const std::string& path, const PipelineResult& r) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) return false;
+  for (const std::vector<float>* v : {&r.geff, &r.hardness, &r.uncertainty, &r.propagated_score, &r.score, &r.rate}) {
+    WriteArray(f, *v);
+  }
+  std::vector<float> records;
+  for (const NodeRecord& n : r.nodes.records) {
+    records.insert(records.end(), {float(n.component), float(n.degree), n.sum_uncertainty, n.sum_score, n.mean_rate});
+  }
+  WriteArray(f, records);
+  WriteArray(f, r.nodes.sketch);
+  std::fwrite(&r.model.rho, sizeof r.model.rho, 1, f);
+  return std::fclose(f) == 0;
+}
 
 void Row(const std::string& stage, double seconds) {
   const double cpu = CpuSeconds();
   std::printf("  %-22s wall %7.2f s   cpu %7.2f s   peak RSS %6.0f MiB\n", stage.c_str(), seconds,
               cpu - g_last_cpu, PeakRssMiB());
+  g_stage_cpu[stage].push_back(cpu - g_last_cpu);
   g_last_cpu = cpu;
   std::fflush(stdout);
 }
@@ -413,6 +446,23 @@ int Main() {
               res->achieved_negative_mean_rate);
   std::printf("propagation iterations: uncertainty %d, score %d\n", res->uncertainty_iterations,
               res->score_iterations);
+  for (int run = 1; run < absl::GetFlag(FLAGS_repeat); ++run) {
+    std::printf("run %d of %d:\n", run + 1, absl::GetFlag(FLAGS_repeat));
+    g_last_cpu = CpuSeconds();
+    const double run_start = g_last_cpu;
+    if (absl::StatusOr<PipelineResult> again = RunPipeline(*pairs, po); !again.ok()) return Fail(again.status());
+    g_stage_cpu["core pipeline, runs 2..N"].push_back(CpuSeconds() - run_start);
+  }
+  if (absl::GetFlag(FLAGS_repeat) > 1) {
+    std::printf("CPU s per stage over %d runs: min / median\n", absl::GetFlag(FLAGS_repeat));
+    for (auto& [stage, v] : g_stage_cpu) {
+      std::sort(v.begin(), v.end());
+      std::printf("  %-30s %7.2f / %7.2f\n", stage.c_str(), v.front(), v[v.size() / 2]);
+    }
+  }
+  if (const std::string dump = absl::GetFlag(FLAGS_dump); !dump.empty() && !DumpOutputs(dump, *res)) {
+    return Fail(absl::UnavailableError("cannot write --dump " + dump));
+  }
   for (const SolveSummary& s : res->solves) {
     std::printf("solve: component %u, %u nodes, %s, %d rhs, max %d iterations, max rel. residual %.2e, %s (%s)\n",
                 s.component, s.nodes, s.method.c_str(), s.right_hand_sides, s.max_iterations,

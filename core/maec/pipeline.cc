@@ -218,25 +218,31 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
       PropagationNodeSums(pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads, o.comm);
   const std::vector<double> sum_s =
       PropagationNodeSums(pairs, degrees, maec.score, o.symmetric_normalisation, o.threads, o.comm);
-  std::vector<double> rate_sum(N, 0.0), neg(N, 0.0), plain_sum(N, 0.0);
-  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
-    for (uint32_t w : {pairs.pair_user[p], U + pairs.pair_item[p]}) {
-      rate_sum[w] += double(pairs.negatives[p]) * rate[p];
-      neg[w] += pairs.negatives[p];
-      plain_sum[w] += rate[p];
+  // Per node: Σ negatives·rate, Σ negatives, Σ rate, side by side (an item's
+  // random lookup touches one line); a user's sums are added up in registers
+  // over its run of pairs (pairs are sorted by user; same order: bit-identical).
+  std::vector<double> sums(3 * N, 0.0);
+  for (size_t p = 0; p < pairs.num_pairs();) {
+    const uint32_t u = pairs.pair_user[p];
+    double user[3] = {0.0, 0.0, 0.0};
+    for (; p < pairs.num_pairs() && pairs.pair_user[p] == u; ++p) {
+      const double n = pairs.negatives[p], r = rate[p];
+      double* item = &sums[3 * (size_t(U) + pairs.pair_item[p])];
+      user[0] += n * r, item[0] += n * r;
+      user[1] += n, item[1] += n;
+      user[2] += r, item[2] += r;
     }
+    for (int k = 0; k < 3; ++k) sums[3 * size_t(u) + k] += user[k];
   }
-  if (o.comm != nullptr) {  // nodes whose pairs live on several ranks
-    for (std::vector<double>* v : {&rate_sum, &neg, &plain_sum}) o.comm->AllReduceSum(absl::MakeSpan(*v));
-  }
+  if (o.comm != nullptr) o.comm->AllReduceSum(absl::MakeSpan(sums));  // nodes whose pairs live on several ranks
   for (size_t w = 0; w < N; ++w) {
     NodeRecord& rec = nt->records[w];
+    const double rate_sum = sums[3 * w], neg = sums[3 * w + 1], plain_sum = sums[3 * w + 2];
     rec.component = cond.component[w];
     rec.degree = degrees[w];
     rec.sum_uncertainty = static_cast<float>(sum_b[w]);
     rec.sum_score = static_cast<float>(sum_s[w]);
-    rec.mean_rate = static_cast<float>(neg[w] > 0 ? rate_sum[w] / neg[w]
-                                                  : degrees[w] > 0 ? plain_sum[w] / degrees[w] : o.alpha);
+    rec.mean_rate = static_cast<float>(neg > 0 ? rate_sum / neg : degrees[w] > 0 ? plain_sum / degrees[w] : o.alpha);
   }
 }
 

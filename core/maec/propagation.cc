@@ -40,15 +40,22 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
   std::vector<std::vector<double>> partial(std::max(1, threads), std::vector<double>(nodes, 0.0));
   ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
     std::vector<double>& m = partial[t];
-    for (size_t p = begin; p < end; ++p) {
-      const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-      double value = x[p];
-      if (symmetric) {
-        const double d = PairNeighbours(degrees, u, v);
-        value = d > 0 ? value / std::sqrt(d) : 0.0;
+    // A user's sum in a register over its run of pairs (pairs are sorted by
+    // user; the same additions in the same order: bit-identical).
+    for (size_t p = begin; p < end;) {
+      const uint32_t u = pairs.pair_user[p];
+      double user_sum = 0.0;
+      for (; p < end && pairs.pair_user[p] == u; ++p) {
+        const uint32_t v = U + pairs.pair_item[p];
+        double value = x[p];
+        if (symmetric) {
+          const double d = PairNeighbours(degrees, u, v);
+          value = d > 0 ? value / std::sqrt(d) : 0.0;
+        }
+        user_sum += value;
+        m[v] += value;
       }
-      m[u] += value;
-      m[v] += value;
+      m[u] += user_sum;
     }
   });
   for (size_t t = 1; t < partial.size(); ++t) {
@@ -58,51 +65,115 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
   return std::move(partial[0]);
 }
 
+namespace {
+
+// One node's sums as one thread's pass over its pairs sees them: m (the
+// previous iteration's, read) next to the thread's partial next m (written),
+// so a pair's random item lookup touches one cache line, not two arrays.
+struct NodeSums {
+  double m;
+  double next;
+};
+
+// Where each user's run of pairs starts (pairs are sorted by user), U + 1
+// entries; users without pairs have empty runs.
+std::vector<size_t> UserStarts(const PairTable& pairs) {
+  std::vector<size_t> starts(pairs.num_users() + 1, 0);
+  for (uint32_t u : pairs.pair_user) ++starts[u + 1];
+  for (size_t u = 0; u < pairs.num_users(); ++u) starts[u + 1] += starts[u];
+  return starts;
+}
+
+// d_p = deg(u) + deg(v) − 2 per pair, once per Propagate instead of two
+// random degree lookups per pair and iteration (an integer: converting it
+// to double gives exactly the double sum the operator used before).
+std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                          int threads) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  std::vector<uint32_t> d(pairs.num_pairs());
+  ParallelChunks(pairs.num_pairs(), threads, [&](int, size_t begin, size_t end) {
+    for (size_t p = begin; p < end; ++p) {
+      d[p] = degrees[pairs.pair_user[p]] + degrees[U + pairs.pair_item[p]] - 2u;
+    }
+  });
+  return d;
+}
+
+// One fused pass over pairs [begin, end): the update from the old node sums
+// and this thread's share of the new ones. Returns max |Δ| over the range.
+// Pairs are sorted by user, so a user's new sum is added up in a register
+// over its run of pairs (the same additions in the same order as adding
+// into its record pair by pair, which started at 0: bit-identical) instead
+// of a store-to-load chain through memory on every pair.
+// The runs come from `starts` (UserStarts), so the pass does not read the
+// pairs' user column at all.
+template <bool kSymmetric>
+double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, const uint32_t* dcount,
+                 const double* x0, double* x, double gamma, size_t begin, size_t end, NodeSums* sums) {
+  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const uint32_t* pair_item = pairs.pair_item.data();
+  double max_change = 0.0;
+  size_t u = std::upper_bound(starts.begin(), starts.end(), begin) - starts.begin() - 1;
+  for (size_t p = begin; p < end; ++u) {
+    const size_t run_end = std::min(starts[u + 1], end);
+    if (p == run_end) continue;  // a user without pairs (on this rank)
+    const double mu = sums[u].m;
+    double user_next = 0.0;
+    for (; p < run_end; ++p) {
+      NodeSums& sv = sums[U + pair_item[p]];
+      const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
+      const double xp = x[p];
+      double next;
+      if (dcount[p] == 0) {
+        next = (1.0 - gamma) * x0[p] + gamma * xp;  // no neighbours: S x_p = x_p
+      } else if (kSymmetric) {
+        const double sd = std::sqrt(d);
+        next = (1.0 - gamma) * x0[p] + gamma * (mu + sv.m - 2.0 * xp / sd) / sd;
+        user_next += next / sd;
+        sv.next += next / sd;
+      } else {
+        next = (1.0 - gamma) * x0[p] + gamma * (mu + sv.m - 2.0 * xp) / d;
+        user_next += next;
+        sv.next += next;
+      }
+      max_change = std::max(max_change, std::abs(next - xp));
+      x[p] = next;
+    }
+    sums[u].next += user_next;
+  }
+  return max_change;
+}
+
+}  // namespace
+
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                             const PropagationOptions& o, std::vector<double>* x) {
-  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t nodes = degrees.size();
   const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
+  const std::vector<uint32_t> dcount = PairNeighbourCounts(pairs, degrees, threads);
+  const std::vector<size_t> starts = UserStarts(pairs);
   PropagationReport report;
   std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads, o.comm);
-  std::vector<std::vector<double>> partial(threads, std::vector<double>(nodes));
+  std::vector<std::vector<NodeSums>> sums(threads, std::vector<NodeSums>(nodes));
   std::vector<double> change(threads);
   // One fused pass per iteration: the update from the old node sums, and the
-  // new node sums of the updated values.
+  // new node sums of the updated values (per thread, added in thread order).
   while (report.iterations < o.max_iterations) {
+    for (std::vector<NodeSums>& s : sums) {
+      for (size_t w = 0; w < nodes; ++w) s[w] = {m[w], 0.0};
+    }
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
-      std::vector<double>& next_m = partial[t];
-      std::fill(next_m.begin(), next_m.end(), 0.0);
-      double max_change = 0.0;
-      for (size_t p = begin; p < end; ++p) {
-        const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-        const double d = PairNeighbours(degrees, u, v);
-        const double xp = (*x)[p];
-        double next = xp;
-        if (d > 0) {
-          if (o.symmetric) {
-            const double sd = std::sqrt(d);
-            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp / sd) / sd;
-            next_m[u] += next / sd;
-            next_m[v] += next / sd;
-          } else {
-            next = (1.0 - o.gamma) * x0[p] + o.gamma * (m[u] + m[v] - 2.0 * xp) / d;
-            next_m[u] += next;
-            next_m[v] += next;
-          }
-        } else {
-          next = (1.0 - o.gamma) * x0[p] + o.gamma * xp;  // no neighbours: S x_p = x_p
-        }
-        max_change = std::max(max_change, std::abs(next - xp));
-        (*x)[p] = next;
-      }
-      change[t] = max_change;
+      change[t] = o.symmetric
+                      ? StepRange<true>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
+                                        sums[t].data())
+                      : StepRange<false>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
+                                         sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
       double sum = 0.0;
-      for (int t = 0; t < threads; ++t) sum += partial[t][w];
+      for (int t = 0; t < threads; ++t) sum += sums[t][w].next;
       m[w] = sum;
     }
     ++report.iterations;
@@ -124,14 +195,17 @@ std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint3
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t P = pairs.num_pairs();
   std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
-  for (size_t p = 0; p < P; ++p) {
-    const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
-    const double d = PairNeighbours(degrees, u, v);
-    inv_d[p] = d > 0 ? 1.0 / d : 0.0;
-    for (uint32_t w : {u, v}) {
-      s1[w] += inv_d[p];
-      s2[w] += inv_d[p] * inv_d[p];
+  for (size_t p = 0; p < P;) {  // a user's sums in registers over its run (same order: bit-identical)
+    const uint32_t u = pairs.pair_user[p];
+    double u1 = 0.0, u2 = 0.0;
+    for (; p < P && pairs.pair_user[p] == u; ++p) {
+      const uint32_t v = U + pairs.pair_item[p];
+      const double d = PairNeighbours(degrees, u, v);
+      inv_d[p] = d > 0 ? 1.0 / d : 0.0;
+      u1 += inv_d[p], s1[v] += inv_d[p];
+      u2 += inv_d[p] * inv_d[p], s2[v] += inv_d[p] * inv_d[p];
     }
+    s1[u] += u1, s2[u] += u2;
   }
   if (comm != nullptr) {
     comm->AllReduceSum(absl::MakeSpan(s1));

@@ -55,6 +55,8 @@ std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const
                                         Communicator* comm = nullptr);
 
 // Runs the iteration; x holds x⁽⁰⁾ on entry and the result on return.
+// REQUIRES: as PropagationNodeSums, and pairs sorted by user (the PairTable
+// invariant, pair_table.h: each pass walks the users' runs of pairs).
 PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                             const PropagationOptions& options, std::vector<double>* x);
 

@@ -412,9 +412,16 @@ void SketchDistances(Work& w, size_t begin, size_t end) {
     vrow.push_back(v);
   }
   std::vector<double> acc(pos.size(), 0.0);
+  // Item rows are visited in random order: their lines are requested
+  // kAhead pairs early, so the L3 misses overlap once the rows outgrow L2.
+  constexpr size_t kAhead = 16;
   for (uint32_t b = 0; b < (uint32_t(w.plan.pair_k) + B - 1) / B; ++b) {
     const float* base = w.pair_z.data() + size_t(b) * N * B;
     for (size_t i = 0; i < pos.size(); ++i) {
+      if (i + kAhead < pos.size()) {
+        const float* ahead = base + size_t(vrow[i + kAhead]) * B;
+        for (uint32_t line = 0; line < B; line += 16) __builtin_prefetch(ahead + line);
+      }
       const float* zu = base + size_t(urow[i]) * B;
       const float* zv = base + size_t(vrow[i]) * B;
       float r = 0.0f;

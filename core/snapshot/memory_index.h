@@ -88,8 +88,11 @@ class MemoryIndex {
       const std::function<absl::Status(const PairSink&)>& for_each_pair);
 
   // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
-  // `info.format_version` is ignored (the current one is written).
-  absl::Status WriteFile(const std::string& path, const IndexFileInfo& info) const;
+  // `info.format_version` is ignored (the current one is written). When
+  // `file_xxh3` is given it receives the XXH3-64 of the whole file's bytes
+  // (the manifest's digest), hashed from memory while writing.
+  absl::Status WriteFile(const std::string& path, const IndexFileInfo& info,
+                         uint64_t* file_xxh3 = nullptr) const;
 
   // Maps an index file read-only. With options.verify the bytes are checked
   // first (MapFileOptions); always the structure: magic, header checksum,

@@ -64,10 +64,17 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
 
 // Rank r parses the inputs k with k mod N == r; errors name the file.
 absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm, ImpressionLog* log) {
+  uint64_t left = 0, done = 0;
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    left += build_internal::FileSizeOrZero(options.inputs[k]);
+  }
   for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
     const std::string& f = options.inputs[k];
     absl::Status s = ReadImpressionLog(f, options.reader, log);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
+    const uint64_t size = std::min(left, build_internal::FileSizeOrZero(f));
+    done += size, left -= size;
+    build_internal::ReserveForInputsLeft(done, left, log);
   }
   return absl::OkStatus();
 }

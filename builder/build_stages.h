@@ -32,6 +32,20 @@ uint64_t FileSizeOrZero(const std::string& path);
 // file at a time, so without this each later file copies the columns again.
 void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, ImpressionLog* log);
 
+// Every flag that affects the result, for the manifest and the version id.
+nlohmann::json ParametersJson(const BuildOptions& options);
+
+// The manifest's build information (no version yet); `log` gives the row counts.
+snapshot::ManifestInfo MakeManifestInfo(const BuildOptions& options, absl::Time created,
+                                        const ImpressionLog& log,
+                                        const std::vector<snapshot::InputFileInfo>& inputs);
+
+// CURRENT flips to `version` (complete and synced in its temporary
+// directory), then retention; recorded as the stage "publish".
+absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
+                          const SnapshotStore& store, const PublishLock& lock,
+                          const std::string& version, BuildReport* report);
+
 // Fills the report's counts from the pipeline's result.
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result, BuildReport* report);
 

@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -14,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "builder/build_stages.h"
 #include "builder/dist_exchange.h"
+#include "builder/dist_parts.h"
+#include "builder/dist_stage.h"
 #include "core/io/partition.h"
 #include "core/maec/conductance.h"
 #include "core/snapshot/file_util.h"
@@ -23,43 +23,14 @@ namespace graphsieve {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using dist_internal::CpuSeconds;
 using dist_internal::GatheredPairs;
-
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h).
-void MaybeDie(const Communicator& comm, const char* stage) {
-  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
-  if (at == nullptr) return;
-  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
-}
-
-double CpuSeconds() {
-  struct rusage ru;
-  ::getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
+using dist_internal::Stage;
 
 uint64_t PeakRssBytes() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
-}
-
-// Runs a stage on this rank, records its wall and CPU time, then agrees with every rank.
-template <typename Fn>
-absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
-                   const char* name, Fn&& fn) {
-  if (obs.stage_started) obs.stage_started(name);
-  const Clock::time_point t0 = Clock::now();
-  const double cpu0 = CpuSeconds();
-  absl::Status s = AgreeOnStatus(comm, fn());
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (s.ok()) {
-    report->timings.push_back({name, seconds});
-    report->stage_cpu.push_back({name, CpuSeconds() - cpu0});
-    if (obs.stage_done) obs.stage_done(name, seconds);
-  }
-  MaybeDie(comm, name);
-  return s;
 }
 
 // Rank r parses the inputs k with k mod N == r; errors name the file.
@@ -259,8 +230,16 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   });
   if (!s.ok()) return s;
 
-  GatheredPairs gathered;
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
+  if (dist_internal::RanksWriteParts(options, comm)) {  // no gather: each rank writes its parts
+    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs, result,
+                                             names, inputs, &report);
+    if (!s.ok()) return s;
+    nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);
+    if (root) report.ranks = std::move(ranks);
+    return report;
+  }
+  GatheredPairs gathered;
   s = Stage(comm, obs, &report, "gather", [&] {
     dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs), std::move(result),
                                 &gathered);

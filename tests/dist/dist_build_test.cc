@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "core/snapshot/snapshot_reader.h"
 #include "tests/io/test_files.h"
 
 namespace graphsieve {
@@ -138,6 +139,69 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Stages, KilledRankTest, ::testing::Values("pipeline", "gather"));
+
+// "user,item" -> rate of every pair of part `part` of the CURRENT version under `root`.
+std::map<std::string, double> PartRates(const std::string& root, int part) {
+  std::map<std::string, double> rates;
+  const std::string version = testing_io::ReadFile(root + "/CURRENT");
+  SnapshotReaderOptions o;
+  o.partition = part;  // verify_checksums (default): every file against its part's manifest
+  auto reader = SnapshotReader::Open(root, version.substr(0, version.find('\n')), o);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return rates;
+  EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(part));
+  absl::Status s = (*reader)->ForEachPair([&](uint64_t user, uint64_t item, float rate) {
+    rates[absl::StrCat(user, ",", item)] = rate;
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  return rates;
+}
+
+// --partitions 2 under 2 ranks: each rank writes its part (no gather,
+// builder/dist_parts.h); the parts hold the rates of a single-process
+// --partitions 2 build.
+TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("p0")), " --partitions 2"));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("p2")) + " --partitions 2");
+  ASSERT_EQ(np2.exit_code, 0) << np2.output;
+  EXPECT_THAT(np2.output, HasSubstr("published"));
+  EXPECT_THAT(np2.output, ::testing::Not(HasSubstr("gather")));  // the gather stage did not run
+  size_t pairs = 0;
+  for (int part = 0; part < 2; ++part) {
+    const std::map<std::string, double> want = PartRates(files_.Path("p0"), part),
+                                        got = PartRates(files_.Path("p2"), part);
+    ASSERT_GT(want.size(), 10000u);
+    ASSERT_EQ(got.size(), want.size()) << "part " << part;
+    double worst = 0;
+    for (const auto& [key, rate] : want) {
+      ASSERT_EQ(got.count(key), 1u) << key;
+      worst = std::max(worst, std::abs(got.at(key) - rate) / rate);
+    }
+    EXPECT_LE(worst, 1e-6) << "part " << part;
+    pairs += got.size();
+  }
+  std::printf("--partitions 2: %zu pairs in 2 parts written by 2 ranks\n", pairs);
+}
+
+// A rank killed after writing its part: rank 0 never publishes.
+TEST_F(DistBuildTest, RankKilledAfterWritingItsPartPublishesNothing) {
+  const std::string root = files_.Path("kroot");
+  Result first = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(root)));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string current = testing_io::ReadFile(root + "/CURRENT");
+  const std::set<std::string> before = Entries(root);
+  Result killed =
+      RunCommand(Mpirun(2, "-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:write") + Flags(root) + " --partitions 2");
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
+  EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
+  for (const std::string& e : Entries(root)) {  // at most a temporary, never a new version
+    if (before.count(e) == 0) {
+      EXPECT_THAT(e, ::testing::EndsWith(".tmp"));
+    }
+  }
+}
 
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
   std::string bad = testing_io::ReadFile(b_);

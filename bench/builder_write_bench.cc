@@ -62,7 +62,8 @@ struct Data {
 Data MakeData(double scale, int sketch_dim, uint64_t seed) {
   Data d;
   std::mt19937_64 rng(seed);
-  const size_t users = static_cast<size_t>(5765 * scale), items = static_cast<size_t>(10679 * scale);
+  const size_t users = static_cast<size_t>(5765 * scale),
+               items = static_cast<size_t>(10679 * scale);
   PairTable& t = d.pairs;
   uint64_t id = 0;
   for (size_t u = 0; u < users; ++u) t.user_ids.push_back(id += 1 + rng() % 1000);
@@ -102,15 +103,17 @@ int Main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   std::string dir = absl::GetFlag(FLAGS_dir);
   const bool own_dir = dir.empty();
-  if (own_dir) dir = std::filesystem::temp_directory_path() / ("graphsieve-bench-write-" + std::to_string(::getpid()));
+  if (own_dir)
+    dir = std::filesystem::temp_directory_path() /
+          ("graphsieve-bench-write-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   double load[3] = {0, 0, 0};
   (void)::getloadavg(load, 3);
   std::printf("graphsieve-bench-write: load average %.2f %.2f %.2f, threads %d\n", load[0], load[1],
               load[2], absl::GetFlag(FLAGS_threads));
-  std::printf("%-6s %-9s %-3s %11s %7s %7s %7s %7s %7s %7s %8s %8s %9s %6s\n", "scale", "per_file", "rep", "pairs",
-              "check", "sst", "ingest", "index", "digest", "fsync", "wall_s", "cpu_s", "ns/pair",
-              "ratio");
+  std::printf("%-6s %-9s %-3s %11s %7s %7s %7s %7s %7s %7s %8s %8s %9s %6s\n", "scale", "per_file",
+              "rep", "pairs", "check", "sst", "ingest", "index", "digest", "fsync", "wall_s",
+              "cpu_s", "ns/pair", "ratio");
   double first_ns = 0;
   int run = 0;
   for (absl::string_view sv : absl::StrSplit(absl::GetFlag(FLAGS_scales), ',')) {
@@ -118,36 +121,38 @@ int Main(int argc, char** argv) {
     const Data d = MakeData(scale, absl::GetFlag(FLAGS_sketch_dim), absl::GetFlag(FLAGS_seed));
     const size_t n = d.pairs.num_pairs();
     for (int rep = 0; rep < absl::GetFlag(FLAGS_repeat); ++rep) {
-    for (absl::string_view pf : absl::StrSplit(absl::GetFlag(FLAGS_pairs_per_sst_file), ',')) {
-      const size_t per_file = std::strtoull(std::string(pf).c_str(), nullptr, 10);
-      ++run;
-      snapshot::ManifestInfo info;
-      info.version = "bench";
-      info.created_at = "bench";
-      info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2},
-                         {"floor", 0.01},    {"gamma", 0.5},
-                         {"sketch_dim", absl::GetFlag(FLAGS_sketch_dim)}, {"seed", 1}};
-      SnapshotWriterOptions wo;
-      wo.threads = absl::GetFlag(FLAGS_threads);
-      wo.pairs_per_sst_file = per_file > 0 ? per_file : n;
-      const std::string out = dir + "/v" + std::to_string(run);
-      const double cpu0 = CpuSeconds();
-      const Clock::time_point t0 = Clock::now();
-      absl::StatusOr<SnapshotWriteStats> s = WriteSnapshotDir(out, d.pairs, d.result, info, wo);
-      const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-      const double cpu = CpuSeconds() - cpu0;
-      std::filesystem::remove_all(out);
-      if (!s.ok()) {
-        std::fprintf(stderr, "write: %s\n", s.status().ToString().c_str());
-        return 1;
+      for (absl::string_view pf : absl::StrSplit(absl::GetFlag(FLAGS_pairs_per_sst_file), ',')) {
+        const size_t per_file = std::strtoull(std::string(pf).c_str(), nullptr, 10);
+        ++run;
+        snapshot::ManifestInfo info;
+        info.version = "bench";
+        info.created_at = "bench";
+        info.parameters = {{"method", "maec"}, {"resistance", "sketch"},
+                           {"alpha", 0.2},     {"floor", 0.01},
+                           {"gamma", 0.5},     {"sketch_dim", absl::GetFlag(FLAGS_sketch_dim)},
+                           {"seed", 1}};
+        SnapshotWriterOptions wo;
+        wo.threads = absl::GetFlag(FLAGS_threads);
+        wo.pairs_per_sst_file = per_file > 0 ? per_file : n;
+        const std::string out = dir + "/v" + std::to_string(run);
+        const double cpu0 = CpuSeconds();
+        const Clock::time_point t0 = Clock::now();
+        absl::StatusOr<SnapshotWriteStats> s = WriteSnapshotDir(out, d.pairs, d.result, info, wo);
+        const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+        const double cpu = CpuSeconds() - cpu0;
+        std::filesystem::remove_all(out);
+        if (!s.ok()) {
+          std::fprintf(stderr, "write: %s\n", s.status().ToString().c_str());
+          return 1;
+        }
+        const double ns = 1e9 * wall / n;
+        if (first_ns == 0) first_ns = ns;
+        std::printf(
+            "%-6g %-9zu %-3d %11zu %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f %8.2f %9.1f %6.2f\n",
+            scale, per_file, rep, n, s->seconds_check, s->seconds_sst, s->seconds_ingest,
+            s->seconds_index, s->seconds_digest, s->seconds_fsync, wall, cpu, ns, ns / first_ns);
+        std::fflush(stdout);
       }
-      const double ns = 1e9 * wall / n;
-      if (first_ns == 0) first_ns = ns;
-      std::printf("%-6g %-9zu %-3d %11zu %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %8.2f %8.2f %9.1f %6.2f\n",
-                  scale, per_file, rep, n, s->seconds_check, s->seconds_sst, s->seconds_ingest, s->seconds_index,
-                  s->seconds_digest, s->seconds_fsync, wall, cpu, ns, ns / first_ns);
-      std::fflush(stdout);
-    }
     }
   }
   if (own_dir) std::filesystem::remove_all(dir);

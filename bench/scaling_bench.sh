@@ -11,17 +11,19 @@
 # run; --baseline_binary PATH adds, at np = 1, a run of another
 # graphsieve-build (e.g. main's, built in another directory) on the same
 # inputs, right before this build's runs of each scale (row label "base");
-# --nps "1 2" picks the process counts. Each row also gives the CPU seconds
+# --nps "1 2" picks the process counts; --partitions P writes partitioned
+# versions (with P a multiple of np every rank writes its own parts, no
+# gather: builder/dist_parts.h). Each row also gives the CPU seconds
 # of every stage (user + system of the process during the stage; the
 # comparable figure on a shared machine) when the binary reports them.
 #
 # Usage: bench/scaling_bench.sh [--build build-ci] [--scales "0.5 1 2 4"] [--work DIR]
 #        [--parts 4] [--compare "0.5"] [--baseline one-sided] [--baseline_binary PATH]
-#        [--nps "1 2"]
+#        [--nps "1 2"] [--partitions P]
 # Needs: graphsieve-gen, graphsieve-build built with MPI, mpirun, python3.
 set -euo pipefail
 BUILD=build-ci SCALES="0.5 1 2 4" WORK=/tmp/graphsieve-scaling PARTS=4 COMPARE="0.5" BASELINE="" NPS="1 2"
-BASELINE_BINARY=""
+BASELINE_BINARY="" PARTITIONS=1
 while (($#)); do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -31,6 +33,7 @@ while (($#)); do
     --compare) COMPARE=$2; shift 2 ;;
     --baseline) BASELINE=$2; shift 2 ;;
     --baseline_binary) BASELINE_BINARY=$2; shift 2 ;;
+    --partitions) PARTITIONS=$2; shift 2 ;;
     --nps) NPS=$2; shift 2 ;;
     *) echo "scaling_bench: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -68,7 +71,7 @@ for S in $SCALES; do
     THREADS=$((2 / NP))
     TAG=$S-$NP-$ROUTE-$BIN
     $MPIRUN -np $NP "$EXE" --input "$INPUTS" --snapshot_root "$ROOT" --threads $THREADS --json --quiet \
-      --resistance "$ROUTE" > "$WORK/report-$TAG.json" 2> "$WORK/stderr-$TAG.txt"
+      --resistance "$ROUTE" --partitions "$PARTITIONS" > "$WORK/report-$TAG.json" 2> "$WORK/stderr-$TAG.txt"
     python3 - "$WORK/report-$TAG.json" "$S" "$NP" "$BIN" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])

@@ -24,8 +24,9 @@ namespace {
 
 // The gates of CheckGates (build_job.h) over every rank's pairs: rate range
 // and solver convergence on each rank, the negative mean from all-reduced sums.
-absl::Status GatesOverRanks(Communicator& comm, const PairTable& pairs, const PipelineResult& result,
-                            double alpha, double tolerance, uint64_t totals[4]) {
+absl::Status GatesOverRanks(Communicator& comm, const PairTable& pairs,
+                            const PipelineResult& result, double alpha, double tolerance,
+                            uint64_t totals[4]) {
   absl::Status local;
   const size_t n = pairs.num_pairs();
   if (result.rate.size() != n) {
@@ -49,7 +50,8 @@ absl::Status GatesOverRanks(Communicator& comm, const PairTable& pairs, const Pi
           s.method, ") stopped after ", s.max_iterations, " iterations: ", s.message));
     }
   }
-  totals[0] = n, totals[1] = pairs.total_instances, totals[2] = pairs.total_negatives, totals[3] = 0;
+  totals[0] = n, totals[1] = pairs.total_instances, totals[2] = pairs.total_negatives,
+  totals[3] = 0;
   comm.AllReduceSum(absl::MakeSpan(totals, 4));
   comm.AllReduceSum(absl::MakeSpan(&weighted, 1));
   absl::Status s = AgreeOnStatus(comm, local);
@@ -76,9 +78,12 @@ std::string InfoToJson(const snapshot::ManifestInfo& info) {
   nlohmann::json inputs = nlohmann::json::array(), timings = nlohmann::json::array();
   for (const auto& in : info.inputs) inputs.push_back({in.path, in.size_bytes, in.xxh3});
   for (const auto& t : info.timings) timings.push_back({t.stage, t.seconds});
-  return nlohmann::json{{"version", info.version},       {"created_at", info.created_at},
-                        {"inputs", inputs},               {"input_digest", info.input_digest},
-                        {"parameters", info.parameters},  {"input_stats", info.input_stats},
+  return nlohmann::json{{"version", info.version},
+                        {"created_at", info.created_at},
+                        {"inputs", inputs},
+                        {"input_digest", info.input_digest},
+                        {"parameters", info.parameters},
+                        {"input_stats", info.input_stats},
                         {"timings", timings}}
       .dump();
 }
@@ -105,9 +110,8 @@ snapshot::ManifestInfo InfoFromJson(const std::string& text) {
 // chosen and <version>.tmp created for every rank's parts.
 absl::Status PrepareOnRoot(const BuildOptions& options, SnapshotStore* store, absl::Time created,
                            const ImpressionLog& names,
-                           const std::vector<snapshot::InputFileInfo>& inputs,
-                           BuildReport* report, std::unique_ptr<PublishLock>* lock,
-                           snapshot::ManifestInfo* info) {
+                           const std::vector<snapshot::InputFileInfo>& inputs, BuildReport* report,
+                           std::unique_ptr<PublishLock>* lock, snapshot::ManifestInfo* info) {
   auto l = store->AcquirePublishLock(options.lock_timeout_seconds);
   if (!l.ok()) return l.status();
   *lock = std::move(*l);
@@ -169,7 +173,8 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
   const bool root = comm.rank() == 0;
   uint64_t totals[4] = {0, 0, 0, 0};  // pairs, instances, negative instances over every rank
   absl::Status s = Stage(comm, obs, report, "gates", [&] {
-    return GatesOverRanks(comm, pairs, result, options.pipeline.alpha, options.gate_tolerance, totals);
+    return GatesOverRanks(comm, pairs, result, options.pipeline.alpha, options.gate_tolerance,
+                          totals);
   });
   if (!s.ok()) return s;
   build_internal::RecordPipelineResult(pairs, result, report);
@@ -177,9 +182,9 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
 
   std::unique_ptr<PublishLock> lock;
   snapshot::ManifestInfo info;
-  s = AgreeOnStatus(comm, root ? PrepareOnRoot(options, store, created, names, inputs, report,
-                                               &lock, &info)
-                               : absl::OkStatus());
+  s = AgreeOnStatus(
+      comm, root ? PrepareOnRoot(options, store, created, names, inputs, report, &lock, &info)
+                 : absl::OkStatus());
   if (!s.ok()) return s;
   const std::vector<std::string> all = comm.AllGather(root ? InfoToJson(info) : std::string());
   if (!root) info = InfoFromJson(all[0]);

@@ -31,7 +31,8 @@ inline void MaybeDie(const Communicator& comm, const char* stage) {
 inline double CpuSeconds() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 // Runs a stage on this rank, records its wall and CPU time, then agrees with every rank.

@@ -3,6 +3,8 @@
 // alongside: the version reads back exactly as one written in a single file,
 // index.gsi is byte-identical, and the manifest's digests (index.gsi's taken
 // while it was written) match the files' bytes.
+#include "core/snapshot/snapshot_writer.h"
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,7 +17,6 @@
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
-#include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/snapshot/test_dir.h"
@@ -80,10 +81,10 @@ void ExpectAllPairs(const std::string& root, const std::string& version, const S
   }
   std::vector<float> rates(users.size());
   std::unique_ptr<bool[]> f(new bool[users.size()]);
-  ASSERT_TRUE((*reader)
-                  ->LookupPairs(users, items, absl::MakeSpan(f.get(), users.size()),
-                                absl::MakeSpan(rates))
-                  .ok());
+  ASSERT_TRUE(
+      (*reader)
+          ->LookupPairs(users, items, absl::MakeSpan(f.get(), users.size()), absl::MakeSpan(rates))
+          .ok());
   for (size_t i = 0; i < users.size(); ++i) {
     if (i < n) {
       ASSERT_TRUE(f[i]) << "pair " << i;

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "builder/build_stages.h"
 #include "builder/export_csv.h"
+#include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
@@ -70,6 +71,7 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"product_floor", p.product_floor},
       {"rate_rule", RateRuleName(p.rate_rule)},
       {"kappa", p.kappa},
+      {"score_power", p.score_power},
       {"pilot_kappa", p.PilotKappa()},
       {"product_kappa", p.product_kappa},
       {"gamma", p.gamma},
@@ -274,7 +276,8 @@ absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs
     auto r = RunPipeline(pairs, po);
     if (!r.ok()) return r.status();
     *result = std::move(*r);
-    return absl::OkStatus();
+    // Per-node counts and the positive-rate DEFAULT fit (core/serving/node_default.h).
+    return AttachNodeDefault(pairs, NodeDefaultOptions(), result);
   });
   if (!s.ok()) return s;
   RecordPipelineResult(pairs, *result, report);

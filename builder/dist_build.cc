@@ -15,6 +15,7 @@
 #include "builder/dist_parts.h"
 #include "builder/dist_stage.h"
 #include "core/io/partition.h"
+#include "core/serving/node_default.h"
 #include "core/maec/conductance.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
@@ -243,7 +244,10 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   s = Stage(comm, obs, &report, "gather", [&] {
     dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs), std::move(result),
                                 &gathered);
-    return absl::OkStatus();
+    // The whole table is on the root: per-node counts and the positive-rate
+    // DEFAULT fit there, as in the single-process build (build_job.cc).
+    return root ? AttachNodeDefault(gathered.pairs, NodeDefaultOptions(), &gathered.result)
+                : absl::OkStatus();
   });
   if (!s.ok()) return s;
   s = root ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)

@@ -93,7 +93,8 @@ ABSL_FLAG(std::string, period_split, "auto", "deployed: how the periods are spli
 ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "deployed: the server's --default-policy for pairs with an unknown user or item: "
-          "node-mean | alpha | model | a fixed rate in (0, 1].");
+          "node-mean | alpha | model | positive-rate (the known node's smoothed positive rate "
+          "through the snapshot's rule, fitted to alpha at build time) | a fixed rate in (0, 1].");
 ABSL_FLAG(std::string, work_dir, "", "deployed: build snapshots under this directory (default "
           "$TMPDIR or /tmp); each is removed after use.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");

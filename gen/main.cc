@@ -139,9 +139,12 @@ int main(int argc, char** argv) {
       "Power-law user activity and item popularity, labels from a latent-factor click model, "
       "repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"
-      "Docs: docs/DATA.md",
+      "Flag names may use '-' or '_' (--nodes-scale = --nodes_scale). Docs: docs/DATA.md",
       "gen/main.cc", "graphsieve-gen " GRAPHSIEVE_VERSION);
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
+  std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
+  std::vector<char*> rest =
+      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
   if (rest.size() > 1) {
     std::fprintf(stderr,
                  "graphsieve-gen: unexpected argument '%s' (all options are --flags; see --help)\n",

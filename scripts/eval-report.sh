@@ -6,7 +6,7 @@
 #   LEGACY=1 scripts/eval-report.sh           # also the earlier tables (the paper's configuration,
 #                                             # popularity-exposure log; see the report)
 #   KUAIREC_SCALE1=1 LEGACY=1 scripts/eval-report.sh   # and kuairec at scale 1 (long)
-#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh | rule | final
+#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh | rule | final | third
 #   GP_SCALE1=1 scripts/eval-report.sh        # also the preference log at scale 1 (12M, fm)
 #
 # Configures and builds `build/` (Release) if needed, builds graphsieve-eval and
@@ -87,6 +87,10 @@ FINAL=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1 -
 FINAL_SWEEP=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1 --gammas=0.25,0.5
              --alphas=0.05,0.1,0.5)
 FINAL_KAPPA=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.5,2 --gammas=0.25,0.5)
+# Third round (docs/EVALUATION.md "Third round"): the positive-rate DEFAULT policy against
+# node-mean in the deployed mode (selection seeds 1..SEEDS; a κ 0.5 diagnostic), and mlp on
+# the preference log in both modes (seeds FINAL_SEED..).
+THIRD=(--mode=deployed --methods=uniform,maec-prop-mix --kappas=0.1)
 
 # stitch: copies every finished $WORK/NAME.md between its markers in the report.
 stitch() {
@@ -133,7 +137,8 @@ movielens() {
              ml-rule-gamma-random ml-rule-gamma-deployed ml-rule-beta0.5-random ml-rule-beta1.5-random \
              ml-rule-beta0.75-random ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa \
              ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed \
-             ml-final-policy-alpha; do
+             ml-final-policy-alpha ml-third-node-mean ml-third-positive-rate \
+             ml-third-k05-node-mean ml-third-k05-positive-rate; do
       absent "$n" "$msg"
     done
     return 0
@@ -192,6 +197,14 @@ movielens() {
     run ml-final-kappa "MovieLens 100K, random split, κ trade-off (lr vs fm, mlp), fresh seeds $FINAL_SEED–" \
       "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp "${FINAL_KAPPA[@]}"
   fi
+  if want third; then
+    for policy in node-mean positive-rate; do
+      run "ml-third-$policy" "$T, deployed, DEFAULT policy $policy, seeds 1–$SEEDS" "${ML[@]}" "${BASE[@]}" \
+        --models=lr,fm,mlp "${THIRD[@]}" --default_policy="$policy"
+      run "ml-third-k05-$policy" "$T, deployed, DEFAULT policy $policy, κ 0.5 (diagnostic), seeds 1–$SEEDS" \
+        "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp "${THIRD[@]}" --kappas=0.5 --default_policy="$policy"
+    done
+  fi
   if want mixture-fresh; then
     for mode in random deployed; do
       run "ml-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
@@ -245,6 +258,16 @@ preference() {
         --mode="$mode" --score_power=1.5 "${FINAL[@]}" --gammas=0.5
     done
     run gp-final-sweep "$T, random, α sweep, fresh seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" "${FINAL_SWEEP[@]}"
+  fi
+  if want third; then
+    for policy in node-mean positive-rate; do
+      run "gp-third-$policy" "$T, deployed, DEFAULT policy $policy, seeds 1–$SEEDS" "${GP[@]}" "${BASE[@]}" \
+        "${THIRD[@]}" --default_policy="$policy"
+    done
+    for mode in random deployed; do
+      run "gp-third-mlp-$mode" "$T, $mode, mlp, the default rule, seeds $FINAL_SEED–" "${GP[@]}" "${BASE[@]}" \
+        --models=mlp --mode="$mode" --first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
+    done
   fi
   if want mixture-fresh; then
     for mode in random deployed; do

@@ -150,6 +150,11 @@ function negatives(s){
  histogram($("neghist"),n.bin_upper_edges,n.instance_counts,"#7c3aed","negative instances");
  rows("negtable",[["negative instances",count(n.instances)],["mean rate (expected kept fraction)",pct(n.mean_rate)],["kept",count(n.kept)+" ("+pct(n.kept/n.instances)+")"]]);}
 
+function rule(a){if(!a.rate_rule)return "–";
+ const parts=[a.rate_rule];if(a.rate_rule==="mixture"&&a.kappa!=null)parts.push("κ "+a.kappa);
+ if(a.score_power!=null)parts.push("β "+a.score_power);if(a.score_propagation!=null)parts.push(a.score_propagation?"score propagation":"no score propagation");
+ return parts.join(", ");}
+
 function update(s){
  $("sv").textContent=s.server_version||"";
  const st=$("state");st.textContent=s.draining?"draining":(s.serving?"serving":"no snapshot");st.className="v "+(s.serving&&!s.draining?"ok":"bad");
@@ -157,7 +162,7 @@ function update(s){
  $("age").textContent=s.active&&s.snapshot_age_seconds!=null?dur(s.snapshot_age_seconds):"–";
  traffic(s);profile(s);comparison(s);negatives(s);
  const a=s.active||{},m=s.metrics||{refresh:{}};
- rows("snap",[["method",a.method],["resistance",a.resistance],["alpha / floor / gamma",[a.alpha,a.floor,a.gamma].map(rate).join(" / ")],
+ rows("snap",[["method",a.method],["resistance",a.resistance],["alpha / floor / gamma",[a.alpha,a.floor,a.gamma].map(rate).join(" / ")],["rate rule",rule(a)],
   ["pairs / users / items",[a.pairs,a.users,a.items].map(count).join(" / ")],["instances",count(a.instances)],
   ["achieved negative mean rate",rate(a.achieved_negative_mean_rate)],["created at",a.created_at||"–"],
   ["CURRENT on disk",s.current_on_disk||"–"],["versions on disk",(s.versions_on_disk||[]).join(", ")||"–"],

@@ -53,7 +53,9 @@ ABSL_FLAG(int, max_batch_pairs, 100000,
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "Rate of pairs with an unknown user or item (RATE_SOURCE_DEFAULT): 'node-mean' (the "
           "known node's mean rate over its negatives, else the snapshot's alpha), 'alpha', 'model' "
-          "(the snapshot's rate rule, the unknown node taken as a node with no pairs), or a "
+          "(the snapshot's rate rule, the unknown node taken as a node with no pairs), "
+          "'positive-rate' (the snapshot's rule applied to the known node's smoothed positive "
+          "rate, fitted to alpha at build time; node-mean for snapshots before format 3), or a "
           "fixed rate in (0, 1] such as 0.25.");
 ABSL_FLAG(std::string, pin_version, "",
           "Serve this version and do not follow CURRENT (operators can unpin with the "

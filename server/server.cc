@@ -69,6 +69,21 @@ std::string HolderName(int partition) {
   return name.substr(0, 128);
 }
 
+// The rate rule's parameters from a manifest (docs/SNAPSHOT.md "On-disk layout"):
+// rate_rule, kappa, score_power, score_propagation when the builder wrote
+// them (older versions lack some; then they are absent here too).
+nlohmann::json RateRuleJson(const std::string& manifest_json) {
+  nlohmann::json out = nlohmann::json::object();
+  const nlohmann::json m = nlohmann::json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
+  if (m.is_discarded() || !m.is_object() || !m.contains("parameters")) return out;
+  const nlohmann::json& p = m["parameters"];
+  if (!p.is_object()) return out;
+  for (const char* key : {"rate_rule", "kappa", "score_power", "score_propagation"}) {
+    if (p.contains(key)) out[key] = p[key];
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
@@ -268,6 +283,7 @@ void GraphsieveServer::Shutdown() {
 std::string GraphsieveServer::StatusJson() const {
   v1::GetStatusResponse status;
   FillStatus(manager_->State(), &status);
+  const std::string manifest_json = status.active().manifest_json();
   status.mutable_active()->clear_manifest_json();  // large; GetStatus carries it
   std::string text;
   google::protobuf::util::JsonPrintOptions jo;
@@ -277,6 +293,10 @@ std::string GraphsieveServer::StatusJson() const {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) j = nlohmann::json::object();
   if (!status.serving()) j.erase("active");
+  if (status.serving()) {
+    j["active"].erase("manifest_json");  // printed as "" after the clear above
+    j["active"].update(RateRuleJson(manifest_json));
+  }
   j["draining"] = draining_.load();
   j["default_policy"] = options_.default_policy.ToString();
   j["poll_interval_seconds"] = options_.poll_interval_seconds;

@@ -64,27 +64,50 @@ void SnapshotManager::Start() {
     if (!options_.pin_version.empty()) PollOnce().IgnoreError();  // recorded and logged inside
     return;
   }
-  thread_ = std::thread([this] { Run(); });
+  StartThread(/*poll=*/true);
+}
+
+void SnapshotManager::StartThread(bool poll) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (running_ || stop_.HasBeenNotified()) return;
+    running_ = true;
+  }
+  absl::MutexLock lock(&thread_mu_);
+  if (stop_.HasBeenNotified()) return;     // Stop ran meanwhile: start nothing after it
+  if (thread_.joinable()) thread_.join();  // a thread that ended: it no longer takes mu_
+  thread_ = std::thread([this, poll] { Run(poll); });
 }
 
 void SnapshotManager::Stop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();
+  absl::MutexLock lock(&thread_mu_);
   if (thread_.joinable()) thread_.join();
 }
 
-void SnapshotManager::Run() {
+void SnapshotManager::Run(bool poll) {
+  const double interval = options_.poll_interval_seconds;
+  absl::Time next_poll = poll ? absl::InfinitePast() : absl::InfiniteFuture();
   while (!stop_.HasBeenNotified()) {
-    PollOnce().IgnoreError();  // recorded and logged inside
+    if (absl::Now() >= next_poll) {
+      PollOnce().IgnoreError();  // recorded and logged inside
+      next_poll = interval > 0 ? absl::Now() + absl::Seconds(interval) : absl::InfiniteFuture();
+    }
     ReleaseExpiredHold();
     TrimHeld();
-    if (options_.poll_interval_seconds == 0) return;
-    absl::Duration wait = absl::Seconds(options_.poll_interval_seconds);
+    absl::Time wake = next_poll;
     {
       absl::MutexLock lock(&mu_);
       // Wake when the hold ends, so its mapping is closed on time.
-      if (previous_ != nullptr) wait = std::min(wait, previous_until_ - absl::Now());
+      if (previous_ != nullptr) wake = std::min(wake, previous_until_);
+      if (wake == absl::InfiniteFuture()) {
+        // Nothing to poll and nothing held: the thread ends; a later swap by
+        // Pin that holds a version starts it again (StartThread).
+        running_ = false;
+        return;
+      }
     }
-    stop_.WaitForNotificationWithTimeout(std::max(wait, absl::Milliseconds(1)));
+    stop_.WaitForNotificationWithTimeout(std::max(wake - absl::Now(), absl::Milliseconds(1)));
   }
 }
 
@@ -350,6 +373,9 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
     now = active_;
   }
   if (reject_active && !before.empty() && before != target) DropHeld(before);  // never served again
+  // Without a poll thread (interval <= 0) a hold made by this swap still has
+  // to be closed when it ends: a thread does that and ends (Run).
+  if (reload) StartThread(/*poll=*/false);
   SyncStorePin(previous_pin, version);
   RefreshEventRecord event;
   event.version = now ? now->version : "";

@@ -126,8 +126,10 @@ class SnapshotManager {
   // resident for the rest of the hold once the parts agree again.
   void TrimHeld() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // Starts the poll thread (first poll at once). No thread when the interval
-  // is negative; then only a --pin-version is loaded, once, before returning.
+  // Starts the poll thread (first poll at once). No poll thread when the
+  // interval is negative; then only a --pin-version is loaded, once, before
+  // returning. With an interval <= 0 a swap by Pin that holds the previous
+  // version starts a thread that closes the hold when it ends, then exits.
   // REQUIRES: called at most once.
   void Start();
   // Stops the poll thread; idempotent.
@@ -168,7 +170,12 @@ class SnapshotManager {
   void DropHeld(const std::string& version) ABSL_LOCKS_EXCLUDED(mu_);
   // Moves this server's retention pin in the store (best effort, logged).
   void SyncStorePin(const std::string& previous, const std::string& next);
-  void Run();
+  // Starts Run on thread_ unless it runs or Stop was called; `poll` = poll at
+  // once (Start) rather than only close holds (Pin with no poll thread).
+  void StartThread(bool poll) ABSL_LOCKS_EXCLUDED(mu_, thread_mu_);
+  // Polls every interval (when `poll`) and closes the held version when its
+  // hold ends; returns when there is neither to wait for, or on Stop.
+  void Run(bool poll);
 
   // Constant after construction.
   const SnapshotManagerOptions options_;
@@ -187,8 +194,10 @@ class SnapshotManager {
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
 
   mutable std::atomic<uint64_t> held_reads_{0};  // Find() answers from previous_ since TrimHeld
+  bool running_ ABSL_GUARDED_BY(mu_) = false;  // Run is on thread_ (or about to be)
   absl::Notification stop_;
-  std::thread thread_;
+  absl::Mutex thread_mu_;  // never held together with mu_
+  std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
 };
 
 }  // namespace graphsieve

@@ -26,6 +26,12 @@ struct NodeRecord {
   float sum_uncertainty = 0.0f;        // Σ propagated uncertainty B̂ over its pairs
   float sum_score = 0.0f;              // Σ propagated score over its pairs
   float mean_rate = 0.0f;              // mean rate over its negative instances (default policy)
+  // Instances at the node and how many were positive, saturated at 2^32 - 1
+  // (snapshot format 3; 0 when read from an older snapshot). The server's
+  // positive-rate DEFAULT policy (core/serving/node_default.h) rates a pair
+  // with an unknown partner from them.
+  uint32_t positives = 0;
+  uint32_t impressions = 0;
 };
 
 struct NodeTable {
@@ -57,6 +63,13 @@ struct UnseenModel {
   bool score_propagation = true;
   bool symmetric_normalisation = false;
   int sketch_dim = 0;
+  // The positive-rate DEFAULT policy's fit (core/serving/node_default.h,
+  // docs/METHOD.md "Pairs the builder never saw"); 0 = not fitted (older
+  // snapshots, uniform): the policy falls back to node-mean.
+  double default_prior = 0.0;        // p̄ = Σ positives / Σ impressions
+  double default_smoothing = 0.0;    // m pseudo-impressions at p̄
+  double default_user_rho = 0.0, default_user_mean = 0.0;  // known user, unknown item
+  double default_item_rho = 0.0, default_item_mean = 0.0;  // known item, unknown user
 };
 
 // One known node as the server sees it.

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/serving/node_default.h"
 
 namespace graphsieve {
 
@@ -22,10 +23,15 @@ absl::StatusOr<DefaultPolicy> DefaultPolicy::Parse(absl::string_view text) {
     p.kind = Kind::kModel;
     return p;
   }
+  if (text == "positive-rate") {
+    p.kind = Kind::kPositiveRate;
+    return p;
+  }
   double v = 0;
   if (!absl::SimpleAtod(text, &v) || !std::isfinite(v)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--default-policy: '", text, "' is not 'node-mean', 'alpha', 'model' or a rate in (0, 1]"));
+        "--default-policy: '", text,
+        "' is not 'node-mean', 'alpha', 'model', 'positive-rate' or a rate in (0, 1]"));
   }
   if (!(v > 0.0 && v <= 1.0)) {
     return absl::InvalidArgumentError(
@@ -44,6 +50,8 @@ std::string DefaultPolicy::ToString() const {
       return "alpha";
     case Kind::kModel:
       return "model";
+    case Kind::kPositiveRate:
+      return "positive-rate";
     case Kind::kFixed:
       return absl::StrFormat("%g", fixed_rate);
   }
@@ -58,6 +66,7 @@ double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecor
     case Kind::kModel:
       return alpha;
     case Kind::kNodeMean:
+    case Kind::kPositiveRate:  // without the model: node-mean
       // A node without negatives has no mean rate (stored as 0): fall through to alpha.
       if (user != nullptr && user->mean_rate > 0.0f) return user->mean_rate;
       if (item != nullptr && item->mean_rate > 0.0f) return item->mean_rate;
@@ -68,6 +77,16 @@ double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecor
 
 double DefaultPolicy::Rate(const UnseenModel& model, const NodeView* user, const NodeView* item) const {
   if (kind == Kind::kModel) return ScoreUnknownNodePair(user, item, model);
+  if (kind == Kind::kPositiveRate) {
+    // One side is unknown (both known is an INFERRED pair); a snapshot
+    // without the side's fit (before format 3, uniform) falls to node-mean.
+    if (item != nullptr && HasNodeDefault(model, /*is_item=*/true)) {
+      return NodeDefaultRate(item->record, /*is_item=*/true, model);
+    }
+    if (user != nullptr && HasNodeDefault(model, /*is_item=*/false)) {
+      return NodeDefaultRate(user->record, /*is_item=*/false, model);
+    }
+  }
   return Rate(model.alpha, user != nullptr ? &user->record : nullptr, item != nullptr ? &item->record : nullptr);
 }
 

@@ -20,17 +20,20 @@ struct DefaultPolicy {
     kFixed,     // a fixed rate in (0, 1]
     kModel,     // the snapshot's rate rule, the unknown node taken as a node with no pairs
                 // (ScoreUnknownNodePair, core/maec/unseen.h)
+    kPositiveRate,  // the rule applied to the known node's smoothed positive rate, fitted to α
+                    // at build time (node_default.h); node-mean for a snapshot without the fit
   };
   Kind kind = Kind::kNodeMean;
   double fixed_rate = 0.0;  // used by kFixed only
 
-  // "node-mean" | "alpha" | "model" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
+  // "node-mean" | "alpha" | "model" | "positive-rate" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
   static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
   std::string ToString() const;
 
   // The DEFAULT rate given the snapshot's alpha and what is known about the
   // two nodes (nullptr = unknown).
-  // kModel needs the model and falls back to alpha here; use the overload below.
+  // kModel needs the model and falls back to alpha here, kPositiveRate to
+  // node-mean; use the overload below.
   double Rate(double alpha, const NodeRecord* user, const NodeRecord* item) const;
   // Every kind, given the snapshot's model and the known nodes (nullptr = unknown).
   double Rate(const UnseenModel& model, const NodeView* user, const NodeView* item) const;

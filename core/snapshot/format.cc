@@ -79,22 +79,31 @@ std::string EncodeNodeValue(const NodeRecord& r, absl::Span<const float> sketch)
   PutF32(r.sum_uncertainty, p + 8);
   PutF32(r.sum_score, p + 12);
   PutF32(r.mean_rate, p + 16);
+  PutU32(r.positives, p + 20);
+  PutU32(r.impressions, p + 24);
   if (!sketch.empty()) std::memcpy(p + kNodeRecordBytes, sketch.data(), 4 * sketch.size());
   return out;
 }
 
 absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* r, absl::Span<float> sketch) {
-  if (value.size() != kNodeRecordBytes + 4 * sketch.size()) {
+  const size_t sketch_bytes = 4 * sketch.size();
+  const bool with_counts = value.size() == kNodeRecordBytes + sketch_bytes;
+  if (!with_counts && value.size() != kNodeRecordBytesV2 + sketch_bytes) {
     return absl::DataLossError(absl::StrCat("node value has ", value.size(), " bytes, expected ",
-                                            kNodeRecordBytes + 4 * sketch.size()));
+                                            kNodeRecordBytes + sketch_bytes, " (or ",
+                                            kNodeRecordBytesV2 + sketch_bytes,
+                                            " before format 3)"));
   }
+  const size_t record_bytes = with_counts ? kNodeRecordBytes : kNodeRecordBytesV2;
   const char* p = value.data();
   r->component = GetU32(p);
   r->degree = GetU32(p + 4);
   r->sum_uncertainty = GetF32(p + 8);
   r->sum_score = GetF32(p + 12);
   r->mean_rate = GetF32(p + 16);
-  if (!sketch.empty()) std::memcpy(sketch.data(), p + kNodeRecordBytes, 4 * sketch.size());
+  r->positives = with_counts ? GetU32(p + 20) : 0;
+  r->impressions = with_counts ? GetU32(p + 24) : 0;
+  if (!sketch.empty()) std::memcpy(sketch.data(), p + record_bytes, sketch_bytes);
   return absl::OkStatus();
 }
 
@@ -114,6 +123,14 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
                       {"kappa", m.kappa},
                       {"score_mean", m.score_mean},
                       {"score_power", m.score_power}};
+  if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {  // format 3, fitted
+    j["default_prior"] = m.default_prior;
+    j["default_smoothing"] = m.default_smoothing;
+    j["default_user_rho"] = m.default_user_rho;
+    j["default_user_mean"] = m.default_user_mean;
+    j["default_item_rho"] = m.default_item_rho;
+    j["default_item_mean"] = m.default_item_mean;
+  }
   return j.dump();
 }
 
@@ -141,6 +158,13 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.kappa = j.value("kappa", 0.0);
     m.score_mean = j.value("score_mean", 0.0);
     m.score_power = j.value("score_power", 1.0);  // added later; 1 = the score itself
+    // Format 3: the positive-rate DEFAULT fit; absent = not fitted.
+    m.default_prior = j.value("default_prior", 0.0);
+    m.default_smoothing = j.value("default_smoothing", 0.0);
+    m.default_user_rho = j.value("default_user_rho", 0.0);
+    m.default_user_mean = j.value("default_user_mean", 0.0);
+    m.default_item_rho = j.value("default_item_rho", 0.0);
+    m.default_item_mean = j.value("default_item_mean", 0.0);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
   }
@@ -157,6 +181,13 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   if (m.rate_rule == 1 && !(m.kappa > 0.0 && m.score_mean >= 0.0)) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: mixture rule with kappa ", m.kappa,
                                             " and score_mean ", m.score_mean));
+  }
+  for (double v : {m.default_prior, m.default_smoothing, m.default_user_rho, m.default_user_mean,
+                   m.default_item_rho, m.default_item_mean}) {
+    if (!(std::isfinite(v) && v >= 0.0) || m.default_prior > 1.0) {
+      return absl::DataLossError(absl::StrCat("meta/unseen_model: default fit value ", v,
+                                              " (prior ", m.default_prior, ")"));
+    }
   }
   if (!(m.score_power > 0.0 && m.score_power <= 4.0)) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: score_power ", m.score_power));

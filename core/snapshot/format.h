@@ -33,6 +33,11 @@ namespace snapshot {
 inline constexpr int kFormatVersion = 2;
 inline constexpr int kOldestReadableFormatVersion = 1;
 
+// index.gsi (docs/SNAPSHOT.md "The serving index file"): 2 stores the 28-byte
+// node record; 1 (formats 2 and older) the 20-byte one, still read.
+inline constexpr uint32_t kIndexFileFormatVersion = 2;
+inline constexpr uint32_t kOldestIndexFileFormatVersion = 1;
+
 inline constexpr char kManifestFile[] = "MANIFEST.json";
 inline constexpr char kDbDir[] = "db";
 inline constexpr char kPairsCf[] = "pairs";
@@ -43,7 +48,8 @@ inline constexpr char kMetaUnseenModelKey[] = "unseen_model";
 inline constexpr size_t kPairKeyBytes = 16;   // user_id BE ‖ item_id BE
 inline constexpr size_t kPairValueBytes = 4;  // rate, float32 little-endian
 inline constexpr size_t kNodeKeyBytes = 9;    // side byte (0 user, 1 item) ‖ id BE
-inline constexpr size_t kNodeRecordBytes = 20;
+inline constexpr size_t kNodeRecordBytes = 28;     // format 3
+inline constexpr size_t kNodeRecordBytesV2 = 20;   // formats 1 and 2: no counts
 
 // How the pairs column family's SST files are laid out. The nodes and meta
 // column families are always block-based (they are small).
@@ -84,9 +90,12 @@ inline void EncodeNodeKey(bool is_item, uint64_t id, char* out /* 9 bytes */) {
 }
 
 // Node value: NodeRecord (component, degree, sum_uncertainty, sum_score,
-// mean_rate; little-endian, 20 bytes) followed by sketch_dim float32.
+// mean_rate, positives, impressions; little-endian, 28 bytes) followed by
+// sketch_dim float32.
 std::string EncodeNodeValue(const NodeRecord& record, absl::Span<const float> sketch);
-// Errors: DATA_LOSS when the value is not 20 + 4 * sketch.size() bytes.
+// Reads the 28-byte record and the 20-byte one of formats 1 and 2 (then
+// positives = impressions = 0). Errors: DATA_LOSS when the value is neither
+// 28 nor 20 bytes + 4 * sketch.size().
 absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* record, absl::Span<float> sketch);
 
 // UnseenModel as a small JSON object (meta column family).

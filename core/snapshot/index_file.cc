@@ -10,24 +10,33 @@
 #include <cstddef>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "xxhash.h"
 #include "core/snapshot/file_util.h"
+#include "core/snapshot/format.h"
 #include "core/snapshot/memory_index.h"
 
 namespace graphsieve {
 namespace {
 
 constexpr char kMagic[8] = {'G', 'S', 'I', 'N', 'D', 'E', 'X', '\n'};
-constexpr uint32_t kIndexFormatVersion = 1;
+constexpr uint32_t kIndexFormatVersion = snapshot::kIndexFileFormatVersion;
 constexpr uint64_t kHeaderBytes = 4096;  // the header, zero-padded
 constexpr uint64_t kAlign = 4096;        // every section starts on a page
 
-// NodeRecord is stored as its in-memory bytes: five 4-byte little-endian
-// fields in declaration order (x86-64/aarch64 are little-endian).
-static_assert(std::is_trivially_copyable_v<NodeRecord> && sizeof(NodeRecord) == 20);
-static_assert(offsetof(NodeRecord, degree) == 4 && offsetof(NodeRecord, mean_rate) == 16);
+// NodeRecord is stored as its in-memory bytes: seven 4-byte little-endian
+// fields in declaration order (x86-64/aarch64 are little-endian). Index
+// format 1 stored the first five (20 bytes, no counts); MapFile copies such
+// records into memory with positives = impressions = 0.
+static_assert(std::is_trivially_copyable_v<NodeRecord> &&
+              sizeof(NodeRecord) == snapshot::kNodeRecordBytes);
+static_assert(offsetof(NodeRecord, degree) == 4 && offsetof(NodeRecord, mean_rate) == 16 &&
+              offsetof(NodeRecord, positives) == 20 && offsetof(NodeRecord, impressions) == 24);
+constexpr uint64_t RecordBytes(uint32_t format_version) {
+  return format_version == 1 ? snapshot::kNodeRecordBytesV2 : sizeof(NodeRecord);
+}
 
 enum Section {
   kUserIds,      // u64 per user, dense order
@@ -60,8 +69,8 @@ static_assert(std::is_trivially_copyable_v<Header> && sizeof(Header) <= kHeaderB
 void SectionBytes(const Header& h, uint64_t bytes[kSections]) {
   bytes[kUserIds] = h.users * 8;
   bytes[kItemIds] = h.items * 8;
-  bytes[kUserRecords] = h.users * sizeof(NodeRecord);
-  bytes[kItemRecords] = h.items * sizeof(NodeRecord);
+  bytes[kUserRecords] = h.users * RecordBytes(h.format_version);
+  bytes[kItemRecords] = h.items * RecordBytes(h.format_version);
   bytes[kUserSketch] = h.users * h.sketch_dim * 4;
   bytes[kItemSketch] = h.items * h.sketch_dim * 4;
   bytes[kRegionStart] = h.users * 8;
@@ -123,7 +132,8 @@ absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo
   Header h;
   std::memset(&h, 0, sizeof h);
   std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.format_version = kIndexFormatVersion;
+  // Format 1 (20-byte records) only on request: compatibility tests.
+  h.format_version = info.format_version == 1 ? 1 : kIndexFormatVersion;
   h.sketch_dim = static_cast<uint32_t>(sketch_dim_);
   h.users = user_id_list_.size();
   h.items = item_id_list_.size();
@@ -132,8 +142,23 @@ absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo
   h.partition = info.partition;
   h.num_partitions = info.num_partitions;
   h.model_bytes = info.unseen_model.size();
+  std::vector<char> v1_records[2];  // format 1: the records' first 20 bytes
+  if (h.format_version == 1) {
+    for (int side = 0; side < 2; ++side) {
+      absl::Span<const NodeRecord> records = side ? item_records_ : user_records_;
+      v1_records[side].resize(records.size() * snapshot::kNodeRecordBytesV2);
+      for (size_t k = 0; k < records.size(); ++k) {
+        std::memcpy(&v1_records[side][k * snapshot::kNodeRecordBytesV2], &records[k],
+                    snapshot::kNodeRecordBytesV2);
+      }
+    }
+  }
+  const bool v1 = h.format_version == 1;
   const void* data[kSections] = {user_id_list_.data(),  item_id_list_.data(),
-                                 user_records_.data(),  item_records_.data(),
+                                 v1 ? static_cast<const void*>(v1_records[0].data())
+                                    : static_cast<const void*>(user_records_.data()),
+                                 v1 ? static_cast<const void*>(v1_records[1].data())
+                                    : static_cast<const void*>(item_records_.data()),
                                  user_sketch_.data(),   item_sketch_.data(),
                                  region_start_.data(),  region_size_.data(),
                                  slots_,                info.unseen_model.data()};
@@ -267,10 +292,11 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   std::memcpy(&h, base, sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return loss("not a graphsieve index file");
   if (h.header_xxh3 != HeaderDigest(h)) return loss("header checksum mismatch");
-  if (h.format_version != kIndexFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(path, ": index format_version ",
-                                                      h.format_version, ", this reader reads ",
-                                                      kIndexFormatVersion));
+  if (h.format_version < snapshot::kOldestIndexFileFormatVersion ||
+      h.format_version > kIndexFormatVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        path, ": index format_version ", h.format_version, ", this reader reads ",
+        snapshot::kOldestIndexFileFormatVersion, " to ", kIndexFormatVersion));
   }
   if (static_cast<int>(h.sketch_dim) != sketch_dim || h.pairs != expected_pairs) {
     return loss(absl::StrCat("holds ", h.pairs, " pairs with sketch_dim ", h.sketch_dim,
@@ -301,8 +327,24 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   index->pairs_ = h.pairs;
   index->slots_used_ = h.slots;
   index->slots_ = reinterpret_cast<const Slot*>(at(kSlots));
-  index->user_records_ = {reinterpret_cast<const NodeRecord*>(at(kUserRecords)), h.users};
-  index->item_records_ = {reinterpret_cast<const NodeRecord*>(at(kItemRecords)), h.items};
+  if (h.format_version == kIndexFormatVersion) {
+    index->user_records_ = {reinterpret_cast<const NodeRecord*>(at(kUserRecords)), h.users};
+    index->item_records_ = {reinterpret_cast<const NodeRecord*>(at(kItemRecords)), h.items};
+  } else {  // format 1: 20-byte records without counts, copied
+    for (int side = 0; side < 2; ++side) {
+      const uint64_t n = side ? h.items : h.users;
+      const char* src = at(side ? kItemRecords : kUserRecords);
+      std::vector<NodeRecord>& owned =
+          side ? index->owned_item_records_ : index->owned_user_records_;
+      owned.resize(n);
+      for (uint64_t k = 0; k < n; ++k) {
+        std::memcpy(static_cast<void*>(&owned[k]), src + k * snapshot::kNodeRecordBytesV2,
+                    snapshot::kNodeRecordBytesV2);
+      }
+    }
+    index->user_records_ = index->owned_user_records_;
+    index->item_records_ = index->owned_item_records_;
+  }
   index->user_sketch_ = {reinterpret_cast<const float*>(at(kUserSketch)), h.users * h.sketch_dim};
   index->item_sketch_ = {reinterpret_cast<const float*>(at(kItemSketch)), h.items * h.sketch_dim};
   index->region_start_ = {reinterpret_cast<const uint64_t*>(at(kRegionStart)), h.users};

@@ -142,7 +142,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
   };
   if (!part.index_path.empty()) {
     m["storage"]["serving_index"] = {{"path", part.index_path},
-                                     {"format_version", 1},
+                                     {"format_version", kIndexFileFormatVersion},
                                      {"size_bytes", part.index_bytes}};
   }
   m["partitioning"] = {{"partition", part.partition},

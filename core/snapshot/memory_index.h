@@ -88,9 +88,11 @@ class MemoryIndex {
       const std::function<absl::Status(const PairSink&)>& for_each_pair);
 
   // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
-  // `info.format_version` is ignored (the current one is written). When
-  // `file_xxh3` is given it receives the XXH3-64 of the whole file's bytes
-  // (the manifest's digest), hashed from memory while writing.
+  // `info.format_version` 1 writes the layout before snapshot format 3
+  // (20-byte node records, no counts) for compatibility tests; any other
+  // value writes the current one. When `file_xxh3` is given it receives the
+  // XXH3-64 of the whole file's bytes (the manifest's digest), hashed from
+  // memory while writing.
   absl::Status WriteFile(const std::string& path, const IndexFileInfo& info,
                          uint64_t* file_xxh3 = nullptr) const;
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_split.h"
 #include "builder/build_job.h"
 #include "builder/export_csv.h"
+#include "core/serving/node_default.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "gtest/gtest.h"
@@ -99,6 +100,22 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   ASSERT_TRUE((*reader)->LookupUser(users[0], &rec, absl::MakeSpan(sketch)));
   EXPECT_EQ(rec.degree, result->nodes.records[pairs->pair_user[0]].degree);
   EXPECT_DOUBLE_EQ((*reader)->model().rho, result->model.rho);
+  // Snapshot format 3: the node's positives and impressions, counted here
+  // from the log itself, and the positive-rate DEFAULT fit as
+  // AttachNodeDefault computes it (core/serving/node_default.h).
+  uint32_t impressions = 0, positives = 0;
+  for (size_t i = 0; i < log.size(); ++i) {
+    impressions += log.user_ids[i] == users[0];
+    positives += log.user_ids[i] == users[0] && log.labels[i] == 1;
+  }
+  EXPECT_EQ(rec.impressions, impressions);
+  EXPECT_EQ(rec.positives, positives);
+  ASSERT_GT(impressions, 0u);
+  ASSERT_TRUE(AttachNodeDefault(*pairs, NodeDefaultOptions(), &*result).ok());
+  EXPECT_GT((*reader)->model().default_item_rho, 0.0);
+  EXPECT_DOUBLE_EQ((*reader)->model().default_item_rho, result->model.default_item_rho);
+  EXPECT_DOUBLE_EQ((*reader)->model().default_user_mean, result->model.default_user_mean);
+  EXPECT_DOUBLE_EQ((*reader)->model().default_prior, result->model.default_prior);
 
   // Export: exact header, one row per pair, original id text, same rates.
   auto text = snapshot::ReadFileToString(csv);

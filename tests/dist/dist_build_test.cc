@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -113,6 +114,43 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
   }
   EXPECT_LE(worst, 1e-6);
   EXPECT_LE(worst_alone, 1e-6);
+  // Per-node counts and the positive-rate DEFAULT fit (snapshot format 3,
+  // counted on the root's gathered table under mpirun): the same in all three.
+  std::shared_ptr<const SnapshotReader> snap[3];
+  for (int k = 0; k < 3; ++k) {
+    const std::string root = files_.Path(absl::StrCat("r", k));
+    std::string version = testing_io::ReadFile(root + "/CURRENT");
+    while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
+    auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    snap[k] = *reader;
+  }
+  ASSERT_GT(snap[1]->model().default_item_rho, 0.0);
+  for (int k : {0, 2}) {
+    const UnseenModel &a = snap[k]->model(), &b = snap[1]->model();
+    EXPECT_NEAR(a.default_prior, b.default_prior, 1e-12 * b.default_prior) << k;
+    EXPECT_NEAR(a.default_item_rho, b.default_item_rho, 1e-9 * b.default_item_rho) << k;
+    EXPECT_NEAR(a.default_item_mean, b.default_item_mean, 1e-9 * b.default_item_mean) << k;
+    EXPECT_NEAR(a.default_user_rho, b.default_user_rho, 1e-9 * b.default_user_rho) << k;
+  }
+  size_t nodes = 0;
+  for (const auto& entry : r1) {
+    const std::vector<std::string> ids = absl::StrSplit(entry.first, ',');
+    for (int side = 0; side < 2; ++side) {
+      NodeView want, got0, got2;
+      const uint64_t id = std::stoull(ids[side]);
+      ASSERT_TRUE(snap[1]->FindNode(side == 1, id, &want)) << entry.first;
+      ASSERT_TRUE(snap[0]->FindNode(side == 1, id, &got0)) << entry.first;
+      ASSERT_TRUE(snap[2]->FindNode(side == 1, id, &got2)) << entry.first;
+      ASSERT_GT(want.record.impressions, 0u) << entry.first;
+      ASSERT_EQ(got0.record.impressions, want.record.impressions) << entry.first;
+      ASSERT_EQ(got2.record.impressions, want.record.impressions) << entry.first;
+      ASSERT_EQ(got0.record.positives, want.record.positives) << entry.first;
+      ASSERT_EQ(got2.record.positives, want.record.positives) << entry.first;
+      ++nodes;
+    }
+  }
+  EXPECT_EQ(nodes, 2 * r1.size());
   std::printf("rule %s: max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n", GetParam(),
               worst, worst_alone);
 }

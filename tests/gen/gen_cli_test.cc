@@ -62,6 +62,18 @@ TEST(GenCliTest, SameFlagsSameBytesAcrossProcesses) {
   EXPECT_EQ(to_stdout.output, a);
 }
 
+TEST(GenCliTest, FlagNamesMayUseDashes) {
+  testing_io::TempFiles files;
+  ASSERT_EQ(RunGen("--preset tiny --scale 2 --nodes_scale 2 --seed 5 --quiet --output " +
+                   files.Path("a.csv"))
+                .exit_code,
+            0);
+  const Result r = RunGen("--preset tiny --scale 2 --nodes-scale 2 --seed 5 --quiet --output " +
+                          files.Path("b.csv"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(testing_io::ReadFile(files.Path("a.csv")), testing_io::ReadFile(files.Path("b.csv")));
+}
+
 TEST(GenCliTest, BadFlagsExitWithAMessageNamingTheFlag) {
   Result r = RunGen("--preset tiny");
   EXPECT_EQ(r.exit_code, 2);

@@ -169,6 +169,31 @@ TEST(HeldVersionTest, NothingIsHeldWithHoldZeroOrAnIndexBuiltInMemory) {
   }
 }
 
+// Without a poll thread (interval -1 here; 0 = one poll) a swap by Pin still
+// holds the previous version, and its mapping must close when the hold ends
+// — it used to stay open until the next swap. Waits for the release itself
+// (the last reference dropping), not for a time.
+TEST(HeldVersionTest, WithoutAPollThreadTheHoldIsClosedWhenItEnds) {
+  const std::string root = testing::MakeTempDir("held-no-poll");
+  auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
+  auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2), false, /*publish=*/false);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ServerOptions o;
+  o.previous_version_hold_seconds = 0.2;
+  auto server = Start(root, o);
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(server->manager().Pin(*a, false).ok());
+  std::weak_ptr<const ServingSnapshot> first = server->manager().Current();
+  ASSERT_FALSE(first.expired());
+  ASSERT_TRUE(server->manager().Pin(*b, false).ok());
+  EXPECT_EQ(server->manager().Current()->version, *b);
+  const absl::Time give_up = absl::Now() + absl::Seconds(60);
+  while (!first.expired() && absl::Now() < give_up) absl::SleepFor(absl::Milliseconds(10));
+  EXPECT_TRUE(first.expired()) << "version " << *a << " still open 60 s after its 0.2 s hold";
+  EXPECT_EQ(server->manager().State().held, "");
+  EXPECT_FALSE(Store(root)->IsHeld(*a, absl::Now()));
+}
+
 TEST(HeldVersionTest, StoreHoldsExpireAndNameTheirHolder) {
   const std::string root = testing::MakeTempDir("store-holds");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));

@@ -324,6 +324,10 @@ TEST_F(ServerTest, HealthReadinessAndAdminPages) {
   EXPECT_TRUE(j["serving"].get<bool>());
   EXPECT_EQ(j["active"]["version"], server_->manager().Current()->version);
   EXPECT_EQ(j["default_policy"], "node-mean");
+  EXPECT_EQ(j["active"]["rate_rule"], "mixture");  // from the manifest's parameters
+  EXPECT_EQ(j["active"]["kappa"], 0.1);
+  EXPECT_EQ(j["active"]["score_power"], 1.0);
+  EXPECT_FALSE(j["active"].contains("manifest_json"));
   EXPECT_TRUE(j["metrics"]["pairs"].contains("exact"));
 
   auto page = testing::HttpGet(server_->admin_port(), "/");

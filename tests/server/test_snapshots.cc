@@ -118,7 +118,8 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
   info.input_digest = absl::StrCat("synthetic-", s.generation);
   info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2},
                      {"floor", 0.01},    {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
-                     {"seed", s.seed}};
+                     {"seed", s.seed},      {"rate_rule", "mixture"}, {"kappa", 0.1},
+                     {"score_power", 1.0}};
   SnapshotWriterOptions wo;
   wo.pairs_format = snapshot::TableFormat::kBlockBased;
   wo.threads = 1;

@@ -233,8 +233,8 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
 
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
   if (dist_internal::RanksWriteParts(options, comm)) {  // no gather: each rank writes its parts
-    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs, result,
-                                             names, inputs, &report);
+    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs,
+                                             &result, names, inputs, &report);
     if (!s.ok()) return s;
     nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);
     if (root) report.ranks = std::move(ranks);

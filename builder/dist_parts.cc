@@ -2,16 +2,19 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "builder/build_stages.h"
 #include "builder/dist_stage.h"
+#include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/partition_split.h"
 #include "core/snapshot/snapshot_writer.h"
@@ -71,6 +74,40 @@ absl::Status GatesOverRanks(Communicator& comm, const PairTable& pairs,
         totals[2], mean, alpha, std::fabs(mean - alpha), tolerance));
   }
   return absl::OkStatus();
+}
+
+// Per-node counts and the positive-rate DEFAULT fit (AttachNodeDefault of
+// core/serving/node_default.h) over every rank's pairs: each rank counts its
+// own pairs, the counts are all-reduced (a user's pairs are all on one rank,
+// an item's are spread), then every rank fits the same model from the same
+// records. The all-reduce runs whatever the local status, so no rank waits
+// alone.
+absl::Status AttachNodeDefaultOverRanks(Communicator& comm, const PairTable& pairs,
+                                        PipelineResult* result) {
+  NodeTable& nodes = result->nodes;
+  absl::Status local = CountNodeImpressions(pairs, &nodes);
+  double n = local.ok() ? static_cast<double>(nodes.records.size()) : -1.0;
+  double n_min = n;
+  comm.AllReduceMax(absl::MakeSpan(&n, 1));
+  comm.AllReduceMin(absl::MakeSpan(&n_min, 1));
+  if (local.ok() && n != n_min) {
+    local = absl::InternalError("the ranks' node tables differ in size");
+  }
+  const size_t count = n == n_min && n > 0 ? static_cast<size_t>(n) : 0;
+  std::vector<uint64_t> counts(2 * count, 0);
+  for (size_t k = 0; k < count; ++k) {
+    counts[2 * k] = nodes.records[k].positives;
+    counts[2 * k + 1] = nodes.records[k].impressions;
+  }
+  comm.AllReduceSum(absl::MakeSpan(counts));
+  absl::Status s = AgreeOnStatus(comm, local);
+  if (!s.ok()) return s;
+  constexpr uint64_t kMax = 0xffffffffu;
+  for (size_t k = 0; k < count; ++k) {
+    nodes.records[k].positives = static_cast<uint32_t>(std::min(counts[2 * k], kMax));
+    nodes.records[k].impressions = static_cast<uint32_t>(std::min(counts[2 * k + 1], kMax));
+  }
+  return FitNodeDefault(nodes, NodeDefaultOptions(), &result->model);
 }
 
 // Rank 0's manifest information, as JSON for the other ranks.
@@ -166,18 +203,20 @@ bool RanksWriteParts(const BuildOptions& options, const Communicator& comm) {
 
 absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObserver& obs,
                                    Communicator& comm, SnapshotStore* store, absl::Time created,
-                                   const PairTable& pairs, const PipelineResult& result,
+                                   const PairTable& pairs, PipelineResult* result,
                                    const ImpressionLog& names,
                                    const std::vector<snapshot::InputFileInfo>& inputs,
                                    BuildReport* report) {
   const bool root = comm.rank() == 0;
   uint64_t totals[4] = {0, 0, 0, 0};  // pairs, instances, negative instances over every rank
   absl::Status s = Stage(comm, obs, report, "gates", [&] {
-    return GatesOverRanks(comm, pairs, result, options.pipeline.alpha, options.gate_tolerance,
+    absl::Status attached = AttachNodeDefaultOverRanks(comm, pairs, result);
+    if (!attached.ok()) return attached;  // the same status on every rank
+    return GatesOverRanks(comm, pairs, *result, options.pipeline.alpha, options.gate_tolerance,
                           totals);
   });
   if (!s.ok()) return s;
-  build_internal::RecordPipelineResult(pairs, result, report);
+  build_internal::RecordPipelineResult(pairs, *result, report);
   report->pairs = totals[0], report->instances = totals[1], report->negative_instances = totals[2];
 
   std::unique_ptr<PublishLock> lock;
@@ -191,7 +230,7 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
   const std::string tmp = comm.AllGather(root ? store->TempDir(info.version) : std::string())[0];
   uint64_t db_bytes = 0;
   s = Stage(comm, obs, report, "write",
-            [&] { return WriteMyParts(options, comm, tmp, pairs, result, info, &db_bytes); });
+            [&] { return WriteMyParts(options, comm, tmp, pairs, *result, info, &db_bytes); });
   comm.AllReduceSum(absl::MakeSpan(&db_bytes, 1));
   if (s.ok() && root) {  // every rank wrote its parts: the version is complete
     s = snapshot::FsyncTree(tmp);

@@ -26,14 +26,16 @@ namespace dist_internal {
 // --dry_run.
 bool RanksWriteParts(const BuildOptions& options, const Communicator& comm);
 
-// Gates over every rank's pairs, then each rank writes its parts into
+// Per-node counts and the DEFAULT fit over every rank's pairs (into
+// `result`, as the gathered build's AttachNodeDefault), the gates over every
+// rank's pairs, then each rank writes its parts into
 // <version>.tmp/part-<p>/ (rank 0 holds the publish lock and chose the
 // version), then rank 0 publishes after every rank has written. `store`,
 // `inputs` and `names` (global row counters) are rank 0's. A failure on any
 // rank (or a rank that dies before the last agreement) publishes nothing.
 absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObserver& obs,
                                    Communicator& comm, SnapshotStore* store, absl::Time created,
-                                   const PairTable& pairs, const PipelineResult& result,
+                                   const PairTable& pairs, PipelineResult* result,
                                    const ImpressionLog& names,
                                    const std::vector<snapshot::InputFileInfo>& inputs,
                                    BuildReport* report);

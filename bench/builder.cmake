@@ -9,3 +9,8 @@ if(TARGET graphsieve_builder)
   target_link_libraries(graphsieve-bench-build PRIVATE graphsieve_builder
     absl::flags absl::flags_parse absl::flags_usage absl::strings absl::str_format)
 endif()
+if(TARGET graphsieve_snapshot)
+  add_executable(graphsieve-bench-write ${CMAKE_CURRENT_SOURCE_DIR}/builder_write_bench.cc)
+  target_link_libraries(graphsieve-bench-write PRIVATE graphsieve_snapshot
+    absl::flags absl::flags_parse absl::flags_usage absl::strings)
+endif()

@@ -8,13 +8,22 @@
 #
 # --baseline ROUTE adds, at np = 1, a run with `--resistance ROUTE` (e.g.
 # one-sided, auto's choice before the control variate) measured in the same
-# run; --nps "1 2" picks the process counts.
+# run; --baseline_binary PATH adds, at np = 1, a run of another
+# graphsieve-build (e.g. main's, built in another directory) on the same
+# inputs, right before this build's runs of each scale (row label "base");
+# --nps "1 2" picks the process counts; --partitions P writes partitioned
+# versions (with P a multiple of np every rank writes its own parts, no
+# gather: builder/dist_parts.h). Each row also gives the CPU seconds
+# of every stage (user + system of the process during the stage; the
+# comparable figure on a shared machine) when the binary reports them.
 #
 # Usage: bench/scaling_bench.sh [--build build-ci] [--scales "0.5 1 2 4"] [--work DIR]
-#        [--parts 4] [--compare "0.5"] [--baseline one-sided] [--nps "1 2"]
+#        [--parts 4] [--compare "0.5"] [--baseline one-sided] [--baseline_binary PATH]
+#        [--nps "1 2"] [--partitions P]
 # Needs: graphsieve-gen, graphsieve-build built with MPI, mpirun, python3.
 set -euo pipefail
 BUILD=build-ci SCALES="0.5 1 2 4" WORK=/tmp/graphsieve-scaling PARTS=4 COMPARE="0.5" BASELINE="" NPS="1 2"
+BASELINE_BINARY="" PARTITIONS=1
 while (($#)); do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
@@ -23,15 +32,21 @@ while (($#)); do
     --parts) PARTS=$2; shift 2 ;;
     --compare) COMPARE=$2; shift 2 ;;
     --baseline) BASELINE=$2; shift 2 ;;
+    --baseline_binary) BASELINE_BINARY=$2; shift 2 ;;
+    --partitions) PARTITIONS=$2; shift 2 ;;
     --nps) NPS=$2; shift 2 ;;
     *) echo "scaling_bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 GEN=$BUILD/gen/graphsieve-gen BUILDER=$BUILD/builder/graphsieve-build
 MPIRUN="mpirun --allow-run-as-root --oversubscribe"
+if [[ -n $BASELINE_BINARY && ! -x $BASELINE_BINARY ]]; then
+  echo "scaling_bench: --baseline_binary $BASELINE_BINARY is not an executable" >&2; exit 2
+fi
 mkdir -p "$WORK"
 echo "graphsieve-bench-scaling: $(nproc) cores, load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-3s %11s %6s %9s %9s %9s %12s  %s\n' scale np instances rank wall_s cpu_s rss_GiB route stages
+printf '%-6s %-3s %11s %6s %9s %9s %9s %12s %-5s %s\n' scale np instances rank wall_s cpu_s rss_GiB route bin \
+  'stages: wall s (CPU s)' 
 
 for S in $SCALES; do
   LOG=$WORK/kuairec-n$S.csv
@@ -44,23 +59,29 @@ for S in $SCALES; do
     INPUTS+="${INPUTS:+,}$P"
   done
   RUNS=""
-  for NP in $NPS; do RUNS+=" $NP:auto"; done
-  [[ -n $BASELINE ]] && RUNS+=" 1:$BASELINE"
+  [[ -n $BASELINE_BINARY ]] && RUNS+=" 1:auto:base"
+  for NP in $NPS; do RUNS+=" $NP:auto:this"; done
+  [[ -n $BASELINE ]] && RUNS+=" 1:$BASELINE:this"
   for RUN in $RUNS; do
-    NP=${RUN%%:*} ROUTE=${RUN#*:}
+    IFS=: read -r NP ROUTE BIN <<< "$RUN"
+    EXE=$BUILDER
+    [[ $BIN == base ]] && EXE=$BASELINE_BINARY
     ROOT=$WORK/root-$S-$NP; rm -rf "$ROOT"
     # Same core budget: np=1 with 2 threads, np=2 with 1 thread per rank.
     THREADS=$((2 / NP))
-    $MPIRUN -np $NP "$BUILDER" --input "$INPUTS" --snapshot_root "$ROOT" --threads $THREADS --json --quiet \
-      --resistance "$ROUTE" > "$WORK/report-$S-$NP-$ROUTE.json" 2> "$WORK/stderr-$S-$NP-$ROUTE.txt"
-    python3 - "$WORK/report-$S-$NP-$ROUTE.json" "$S" "$NP" <<'PY'
+    TAG=$S-$NP-$ROUTE-$BIN
+    $MPIRUN -np $NP "$EXE" --input "$INPUTS" --snapshot_root "$ROOT" --threads $THREADS --json --quiet \
+      --resistance "$ROUTE" --partitions "$PARTITIONS" > "$WORK/report-$TAG.json" 2> "$WORK/stderr-$TAG.txt"
+    python3 - "$WORK/report-$TAG.json" "$S" "$NP" "$BIN" <<'PY'
 import json, sys
 r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
-stages = " ".join(f"{k}={v:.1f}" for k, v in r["stage_seconds"].items())
+cpu = r.get("stage_cpu_seconds", {})
+stages = " ".join(f"{k}={v:.1f}" + (f"({cpu[k]:.1f})" if k in cpu else "")
+                  for k, v in r["stage_seconds"].items() if v >= 0.05)
 for k in r["ranks"]:
     print(f"{sys.argv[2]:<6} {sys.argv[3]:<3} {r['instances']:>11} {k['rank']:>6} {k['wall_seconds']:>9.2f} "
-          f"{k['cpu_seconds']:>9.2f} {k['peak_rss_bytes'] / 2**30:>9.3f} {r['resistance_route']:>12}  "
-          + (stages if k['rank'] == 0 else ""))
+          f"{k['cpu_seconds']:>9.2f} {k['peak_rss_bytes'] / 2**30:>9.3f} {r['resistance_route']:>12} "
+          f"{sys.argv[4]:<5} " + (stages if k['rank'] == 0 else ""))
 PY
     rm -rf "$ROOT"
   done

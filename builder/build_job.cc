@@ -1,5 +1,6 @@
 #include "builder/build_job.h"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <xxhash.h>
 
@@ -29,16 +30,25 @@ double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Runs one stage with observer callbacks and records its wall time.
+double ProcessCpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// Runs one stage with observer callbacks and records its wall and CPU time.
 class StageTimer {
  public:
   StageTimer(const BuildObserver& obs, BuildReport* report, std::string name)
-      : obs_(obs), report_(report), name_(std::move(name)), t0_(Clock::now()) {
+      : obs_(obs), report_(report), name_(std::move(name)), t0_(Clock::now()),
+        cpu0_(ProcessCpuSeconds()) {
     if (obs_.stage_started) obs_.stage_started(name_);
   }
   void Done() {
     const double s = Since(t0_);
     report_->timings.push_back({name_, s});
+    report_->stage_cpu.push_back({name_, ProcessCpuSeconds() - cpu0_});
     if (obs_.stage_done) obs_.stage_done(name_, s);
   }
 
@@ -47,6 +57,7 @@ class StageTimer {
   BuildReport* report_;
   std::string name_;
   Clock::time_point t0_;
+  double cpu0_;
 };
 
 nlohmann::json ParametersJson(const BuildOptions& o) {
@@ -160,6 +171,18 @@ class InputDigester {
   std::thread thread_;
 };
 
+void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, ImpressionLog* log) {
+  if (disk_bytes_done == 0 || disk_bytes_left == 0 || log->size() == 0) return;
+  const double rows_per_byte = static_cast<double>(log->size()) / static_cast<double>(disk_bytes_done);
+  const size_t expect =
+      log->size() + static_cast<size_t>(static_cast<double>(disk_bytes_left) * rows_per_byte * 1.03);
+  if (expect <= log->user_ids.capacity()) return;
+  log->user_ids.reserve(expect);
+  log->item_ids.reserve(expect);
+  log->labels.reserve(expect);
+  if (!log->pilot_scores.empty()) log->pilot_scores.reserve(expect);
+}
+
 // Parses every --input into `log` in order, reporting progress by bytes.
 absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, ImpressionLog* log) {
   uint64_t total_bytes = 0;
@@ -176,6 +199,7 @@ absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, Im
     absl::Status s = ReadImpressionLog(f, ro, log);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
     done_before += FileSizeOrZero(f);
+    if (done_before < total_bytes) ReserveForInputsLeft(done_before, total_bytes - done_before, log);
   }
   return absl::OkStatus();
 }
@@ -307,6 +331,9 @@ absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
     }
     report->db_bytes = w->db_bytes;
     report->db_bytes_per_pair = static_cast<double>(w->db_bytes) / pairs.num_pairs();
+    report->write_timings = {{"check", w->seconds_check},   {"sst", w->seconds_sst},
+                             {"ingest", w->seconds_ingest}, {"index", w->seconds_index},
+                             {"digest", w->seconds_digest}, {"fsync", w->seconds_fsync}};
     return absl::OkStatus();
   });
 }
@@ -464,6 +491,10 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
 nlohmann::json BuildReport::ToJson() const {
   nlohmann::json t = nlohmann::json::object();
   for (const StageTiming& s : timings) t[s.stage] = s.seconds;
+  nlohmann::json c = nlohmann::json::object();
+  for (const StageTiming& s : stage_cpu) c[s.stage] = s.seconds;
+  nlohmann::json w = nlohmann::json::object();
+  for (const StageTiming& s : write_timings) w[s.stage] = s.seconds;
   nlohmann::json j = {{"version", version},
           {"snapshot_dir", snapshot_dir},
           {"published", published},
@@ -482,6 +513,8 @@ nlohmann::json BuildReport::ToJson() const {
           {"db_bytes", db_bytes},
           {"db_bytes_per_pair", db_bytes_per_pair},
           {"stage_seconds", t},
+          {"stage_cpu_seconds", c},
+          {"write_seconds", w},
           {"deleted_versions", deleted_versions},
           {"removed_temporaries", removed_temporaries},
           {"warnings", warnings}};

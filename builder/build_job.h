@@ -59,6 +59,13 @@ struct BuildReport {
   uint64_t db_bytes = 0;
   double db_bytes_per_pair = 0;
   std::vector<StageTiming> timings;  // read, pair table, pipeline, gates, export, write, publish
+  // The write stage's parts (check, sst, ingest, index, digest, fsync; wall
+  // seconds, SnapshotWriteStats), for benchmarks: JSON "write_seconds".
+  std::vector<StageTiming> write_timings;
+  // CPU seconds (user + system of the process, all threads) per stage, in
+  // the order of `timings`: JSON "stage_cpu_seconds". On a shared machine
+  // they compare across runs where wall seconds do not.
+  std::vector<StageTiming> stage_cpu;
   std::vector<std::string> deleted_versions;
   std::vector<std::string> removed_temporaries;
   std::vector<std::string> warnings;

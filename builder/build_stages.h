@@ -23,6 +23,29 @@ namespace build_internal {
 // Opens (creating if missing) the snapshot root; errors name --snapshot_root.
 absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root);
 
+// Size of `path` in bytes, 0 when it cannot be stat'ed.
+uint64_t FileSizeOrZero(const std::string& path);
+
+// After some input files were parsed into `log` (disk_bytes_done bytes on
+// disk), reserves its columns for the files still to come (disk_bytes_left),
+// at the rows per disk byte seen so far plus 3%: the reader reserves for one
+// file at a time, so without this each later file copies the columns again.
+void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, ImpressionLog* log);
+
+// Every flag that affects the result, for the manifest and the version id.
+nlohmann::json ParametersJson(const BuildOptions& options);
+
+// The manifest's build information (no version yet); `log` gives the row counts.
+snapshot::ManifestInfo MakeManifestInfo(const BuildOptions& options, absl::Time created,
+                                        const ImpressionLog& log,
+                                        const std::vector<snapshot::InputFileInfo>& inputs);
+
+// CURRENT flips to `version` (complete and synced in its temporary
+// directory), then retention; recorded as the stage "publish".
+absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
+                          const SnapshotStore& store, const PublishLock& lock,
+                          const std::string& version, BuildReport* report);
+
 // Fills the report's counts from the pipeline's result.
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result, BuildReport* report);
 

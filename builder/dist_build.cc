@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "builder/build_stages.h"
 #include "builder/dist_exchange.h"
+#include "builder/dist_parts.h"
+#include "builder/dist_stage.h"
 #include "core/io/partition.h"
 #include "core/serving/node_default.h"
 #include "core/maec/conductance.h"
@@ -23,20 +24,9 @@ namespace graphsieve {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using dist_internal::CpuSeconds;
 using dist_internal::GatheredPairs;
-
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h).
-void MaybeDie(const Communicator& comm, const char* stage) {
-  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
-  if (at == nullptr) return;
-  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
-}
-
-double CpuSeconds() {
-  struct rusage ru;
-  ::getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
-}
+using dist_internal::Stage;
 
 uint64_t PeakRssBytes() {
   struct rusage ru;
@@ -44,50 +34,66 @@ uint64_t PeakRssBytes() {
   return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
 }
 
-// Runs a stage on this rank, records its wall time, then agrees with every rank.
-template <typename Fn>
-absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
-                   const char* name, Fn&& fn) {
-  if (obs.stage_started) obs.stage_started(name);
-  const Clock::time_point t0 = Clock::now();
-  absl::Status s = AgreeOnStatus(comm, fn());
-  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (s.ok()) {
-    report->timings.push_back({name, seconds});
-    if (obs.stage_done) obs.stage_done(name, seconds);
-  }
-  MaybeDie(comm, name);
-  return s;
-}
-
 // Rank r parses the inputs k with k mod N == r; errors name the file.
 absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm, ImpressionLog* log) {
+  uint64_t left = 0, done = 0;
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    left += build_internal::FileSizeOrZero(options.inputs[k]);
+  }
   for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
     const std::string& f = options.inputs[k];
     absl::Status s = ReadImpressionLog(f, options.reader, log);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
+    const uint64_t size = std::min(left, build_internal::FileSizeOrZero(f));
+    done += size, left -= size;
+    build_internal::ReserveForInputsLeft(done, left, log);
   }
   return absl::OkStatus();
 }
 
-// Every input's size and XXH3-64, in --input order, on rank 0 (each rank
-// digests its own files).
-absl::Status DigestInputs(const BuildOptions& options, Communicator& comm,
-                          std::vector<snapshot::InputFileInfo>* infos) {
-  std::string mine;
-  absl::Status status;
-  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
-    auto d = snapshot::DigestFile(options.inputs[k]);
-    if (!d.ok()) {
-      status = absl::Status(d.status().code(), absl::StrCat("--input: ", d.status().message()));
-      break;
-    }
-    const uint64_t rec[3] = {k, d->size_bytes, d->xxh3};
-    mine.append(reinterpret_cast<const char*>(rec), sizeof rec);
+// This rank's inputs (k with k mod N == rank) digested on a thread of their
+// own, started with the parse so the two overlap (as the single-process
+// build's InputDigester). Join() before reading the results.
+class RankDigester {
+ public:
+  RankDigester(const BuildOptions& options, const Communicator& comm)
+      : options_(options), rank_(comm.rank()), size_(comm.size()), thread_([this] { Run(); }) {}
+  ~RankDigester() { Join(); }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
   }
-  status = AgreeOnStatus(comm, status);
+  // REQUIRES: Join(). Records {k, size, xxh3} of this rank's files, or the
+  // first failure naming the flag.
+  const std::string& records() const { return records_; }
+  const absl::Status& status() const { return status_; }
+
+ private:
+  void Run() {
+    for (size_t k = rank_; k < options_.inputs.size(); k += size_) {
+      auto d = snapshot::DigestFile(options_.inputs[k]);
+      if (!d.ok()) {
+        status_ = absl::Status(d.status().code(), absl::StrCat("--input: ", d.status().message()));
+        return;
+      }
+      const uint64_t rec[3] = {k, d->size_bytes, d->xxh3};
+      records_.append(reinterpret_cast<const char*>(rec), sizeof rec);
+    }
+  }
+  const BuildOptions& options_;
+  const size_t rank_, size_;
+  std::string records_;
+  absl::Status status_;
+  std::thread thread_;
+};
+
+// Every input's size and XXH3-64, in --input order, on rank 0, from every
+// rank's RankDigester.
+absl::Status GatherDigests(const BuildOptions& options, Communicator& comm,
+                           const RankDigester& digester,
+                           std::vector<snapshot::InputFileInfo>* infos) {
+  absl::Status status = AgreeOnStatus(comm, digester.status());
   if (!status.ok()) return status;
-  const std::vector<std::string> all = comm.GatherToRoot(mine);
+  const std::vector<std::string> all = comm.GatherToRoot(digester.records());
   infos->assign(options.inputs.size(), {});
   for (const std::string& part : all) {
     for (size_t off = 0; off + 24 <= part.size(); off += 24) {
@@ -177,10 +183,15 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   if (!s.ok()) return s;
 
   ImpressionLog log;
-  s = Stage(comm, obs, &report, "read", [&] { return ReadMyFiles(options, comm, &log); });
+  RankDigester digester(options, comm);
+  s = Stage(comm, obs, &report, "read", [&] {
+    absl::Status parsed = ReadMyFiles(options, comm, &log);
+    digester.Join();
+    return parsed;
+  });
   if (!s.ok()) return s;
   std::vector<snapshot::InputFileInfo> inputs;
-  if (s = DigestInputs(options, comm, &inputs); !s.ok()) return s;
+  if (s = GatherDigests(options, comm, digester, &inputs); !s.ok()) return s;
   uint64_t usable = log.size();
   ImpressionLog names;  // counters (global) and, for --export, every rank's id names
   names.rows_read = log.rows_read, names.bad_rows_skipped = log.bad_rows_skipped;
@@ -220,8 +231,16 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   });
   if (!s.ok()) return s;
 
-  GatheredPairs gathered;
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
+  if (dist_internal::RanksWriteParts(options, comm)) {  // no gather: each rank writes its parts
+    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs,
+                                             &result, names, inputs, &report);
+    if (!s.ok()) return s;
+    nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);
+    if (root) report.ranks = std::move(ranks);
+    return report;
+  }
+  GatheredPairs gathered;
   s = Stage(comm, obs, &report, "gather", [&] {
     dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs), std::move(result),
                                 &gathered);

@@ -13,6 +13,11 @@
 //   publish    rank 0 checks the gates, writes the version with the
 //              single-process writer, and flips CURRENT only after every rank
 //              has confirmed success (an agreement round)
+// With --partitions P a multiple of N (and no --export, no --dry_run) there
+// is no gather: every rank checks the gates on its pairs (the negative mean
+// all-reduced) and writes parts p ≡ rank (mod N) of the version into rank
+// 0's <version>.tmp/ on the shared snapshot root; rank 0 publishes after the
+// agreement (dist_parts.h).
 // A failure on any rank publishes nothing and leaves CURRENT as it was; an
 // error (bad row: file and line) is returned on every rank, prefixed with the
 // rank that hit it. Rank 0 holds every pair's rate at the end (~17 bytes per
@@ -20,7 +25,7 @@
 //
 // Test hook: the environment variable GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE
 // makes rank R kill itself with SIGKILL at the end of STAGE (open, read,
-// pair_table, pipeline, gather) — how tests/dist checks that a lost rank
+// pair_table, pipeline, gather; gates, write with per-rank parts) — how tests/dist checks that a lost rank
 // publishes nothing.
 //
 // Thread-safety: a collective; every rank calls it once with the same options.

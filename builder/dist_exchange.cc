@@ -178,27 +178,49 @@ void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* na
 
 void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log) {
   const int n = comm.size();
+  // One rank: every row is already this rank's, in the order the exchange
+  // would leave it (rank order, file order) — nothing to copy.
+  if (n == 1) return;
   const bool pilot = !log->pilot_scores.empty();
+  constexpr size_t kRowBytes = 8 + 8 + 1 + 4;  // user, item, label, pilot score
   ImpressionLog mine;
   const size_t rounds = Rounds(comm, log->size(), kRowsPerRound);
+  std::vector<uint32_t> dest;
   for (size_t round = 0; round < rounds; ++round) {
-    std::vector<std::string> out(n);
     const size_t begin = std::min(log->size(), round * kRowsPerRound);
     const size_t end = std::min(log->size(), begin + kRowsPerRound);
+    // Destinations and counts first, so each rank's buffer is sized once and
+    // filled with fixed-size copies (no per-field appends).
+    dest.resize(end - begin);
+    std::vector<size_t> count(n, 0);
+    for (size_t i = begin; i < end; ++i) ++count[dest[i - begin] = PartitionOfUser(log->user_ids[i], n)];
+    std::vector<std::string> out(n);
+    std::vector<char*> at(n);
+    for (int r = 0; r < n; ++r) {
+      out[r].resize(count[r] * kRowBytes);
+      at[r] = out[r].data();
+    }
     for (size_t i = begin; i < end; ++i) {
-      std::string& o = out[PartitionOfUser(log->user_ids[i], n)];
-      Put(&o, log->user_ids[i]);
-      Put(&o, log->item_ids[i]);
-      Put(&o, log->labels[i]);
-      Put(&o, pilot ? log->pilot_scores[i] : 0.0f);
+      char*& o = at[dest[i - begin]];
+      const float score = pilot ? log->pilot_scores[i] : 0.0f;
+      std::memcpy(o, &log->user_ids[i], 8);
+      std::memcpy(o + 8, &log->item_ids[i], 8);
+      std::memcpy(o + 16, &log->labels[i], 1);
+      std::memcpy(o + 17, &score, 4);
+      o += kRowBytes;
     }
     for (const std::string& in : comm.AllToAll(out)) {
-      for (size_t off = 0; off < in.size();) {
-        mine.user_ids.push_back(Take<uint64_t>(in, &off));
-        mine.item_ids.push_back(Take<uint64_t>(in, &off));
-        mine.labels.push_back(Take<uint8_t>(in, &off));
-        const float s = Take<float>(in, &off);
-        if (pilot) mine.pilot_scores.push_back(s);
+      const size_t rows = in.size() / kRowBytes, old = mine.user_ids.size();
+      mine.user_ids.resize(old + rows);
+      mine.item_ids.resize(old + rows);
+      mine.labels.resize(old + rows);
+      if (pilot) mine.pilot_scores.resize(old + rows);
+      const char* p = in.data();
+      for (size_t k = old; k < old + rows; ++k, p += kRowBytes) {
+        std::memcpy(&mine.user_ids[k], p, 8);
+        std::memcpy(&mine.item_ids[k], p + 8, 8);
+        std::memcpy(&mine.labels[k], p + 16, 1);
+        if (pilot) std::memcpy(&mine.pilot_scores[k], p + 17, 4);
       }
     }
   }

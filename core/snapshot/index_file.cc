@@ -93,26 +93,41 @@ XxhState NewXxhState() {
   return state;
 }
 
-// Writes `n` bytes and, when `body` is set, hashes them into it.
+// Bytes after which WriteAll starts the file's write-back (sync_file_range),
+// so the closing fsync does not find the whole file dirty.
+constexpr size_t kWriteBehindBytes = size_t{8} << 20;
+
+// Writes `n` bytes in pieces of kWriteBehindBytes and, when `hash` is set,
+// hashes them into it; `*offset` is the file offset, advanced. Each piece's
+// write-back is started once it is written (a hint: its failure is ignored,
+// the closing fsync reports real I/O errors).
 absl::Status WriteAll(int fd, const void* data, size_t n, const std::string& path,
-                      XXH3_state_t* body) {
-  if (body != nullptr) XXH3_64bits_update(body, data, n);
+                      XXH3_state_t* hash, uint64_t* offset) {
   const char* p = static_cast<const char*>(data);
   while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrCat(path, ": write: ", std::strerror(errno)));
+    const size_t piece = std::min(n, kWriteBehindBytes);
+    if (hash != nullptr) XXH3_64bits_update(hash, p, piece);
+    for (size_t left = piece; left > 0;) {
+      ssize_t w = ::write(fd, p + (piece - left), left);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return absl::InternalError(absl::StrCat(path, ": write: ", std::strerror(errno)));
+      }
+      left -= static_cast<size_t>(w);
     }
-    p += w;
-    n -= static_cast<size_t>(w);
+    (void)::sync_file_range(fd, static_cast<off_t>(*offset), static_cast<off_t>(piece),
+                            SYNC_FILE_RANGE_WRITE);
+    *offset += piece;
+    p += piece;
+    n -= piece;
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo& info) const {
+absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo& info,
+                                    uint64_t* file_xxh3) const {
   if (mapped()) return absl::FailedPreconditionError("WriteFile: the index is a mapped file");
   Header h;
   std::memset(&h, 0, sizeof h);
@@ -156,39 +171,45 @@ absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo
   }
   const std::vector<char> zeros(kAlign, 0);
   // The body: sections, each padded to the next page but the last. With
-  // fd < 0 only hashes (the body digest goes into the header, written first).
-  auto body = [&](int fd, XXH3_state_t* hash) {
+  // fd < 0 only hashes (the body digest goes into the header, written first);
+  // with fd >= 0 writes and, when `hash` is set, hashes what it writes.
+  auto body = [&](int fd, XXH3_state_t* hash, uint64_t* offset) {
     uint64_t written = kHeaderBytes;
     absl::Status st;
     for (int s = 0; s < kSections && st.ok(); ++s) {
       if (written < h.offset[s]) {
         const size_t pad = h.offset[s] - written;
         st = fd < 0 ? (XXH3_64bits_update(hash, zeros.data(), pad), absl::OkStatus())
-                    : WriteAll(fd, zeros.data(), pad, path, nullptr);
+                    : WriteAll(fd, zeros.data(), pad, path, hash, offset);
         written = h.offset[s];
       }
       if (st.ok() && bytes[s] > 0) {
         st = fd < 0 ? (XXH3_64bits_update(hash, data[s], bytes[s]), absl::OkStatus())
-                    : WriteAll(fd, data[s], bytes[s], path, nullptr);
+                    : WriteAll(fd, data[s], bytes[s], path, hash, offset);
       }
       written += bytes[s];
     }
     return st;
   };
   XxhState hash = NewXxhState();
-  body(-1, hash.get()).IgnoreError();  // hashing cannot fail
+  body(-1, hash.get(), nullptr).IgnoreError();  // hashing cannot fail
   h.body_xxh3 = XXH3_64bits_digest(hash.get());
   h.header_xxh3 = HeaderDigest(h);
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return absl::InternalError(absl::StrCat(path, ": create: ", std::strerror(errno)));
   std::vector<char> page(kHeaderBytes, 0);
   std::memcpy(page.data(), &h, sizeof h);
-  absl::Status st = WriteAll(fd, page.data(), page.size(), path, nullptr);
-  if (st.ok()) st = body(fd, nullptr);
+  // The whole file's digest (header page + body), from the bytes written.
+  XxhState file = NewXxhState();
+  XXH3_state_t* file_hash = file_xxh3 != nullptr ? file.get() : nullptr;
+  uint64_t offset = 0;
+  absl::Status st = WriteAll(fd, page.data(), page.size(), path, file_hash, &offset);
+  if (st.ok()) st = body(fd, file_hash, &offset);
   if (st.ok() && ::fsync(fd) != 0) {
     st = absl::InternalError(absl::StrCat(path, ": fsync: ", std::strerror(errno)));
   }
   ::close(fd);
+  if (st.ok() && file_xxh3 != nullptr) *file_xxh3 = XXH3_64bits_digest(file.get());
   return st;
 }
 

@@ -90,8 +90,11 @@ class MemoryIndex {
   // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
   // `info.format_version` 1 writes the layout before snapshot format 3
   // (20-byte node records, no counts) for compatibility tests; any other
-  // value writes the current one.
-  absl::Status WriteFile(const std::string& path, const IndexFileInfo& info) const;
+  // value writes the current one. When `file_xxh3` is given it receives the
+  // XXH3-64 of the whole file's bytes (the manifest's digest), hashed from
+  // memory while writing.
+  absl::Status WriteFile(const std::string& path, const IndexFileInfo& info,
+                         uint64_t* file_xxh3 = nullptr) const;
 
   // Maps an index file read-only. With options.verify the bytes are checked
   // first (MapFileOptions); always the structure: magic, header checksum,

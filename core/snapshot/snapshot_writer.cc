@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -76,7 +77,14 @@ absl::Status WritePairsSst(const std::string& path, const PairTable& pairs,
                            const std::vector<float>& rates, size_t begin, size_t end,
                            const std::function<void(size_t)>& tick) {
   rocksdb::Options options = snapshot::PairsSstWriterOptions();
-  rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);
+  // Write-back starts every 8 MB (sync_file_range) instead of all at the
+  // file's closing fsync, so the disk works while the next keys are encoded.
+  rocksdb::EnvOptions env_options;
+  env_options.bytes_per_sync = 8 << 20;
+  // The pages stay cached (invalidate_page_cache = false): the manifest's
+  // digests read every file back right after, and a server opens it next.
+  rocksdb::SstFileWriter writer(env_options, options, /*column_family=*/nullptr,
+                                /*invalidate_page_cache=*/false);
   absl::Status s = FromRocks(writer.Open(path), path);
   if (!s.ok()) return s;
   char key[snapshot::kPairKeyBytes];
@@ -161,43 +169,73 @@ struct StagedFiles {
   std::string meta;
 };
 
-// Pairs split into `threads` contiguous key ranges, one SST file each,
-// written in parallel.
+// How many pairs SST files: at most options.pairs_per_sst_file pairs each
+// (each file's bloom filter is built in one piece at Finish, with a random
+// write per key: kept to a few MB the filter stays in the cache and the TLB,
+// so the cost per pair does not grow with the log), and at least one per
+// thread once there are 100,000 pairs per thread.
+size_t PairsFileCount(size_t n, const SnapshotWriterOptions& options) {
+  const size_t per_file = options.pairs_per_sst_file;
+  const size_t by_size = (n + per_file - 1) / per_file;
+  const size_t by_threads = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
+  return std::max<size_t>({1, by_size, by_threads});
+}
+
+// Pairs split into contiguous key ranges of equal size, one SST file each;
+// `threads` workers take the next file in turn. The calling thread first
+// runs `first_task` (may be empty: the serving index), so that single-threaded
+// work overlaps the other workers' files instead of following them.
 absl::Status WritePairsParallel(const std::string& staging, const PairTable& pairs,
                                 const std::vector<float>& rates,
                                 const SnapshotWriterOptions& options,
+                                const std::function<absl::Status()>& first_task,
                                 std::vector<std::string>* files) {
   const size_t n = pairs.num_pairs();
-  const size_t parts = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
+  const size_t parts = PairsFileCount(n, options);
   files->assign(parts, "");
+  for (size_t p = 0; p < parts; ++p) (*files)[p] = absl::StrFormat("%s/pairs-%06d.sst", staging, p);
   std::vector<absl::Status> part_status(parts);
-  std::atomic<size_t> written{0};
+  std::atomic<size_t> written{0}, next{0};
+  std::atomic<bool> failed{false};
+  // Progress is reported from the calling thread only (the callback need not
+  // be thread-safe); the others just count.
+  auto work = [&](bool reports) {
+    auto tick = [&](size_t k) {
+      size_t w = written.fetch_add(k) + k;
+      if (reports) Report(options, "write pairs", std::min(1.0, static_cast<double>(w) / n));
+    };
+    for (size_t p = next.fetch_add(1); p < parts && !failed; p = next.fetch_add(1)) {
+      part_status[p] = WritePairsSst((*files)[p], pairs, rates, n * p / parts,
+                                     n * (p + 1) / parts, tick);
+      if (!part_status[p].ok()) failed = true;
+    }
+  };
+  absl::Status first_status;
   {
     std::vector<std::thread> workers;
-    for (size_t p = 0; p < parts; ++p) {
-      (*files)[p] = absl::StrFormat("%s/pairs-%03d.sst", staging, p);
-      size_t begin = n * p / parts, end = n * (p + 1) / parts;
-      auto tick = [&, p](size_t k) {
-        size_t w = written.fetch_add(k) + k;
-        if (p == 0) Report(options, "write pairs", std::min(1.0, static_cast<double>(w) / n));
-      };
-      workers.emplace_back([&, p, begin, end, tick] {
-        part_status[p] = WritePairsSst((*files)[p], pairs, rates, begin, end, tick);
-      });
-    }
+    const size_t threads = std::min<size_t>(options.threads, parts + (first_task ? 1 : 0));
+    for (size_t t = 1; t < threads; ++t) workers.emplace_back(work, false);
+    if (first_task) first_status = first_task();
+    if (!first_status.ok()) failed = true;
+    work(true);
     for (auto& w : workers) w.join();
   }
+  if (!first_status.ok()) return first_status;
   for (const absl::Status& ps : part_status) {
     if (!ps.ok()) return ps;
   }
   return absl::OkStatus();
 }
 
-// Step 1: every column family's SST files under `staging`.
+// Step 1: every column family's SST files under `staging`, and meanwhile
+// `first_task` on the calling thread (WritePairsParallel).
 absl::Status WriteStagedFiles(const std::string& staging, const PairTable& pairs,
                               const PipelineResult& result, const snapshot::ManifestInfo& info,
-                              const SnapshotWriterOptions& options, StagedFiles* staged) {
-  absl::Status s = WritePairsParallel(staging, pairs, result.rate, options, &staged->pairs);
+                              const SnapshotWriterOptions& options,
+                              const std::function<absl::Status()>& first_task,
+                              StagedFiles* staged) {
+  absl::Status s =
+      WritePairsParallel(staging, pairs, result.rate, options, first_task, &staged->pairs);
   if (!s.ok()) return s;
   staged->nodes = staging + "/nodes.sst";
   staged->meta = staging + "/meta.sst";
@@ -285,10 +323,10 @@ absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& sta
 }
 
 // Step 3: the serving index file, built from the same arrays the RocksDB
-// tables were written from.
+// tables were written from; `index_digest` gets its size and XXH3-64.
 absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
                             const PipelineResult& result, const SnapshotWriterOptions& options,
-                            SnapshotWriteStats* stats) {
+                            SnapshotWriteStats* stats, snapshot::FileDigest* index_digest) {
   const auto t0 = std::chrono::steady_clock::now();
   Report(options, "write index", 0.0);
   const NodeTable& nodes = result.nodes;
@@ -315,52 +353,91 @@ absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
   info.partition = options.partition;
   info.num_partitions = options.num_partitions;
   info.unseen_model = snapshot::EncodeUnseenModel(result.model);
-  absl::Status s = (*index)->WriteFile(absl::StrCat(dir, "/", snapshot::kIndexFile), info);
+  const std::string path = absl::StrCat(dir, "/", snapshot::kIndexFile);
+  absl::Status s = (*index)->WriteFile(path, info, &index_digest->xxh3);
+  struct stat st;
+  if (s.ok() && ::stat(path.c_str(), &st) != 0) {
+    s = absl::InternalError(absl::StrCat("stat ", path, ": ", std::strerror(errno)));
+  }
+  if (s.ok()) index_digest->size_bytes = static_cast<uint64_t>(st.st_size);
   stats->seconds_index = SecondsSince(t0);
   Report(options, "write index", 1.0);
   return s;
 }
 
-// Step 4: digests of every file under db/ (and index.gsi), MANIFEST.json,
-// fsync of the tree.
+// Size and XXH3-64 of every file in `paths`, read by up to `threads`
+// threads (the files were just written: the reads come from the page cache).
+absl::Status DigestFiles(const std::vector<std::string>& paths, int threads,
+                         std::vector<snapshot::FileDigest>* digests) {
+  digests->assign(paths.size(), {});
+  std::vector<absl::Status> status(paths.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k = next.fetch_add(1); k < paths.size(); k = next.fetch_add(1)) {
+      absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(paths[k]);
+      if (d.ok()) (*digests)[k] = *d; else status[k] = d.status();
+    }
+  };
+  std::vector<std::thread> workers;
+  for (int t = 1; t < std::min<int>(threads, static_cast<int>(paths.size())); ++t) {
+    workers.emplace_back(work);
+  }
+  work();
+  for (auto& w : workers) w.join();
+  for (const absl::Status& st : status) {
+    if (!st.ok()) return st;
+  }
+  return absl::OkStatus();
+}
+
+// Step 4: digests of every file under db/ (index.gsi's, `index_digest`, was
+// taken while it was written), MANIFEST.json, fsync of the tree.
 absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs,
                                   const PipelineResult& result, const snapshot::ManifestInfo& info,
-                                  const SnapshotWriterOptions& options, SnapshotWriteStats* stats) {
+                                  const SnapshotWriterOptions& options,
+                                  const snapshot::FileDigest& index_digest,
+                                  SnapshotWriteStats* stats) {
   Report(options, "checksum", 0.0);
+  auto t0 = std::chrono::steady_clock::now();
   const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
   absl::StatusOr<std::vector<std::string>> files = snapshot::ListFilesRecursive(db_dir);
   if (!files.ok()) return files.status();
+  std::vector<std::string> paths;
+  for (const std::string& rel : *files) paths.push_back(db_dir + "/" + rel);
+  std::vector<snapshot::FileDigest> digests;
+  absl::Status s = DigestFiles(paths, options.threads, &digests);
+  if (!s.ok()) return s;
   std::vector<snapshot::ManifestFileEntry> entries;
-  for (const std::string& rel : *files) {
-    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(db_dir + "/" + rel);
-    if (!d.ok()) return d.status();
-    entries.push_back({absl::StrCat(snapshot::kDbDir, "/", rel), d->size_bytes, d->xxh3});
-    stats->db_bytes += d->size_bytes;
+  for (size_t k = 0; k < files->size(); ++k) {
+    const std::string& rel = (*files)[k];
+    const snapshot::FileDigest& d = digests[k];
+    entries.push_back({absl::StrCat(snapshot::kDbDir, "/", rel), d.size_bytes, d.xxh3});
+    stats->db_bytes += d.size_bytes;
     if (rel.size() > 4 && rel.compare(rel.size() - 4, 4, ".sst") == 0) {
-      // The largest table file is the pairs table (nodes/meta are tiny).
-      stats->pairs_sst_bytes = std::max(stats->pairs_sst_bytes, d->size_bytes);
+      stats->pairs_sst_bytes += d.size_bytes;
     }
   }
   snapshot::ManifestPartInfo part;
   part.partition = options.partition;
   part.num_partitions = options.num_partitions;
   if (options.write_index) {
-    const std::string path = absl::StrCat(dir, "/", snapshot::kIndexFile);
-    absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(path);
-    if (!d.ok()) return d.status();
-    entries.push_back({snapshot::kIndexFile, d->size_bytes, d->xxh3});
+    entries.push_back({snapshot::kIndexFile, index_digest.size_bytes, index_digest.xxh3});
     part.index_path = snapshot::kIndexFile;
-    part.index_bytes = d->size_bytes;
-    stats->index_bytes = d->size_bytes;
+    part.index_bytes = index_digest.size_bytes;
+    stats->index_bytes = index_digest.size_bytes;
   }
+  stats->seconds_digest = SecondsSince(t0);
   stats->files = entries.size();
   nlohmann::json manifest =
       snapshot::BuildManifest(pairs, result, info, options.pairs_format, entries, part);
   const std::string text = manifest.dump(2) + "\n";
   stats->manifest_bytes = text.size();
-  absl::Status s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
+  s = snapshot::WriteFileAtomic(absl::StrCat(dir, "/", snapshot::kManifestFile), text);
   if (!s.ok()) return s;
-  return snapshot::FsyncTree(dir);
+  t0 = std::chrono::steady_clock::now();
+  s = snapshot::FsyncTree(dir);
+  stats->seconds_fsync = SecondsSince(t0);
+  return s;
 }
 
 }  // namespace
@@ -373,6 +450,7 @@ absl::Status SnapshotWriterOptions::Validate() const {
   if (threads < 1 || threads > 256) {
     return absl::InvalidArgumentError(absl::StrCat("threads must be in [1, 256], got ", threads));
   }
+  if (pairs_per_sst_file < 1) return absl::InvalidArgumentError("pairs_per_sst_file must be >= 1");
   return absl::OkStatus();
 }
 
@@ -382,8 +460,11 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
                                                     const SnapshotWriterOptions& options) {
   absl::Status s = options.Validate();
   if (!s.ok()) return s;
+  auto t0 = std::chrono::steady_clock::now();
   s = CheckInputs(pairs, result);
   if (!s.ok()) return s;
+  SnapshotWriteStats stats;
+  stats.seconds_check = SecondsSince(t0);
   if (pairs.num_pairs() == 0) return absl::InvalidArgumentError("snapshot writer: no pairs");
   if (::mkdir(dir.c_str(), 0755) != 0) {
     return absl::FailedPreconditionError(
@@ -393,10 +474,16 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   if (::mkdir(staging.c_str(), 0755) != 0) {
     return absl::InternalError(absl::StrCat("mkdir ", staging, ": ", std::strerror(errno)));
   }
-  SnapshotWriteStats stats;
+  // The serving index (one thread) is written while the other threads write
+  // the pairs' SST files; seconds_index overlaps seconds_sst.
   StagedFiles staged;
-  auto t0 = std::chrono::steady_clock::now();
-  s = WriteStagedFiles(staging, pairs, result, info, options, &staged);
+  snapshot::FileDigest index_digest;
+  std::function<absl::Status()> index_task;
+  if (options.write_index) {
+    index_task = [&] { return WriteIndexFile(dir, pairs, result, options, &stats, &index_digest); };
+  }
+  t0 = std::chrono::steady_clock::now();
+  s = WriteStagedFiles(staging, pairs, result, info, options, index_task, &staged);
   if (!s.ok()) return s;
   stats.seconds_sst = SecondsSince(t0);
 
@@ -407,12 +494,8 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   if (!s.ok()) return s;
   stats.seconds_ingest = SecondsSince(t0);
 
-  if (options.write_index) {
-    s = WriteIndexFile(dir, pairs, result, options, &stats);
-    if (!s.ok()) return s;
-  }
   t0 = std::chrono::steady_clock::now();
-  s = WriteManifestAndSync(dir, pairs, result, info, options, &stats);
+  s = WriteManifestAndSync(dir, pairs, result, info, options, index_digest, &stats);
   if (!s.ok()) return s;
   stats.seconds_checksum = SecondsSince(t0);
   Report(options, "checksum", 1.0);
@@ -454,7 +537,10 @@ absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const
     total.pairs_sst_bytes += w->pairs_sst_bytes;
     total.manifest_bytes += w->manifest_bytes;
     total.files += w->files;
+    total.seconds_check += w->seconds_check;
     total.seconds_sst += w->seconds_sst;
+    total.seconds_digest += w->seconds_digest;
+    total.seconds_fsync += w->seconds_fsync;
     total.seconds_ingest += w->seconds_ingest;
     total.seconds_checksum += w->seconds_checksum;
     total.seconds_index += w->seconds_index;

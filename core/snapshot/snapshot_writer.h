@@ -8,8 +8,9 @@
 // writes into SnapshotStore::TempDir(version) and then calls
 // SnapshotStore::Publish(version) (snapshot_store.h).
 //
-// The pairs are bulk-loaded: sorted SST files written by SstFileWriter (one
-// per thread, disjoint key ranges) and ingested with move semantics. For the
+// The pairs are bulk-loaded: sorted SST files written by SstFileWriter (at
+// most pairs_per_sst_file pairs each, disjoint key ranges, written by up to
+// `threads` threads) and ingested with move semantics. For the
 // Cuckoo format the ingested block-based files are then compacted into one
 // CuckooTable through RocksDB's adaptive table factory (CuckooTable files
 // cannot be ingested in RocksDB 7.8).
@@ -37,6 +38,11 @@ struct SnapshotWriterOptions {
   // docs/SNAPSHOT.md for the measurements.
   snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
   int threads = 2;  // SST files written in parallel (>= 1)
+  // Pairs per SST file of the pairs table at most: a file's bloom filter is
+  // built in one piece at its end, so its size bounds the filter's working
+  // set (4M pairs: 5 MB). More files change no key, value or table option;
+  // docs/SCALING.md "The write stage" has the measurements.
+  size_t pairs_per_sst_file = size_t{1} << 22;
   // Also write the serving index file (index.gsi, memory_index.h) that the
   // server maps; false writes a version as releases before it did.
   bool write_index = true;
@@ -51,13 +57,16 @@ struct SnapshotWriterOptions {
 
 struct SnapshotWriteStats {
   uint64_t db_bytes = 0;         // all files under db/
-  uint64_t pairs_sst_bytes = 0;  // the pairs column family's table files
+  uint64_t pairs_sst_bytes = 0;  // all .sst files: the pairs tables and the small nodes/meta ones
   uint64_t manifest_bytes = 0;
   size_t files = 0;
-  double seconds_sst = 0;       // writing the SST files
+  double seconds_check = 0;     // checking the inputs (sizes, key order)
+  double seconds_sst = 0;       // writing the SST files (and index.gsi alongside)
   double seconds_ingest = 0;    // open + ingest (+ compaction for cuckoo)
-  double seconds_checksum = 0;  // digests, manifest, fsync
-  double seconds_index = 0;     // building and writing index.gsi
+  double seconds_checksum = 0;  // digests, manifest, fsync (the two below and the manifest)
+  double seconds_index = 0;     // building and writing index.gsi (inside seconds_sst)
+  double seconds_digest = 0;    // XXH3-64 of the files for the manifest
+  double seconds_fsync = 0;     // fsync of the version's tree
   uint64_t index_bytes = 0;
 };
 

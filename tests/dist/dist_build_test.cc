@@ -178,6 +178,96 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
 
 INSTANTIATE_TEST_SUITE_P(Stages, KilledRankTest, ::testing::Values("pipeline", "gather"));
 
+// Part `part` of the CURRENT version under `root`: "user,item" -> rate of
+// every pair, "u<id>"/"i<id>" -> (positives, impressions) of the nodes of
+// those pairs, and the model's positive-rate DEFAULT fit.
+struct PartData {
+  std::map<std::string, double> rates;
+  std::map<std::string, std::pair<uint32_t, uint32_t>> counts;
+  std::vector<double> fit;
+};
+
+PartData ReadPart(const std::string& root, int part) {
+  PartData d;
+  const std::string version = testing_io::ReadFile(root + "/CURRENT");
+  SnapshotReaderOptions o;
+  o.partition = part;  // verify_checksums (default): every file against its part's manifest
+  auto reader = SnapshotReader::Open(root, version.substr(0, version.find('\n')), o);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  if (!reader.ok()) return d;
+  EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(part));
+  std::set<uint64_t> users, items;
+  absl::Status s = (*reader)->ForEachPair([&](uint64_t user, uint64_t item, float rate) {
+    d.rates[absl::StrCat(user, ",", item)] = rate;
+    users.insert(user);
+    items.insert(item);
+  });
+  EXPECT_TRUE(s.ok()) << s;
+  for (bool is_item : {false, true}) {
+    for (uint64_t id : is_item ? items : users) {
+      NodeView view;
+      EXPECT_TRUE((*reader)->FindNode(is_item, id, &view)) << id;
+      d.counts[absl::StrCat(is_item ? "i" : "u", id)] = {view.record.positives,
+                                                         view.record.impressions};
+    }
+  }
+  const UnseenModel& m = (*reader)->model();
+  d.fit = {m.default_prior, m.default_user_rho, m.default_user_mean, m.default_item_rho,
+           m.default_item_mean};
+  return d;
+}
+
+// --partitions 2 under 2 ranks: each rank writes its part (no gather,
+// builder/dist_parts.h); the parts hold the rates, the per-node counts and
+// the DEFAULT fit of a single-process --partitions 2 build.
+TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("p0")), " --partitions 2"));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("p2")) + " --partitions 2");
+  ASSERT_EQ(np2.exit_code, 0) << np2.output;
+  EXPECT_THAT(np2.output, HasSubstr("published"));
+  EXPECT_THAT(np2.output, ::testing::Not(HasSubstr("gather")));  // the gather stage did not run
+  size_t pairs = 0;
+  for (int part = 0; part < 2; ++part) {
+    const PartData want = ReadPart(files_.Path("p0"), part), got = ReadPart(files_.Path("p2"), part);
+    ASSERT_GT(want.rates.size(), 10000u);
+    ASSERT_EQ(got.rates.size(), want.rates.size()) << "part " << part;
+    double worst = 0;
+    for (const auto& [key, rate] : want.rates) {
+      ASSERT_EQ(got.rates.count(key), 1u) << key;
+      worst = std::max(worst, std::abs(got.rates.at(key) - rate) / rate);
+    }
+    EXPECT_LE(worst, 1e-6) << "part " << part;
+    EXPECT_EQ(got.counts, want.counts) << "part " << part;
+    ASSERT_EQ(got.fit.size(), want.fit.size());
+    ASSERT_GT(want.fit[0], 0.0);  // the log has positives: a fit exists
+    for (size_t k = 0; k < want.fit.size(); ++k) {
+      EXPECT_NEAR(got.fit[k], want.fit[k], 1e-6 * std::abs(want.fit[k])) << "fit " << k;
+    }
+    pairs += got.rates.size();
+  }
+  std::printf("--partitions 2: %zu pairs in 2 parts written by 2 ranks\n", pairs);
+}
+
+// A rank killed after writing its part: rank 0 never publishes.
+TEST_F(DistBuildTest, RankKilledAfterWritingItsPartPublishesNothing) {
+  const std::string root = files_.Path("kroot");
+  Result first = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(root)));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string current = testing_io::ReadFile(root + "/CURRENT");
+  const std::set<std::string> before = Entries(root);
+  Result killed =
+      RunCommand(Mpirun(2, "-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:write") + Flags(root) + " --partitions 2");
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
+  EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
+  for (const std::string& e : Entries(root)) {  // at most a temporary, never a new version
+    if (before.count(e) == 0) {
+      EXPECT_THAT(e, ::testing::EndsWith(".tmp"));
+    }
+  }
+}
+
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
   std::string bad = testing_io::ReadFile(b_);
   std::vector<std::string> lines = absl::StrSplit(bad, '\n');

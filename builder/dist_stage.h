@@ -1,0 +1,60 @@
+// One stage of the distributed build (dist_build.cc, dist_parts.cc): timed
+// (wall and CPU), then agreed with every rank, then the test hook
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h). Internal to builder/.
+//
+// Thread-safety: one thread per rank.
+#ifndef GRAPHSIEVE_BUILDER_DIST_STAGE_H_
+#define GRAPHSIEVE_BUILDER_DIST_STAGE_H_
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "builder/build_job.h"
+#include "core/dist/communicator.h"
+
+namespace graphsieve {
+namespace dist_internal {
+
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h).
+inline void MaybeDie(const Communicator& comm, const char* stage) {
+  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
+  if (at == nullptr) return;
+  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
+}
+
+inline double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// Runs a stage on this rank, records its wall and CPU time, then agrees with every rank.
+template <typename Fn>
+absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
+                   const char* name, Fn&& fn) {
+  using Clock = std::chrono::steady_clock;
+  if (obs.stage_started) obs.stage_started(name);
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = CpuSeconds();
+  absl::Status s = AgreeOnStatus(comm, fn());
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (s.ok()) {
+    report->timings.push_back({name, seconds});
+    report->stage_cpu.push_back({name, CpuSeconds() - cpu0});
+    if (obs.stage_done) obs.stage_done(name, seconds);
+  }
+  MaybeDie(comm, name);
+  return s;
+}
+
+}  // namespace dist_internal
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_BUILDER_DIST_STAGE_H_

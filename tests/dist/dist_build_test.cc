@@ -157,7 +157,15 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
 
-class KilledRankTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
+// Where rank 1 is killed, and the flags that make the build reach that stage
+// (`write` on a rank other than 0 needs per-rank parts: --partitions 2).
+struct KillPoint {
+  const char* stage;
+  const char* extra_flags;
+};
+void PrintTo(const KillPoint& k, std::ostream* os) { *os << k.stage << k.extra_flags; }
+
+class KilledRankTest : public DistBuildTest, public ::testing::WithParamInterface<KillPoint> {};
 
 TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   const std::string root = files_.Path("root");
@@ -165,7 +173,9 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string current = testing_io::ReadFile(root + "/CURRENT");
   std::set<std::string> before = Entries(root);
-  Result killed = RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam())) + Flags(root));
+  Result killed = RunCommand(
+      Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage)) +
+      Flags(root) + GetParam().extra_flags);
   EXPECT_NE(killed.exit_code, 0) << killed.output;
   EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
   EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
@@ -176,7 +186,13 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Stages, KilledRankTest, ::testing::Values("pipeline", "gather"));
+// The last: a rank killed after writing its part, so rank 0 never publishes.
+INSTANTIATE_TEST_SUITE_P(Stages, KilledRankTest,
+                         ::testing::Values(KillPoint{"pipeline", ""}, KillPoint{"gather", ""},
+                                           KillPoint{"write", " --partitions 2"}),
+                         [](const ::testing::TestParamInfo<KillPoint>& info) {
+                           return std::string(info.param.stage);
+                         });
 
 // Part `part` of the CURRENT version under `root`: "user,item" -> rate of
 // every pair, "u<id>"/"i<id>" -> (positives, impressions) of the nodes of
@@ -249,24 +265,6 @@ TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
   std::printf("--partitions 2: %zu pairs in 2 parts written by 2 ranks\n", pairs);
 }
 
-// A rank killed after writing its part: rank 0 never publishes.
-TEST_F(DistBuildTest, RankKilledAfterWritingItsPartPublishesNothing) {
-  const std::string root = files_.Path("kroot");
-  Result first = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(root)));
-  ASSERT_EQ(first.exit_code, 0) << first.output;
-  const std::string current = testing_io::ReadFile(root + "/CURRENT");
-  const std::set<std::string> before = Entries(root);
-  Result killed =
-      RunCommand(Mpirun(2, "-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:write") + Flags(root) + " --partitions 2");
-  EXPECT_NE(killed.exit_code, 0) << killed.output;
-  EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
-  EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
-  for (const std::string& e : Entries(root)) {  // at most a temporary, never a new version
-    if (before.count(e) == 0) {
-      EXPECT_THAT(e, ::testing::EndsWith(".tmp"));
-    }
-  }
-}
 
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
   std::string bad = testing_io::ReadFile(b_);

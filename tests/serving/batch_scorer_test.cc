@@ -27,15 +27,9 @@ class BatchScorerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     s_ = MakeSynthetic(/*users=*/40, /*items=*/60, /*pairs_per_user=*/6, /*seed=*/21);
-    auto store = SnapshotStore::Create({dir_.path(), /*create_if_missing=*/true});
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto lock = (*store)->AcquirePublishLock(0);
-    ASSERT_TRUE(lock.ok()) << lock.status();
-    s_.info.version = (*store)->NewVersionId(**lock, absl::Now(), 5);
-    ASSERT_TRUE(
-        WriteSnapshotDir((*store)->TempDir(s_.info.version), s_.pairs, s_.result, s_.info, {})
-            .ok());
-    ASSERT_TRUE((*store)->Publish(**lock, s_.info.version).ok());
+    absl::StatusOr<std::string> version =
+        testing_util::PublishSynthetic(dir_.path(), s_, {}, /*content_hash=*/5);
+    ASSERT_TRUE(version.ok()) << version.status();
     for (size_t p = 0; p < s_.pairs.num_pairs(); ++p) {
       stored_[{s_.pairs.user_ids[s_.pairs.pair_user[p]],
                s_.pairs.item_ids[s_.pairs.pair_item[p]]}] = s_.result.rate[p];

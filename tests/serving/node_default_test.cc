@@ -246,15 +246,9 @@ class NodeDefaultSnapshotTest : public ::testing::Test {
     m.score_mean = 0.5;
     ASSERT_TRUE(AttachNodeDefault(s_.pairs, {}, &s_.result).ok());
     ASSERT_TRUE(HasNodeDefault(m, true));
-    auto store = SnapshotStore::Create({dir_.path(), /*create_if_missing=*/true});
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto lock = (*store)->AcquirePublishLock(0);
-    ASSERT_TRUE(lock.ok()) << lock.status();
-    s_.info.version = (*store)->NewVersionId(**lock, absl::Now(), 5);
-    ASSERT_TRUE(
-        WriteSnapshotDir((*store)->TempDir(s_.info.version), s_.pairs, s_.result, s_.info, {})
-            .ok());
-    ASSERT_TRUE((*store)->Publish(**lock, s_.info.version).ok());
+    absl::StatusOr<std::string> version =
+        testing_util::PublishSynthetic(dir_.path(), s_, {}, /*content_hash=*/5);
+    ASSERT_TRUE(version.ok()) << version.status();
     vdir_ = dir_.path() + "/" + s_.info.version;
   }
 

@@ -28,18 +28,11 @@ using testing_util::Synthetic;
 using testing_util::TestDir;
 
 std::string Publish(const std::string& root, Synthetic& s, bool write_index) {
-  auto store = SnapshotStore::Create({root, true});
-  EXPECT_TRUE(store.ok()) << store.status();
-  auto lock = (*store)->AcquirePublishLock(0);
-  EXPECT_TRUE(lock.ok()) << lock.status();
-  const std::string version = (*store)->NewVersionId(**lock, absl::Now(), 7);
-  s.info.version = version;
   SnapshotWriterOptions options;
   options.write_index = write_index;
-  auto stats = WriteSnapshotDir((*store)->TempDir(version), s.pairs, s.result, s.info, options);
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE((*store)->Publish(**lock, version).ok());
-  return version;
+  absl::StatusOr<std::string> version = testing_util::PublishSynthetic(root, s, options, 7);
+  EXPECT_TRUE(version.ok()) << version.status();
+  return version.value_or("");
 }
 
 std::shared_ptr<const SnapshotReader> OpenOk(const std::string& root, const std::string& version,

@@ -24,15 +24,9 @@ using testing_util::Synthetic;
 using testing_util::TestDir;
 
 std::string WriteAndPublish(const std::string& root, Synthetic& s) {
-  auto store = SnapshotStore::Create({root, /*create_if_missing=*/true});
-  EXPECT_TRUE(store.ok()) << store.status();
-  auto lock = (*store)->AcquirePublishLock(0);
-  EXPECT_TRUE(lock.ok()) << lock.status();
-  s.info.version = (*store)->NewVersionId(**lock, absl::Now(), 1);
-  auto stats = WriteSnapshotDir((*store)->TempDir(s.info.version), s.pairs, s.result, s.info, {});
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  EXPECT_TRUE((*store)->Publish(**lock, s.info.version).ok());
-  return s.info.version;
+  absl::StatusOr<std::string> version = testing_util::PublishSynthetic(root, s);
+  EXPECT_TRUE(version.ok()) << version.status();
+  return version.value_or("");
 }
 
 // An id that is neither a user nor an item of `s`.

@@ -34,20 +34,12 @@ using testing_util::TestDir;
 // Writes and publishes `s` under `root`; returns the version.
 std::string WriteAndPublish(const std::string& root, Synthetic& s, TableFormat format,
                             uint64_t hash = 1, bool write_index = true) {
-  auto store = SnapshotStore::Create({root, /*create_if_missing=*/true});
-  EXPECT_TRUE(store.ok()) << store.status();
-  auto lock = (*store)->AcquirePublishLock(0);
-  EXPECT_TRUE(lock.ok()) << lock.status();
-  std::string version = (*store)->NewVersionId(**lock, absl::Now(), hash);
-  s.info.version = version;
   SnapshotWriterOptions options;
   options.pairs_format = format;
   options.write_index = write_index;
-  auto stats = WriteSnapshotDir((*store)->TempDir(version), s.pairs, s.result, s.info, options);
-  EXPECT_TRUE(stats.ok()) << stats.status();
-  absl::Status p = (*store)->Publish(**lock, version);
-  EXPECT_TRUE(p.ok()) << p;
-  return version;
+  absl::StatusOr<std::string> version = testing_util::PublishSynthetic(root, s, options, hash);
+  EXPECT_TRUE(version.ok()) << version.status();
+  return version.value_or("");
 }
 
 std::string FindSst(const std::string& dir, bool largest) {

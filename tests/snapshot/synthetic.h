@@ -9,9 +9,13 @@
 #include <set>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/maec/pipeline.h"
 #include "core/snapshot/manifest.h"
+#include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/snapshot_writer.h"
 
 namespace graphsieve {
 namespace testing_util {
@@ -86,6 +90,26 @@ inline Synthetic MakeSynthetic(size_t users, size_t items, size_t pairs_per_user
                        {"floor", 0.01},    {"gamma", 0.5},           {"sketch_dim", sketch_dim},
                        {"seed", 42}};
   return s;
+}
+
+// Writes `s` as a new version under `root` (created if missing) and publishes
+// it; returns the version, also set in s.info.version. `content_hash` goes
+// into the version name (SnapshotStore::NewVersionId).
+inline absl::StatusOr<std::string> PublishSynthetic(const std::string& root, Synthetic& s,
+                                                    const SnapshotWriterOptions& options = {},
+                                                    uint64_t content_hash = 1) {
+  absl::StatusOr<std::unique_ptr<SnapshotStore>> store =
+      SnapshotStore::Create({root, /*create_if_missing=*/true});
+  if (!store.ok()) return store.status();
+  auto lock = (*store)->AcquirePublishLock(0);
+  if (!lock.ok()) return lock.status();
+  s.info.version = (*store)->NewVersionId(**lock, absl::Now(), content_hash);
+  auto stats = WriteSnapshotDir((*store)->TempDir(s.info.version), s.pairs, s.result, s.info,
+                                options);
+  if (!stats.ok()) return stats.status();
+  absl::Status published = (*store)->Publish(**lock, s.info.version);
+  if (!published.ok()) return published;
+  return s.info.version;
 }
 
 }  // namespace testing_util

@@ -3,6 +3,7 @@
 //
 // Exit codes: 0 published (or dry run passed), 1 runtime error (input, I/O,
 // solver), 2 bad flags, 3 a validation gate failed (nothing published).
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -251,6 +252,24 @@ void PrintRanks(const BuildReport& r) {
   }
 }
 
+// --threads above the CPUs this process may run on (its affinity mask) share
+// them: mpirun binds each rank to one core by default (Open MPI), which halved
+// the np = 1 build's speed (docs/SCALING.md). Said on stderr by every rank it
+// concerns, even with --quiet; the build goes on.
+void WarnIfThreadsExceedCpus(int threads, const Communicator* comm) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof(set), &set) != 0) return;
+  const int cpus = CPU_COUNT(&set);
+  if (threads <= cpus) return;
+  std::fprintf(stderr,
+               "graphsieve-build:%s warning: --threads=%d but this process may run on %d CPU%s "
+               "only (its CPU affinity), so the threads share %s. Under mpirun add "
+               "'--bind-to none' (or '--map-by slot:PE=%d'); otherwise lower --threads.\n",
+               comm == nullptr ? "" : absl::StrCat(" rank ", comm->rank(), ":").c_str(), threads,
+               cpus, cpus == 1 ? "" : "s", cpus == 1 ? "it" : "them", threads);
+}
+
 int Main(int argc, char** argv, Communicator* comm) {
   ConfigureFlagUsage(
       "Builds MA-EC sampling rates from impression logs and publishes a snapshot.\n"
@@ -280,6 +299,7 @@ int Main(int argc, char** argv, Communicator* comm) {
     if (json) PrintJson(options.status(), nullptr, 0);
     return kExitUsage;
   }
+  WarnIfThreadsExceedCpus(options->pipeline.threads, comm);
   // Under mpirun only rank 0 talks; every rank returns the same status.
   const bool speaker = comm == nullptr || comm->rank() == 0;
   StderrProgress progress(quiet || !speaker, ::isatty(STDERR_FILENO) == 1);

@@ -1,6 +1,8 @@
 // graphsieve-build end to end: the real binary and the real pipeline on a
 // small generated log. Round trip (reader rate == in-memory pipeline rate for
 // every pair; export CSV == pipeline), validation gates, bad flags.
+#include <sched.h>
+
 #include <filesystem>
 #include <sstream>
 
@@ -194,6 +196,30 @@ TEST_F(BuilderBinaryTest, RetentionAcrossRuns) {
   ASSERT_EQ(after->size(), 2u);
   EXPECT_EQ(after->front(), versions->front());
   EXPECT_EQ(after->back(), *(*store)->ReadCurrent());
+}
+
+// The builder says when --threads exceeds the CPUs it may run on (mpirun's
+// default core binding); the mask is set on this process, the child inherits
+// it, so the test does not depend on the machine's CPU count.
+TEST_F(BuilderBinaryTest, WarnsWhenThreadsExceedItsCpuAffinity) {
+  cpu_set_t saved;
+  ASSERT_EQ(::sched_getaffinity(0, sizeof(saved), &saved), 0);
+  int first = 0;
+  while (first < CPU_SETSIZE && !CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(one), &one), 0);
+  const testing_util::RunResult two = Run({"--threads=2"});
+  const testing_util::RunResult single = Run({"--threads=1"});
+  ASSERT_EQ(::sched_setaffinity(0, sizeof(saved), &saved), 0);
+  ASSERT_EQ(two.exit_code, 0) << two.err;  // a warning, not an error
+  EXPECT_NE(two.err.find("--threads=2 but this process may run on 1 CPU only"),
+            std::string::npos)
+      << two.err;
+  EXPECT_NE(two.err.find("--bind-to none"), std::string::npos) << two.err;
+  ASSERT_EQ(single.exit_code, 0) << single.err;
+  EXPECT_EQ(single.err.find("warning"), std::string::npos) << single.err;
 }
 
 struct BadFlagCase {

@@ -60,7 +60,8 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
   }
   if (need_pilot && (IsTrainedPilot(o.pilot) || (o.pilot == PilotSource::kAuto && !has_pilot))) {
     absl::StatusOr<std::vector<float>> p =
-        internal::TrainPilot(o, dense, seed, s.train, s.validation, "the training part", pilot_name);
+        internal::TrainPilot(o, dense, seed, s.train, s.validation, "the training part",
+                             pilot_name);
     if (!p.ok()) return p.status();
     s.train_log.pilot_scores = *std::move(p);
   } else if (need_pilot) {

@@ -75,7 +75,8 @@ const char* PilotDescription(PilotSource source) {
 // Trains one pilot model on `fit` and returns its probabilities for `score`.
 absl::StatusOr<std::vector<double>> FitAndScore(const ExperimentOptions& o, const DenseLog& dense,
                                                 uint64_t seed, const Instances& fit,
-                                                const Instances& validation, const Instances& score) {
+                                                const Instances& validation,
+                                                const Instances& score) {
   ModelOptions m = o.model;
   m.kind = PilotModelKind(o.pilot);
   m.seed = Mix64(seed) ^ 0x9170ULL;
@@ -96,7 +97,8 @@ absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const 
   const int folds = o.pilot_folds;
   *name = absl::StrCat(PilotDescription(o.pilot), " trained on ", part);
   if (folds > 1) {
-    absl::StrAppend(name, ", cross-fitted over ", folds, " folds of its pairs (no pair's own label in its score)");
+    absl::StrAppend(name, ", cross-fitted over ", folds,
+                    " folds of its pairs (no pair's own label in its score)");
   }
   if (folds <= 1) {
     absl::StatusOr<std::vector<double>> p = FitAndScore(o, dense, seed, train, validation, train);
@@ -123,9 +125,8 @@ absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const 
       }
     }
     if (where.empty()) continue;
-    if (absl::Status st = CheckBothClasses(fit, absl::StrCat("pilot fold ", k, " training")); !st.ok()) {
-      return st;
-    }
+    const std::string fit_name = absl::StrCat("pilot fold ", k, " training");
+    if (absl::Status st = CheckBothClasses(fit, fit_name); !st.ok()) return st;
     absl::StatusOr<std::vector<double>> p = FitAndScore(o, dense, seed + k, fit, validation, score);
     if (!p.ok()) return p.status();
     for (size_t j = 0; j < where.size(); ++j) out[where[j]] = static_cast<float>((*p)[j]);

@@ -136,7 +136,8 @@ absl::Status ExperimentOptions::Validate() const {
   }
   if (models.empty()) return absl::InvalidArgumentError("models is empty");
   if (pilot_folds < 1 || pilot_folds > 20) {
-    return absl::InvalidArgumentError(absl::StrCat("pilot_folds must be in [1, 20], got ", pilot_folds));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pilot_folds must be in [1, 20], got ", pilot_folds));
   }
   if (seeds < 1 || seeds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));

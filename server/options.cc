@@ -119,8 +119,9 @@ std::string DefaultPolicyFallbackNote(const DefaultPolicy& policy, const UnseenM
   if (users && items) return "";
   const char* sides = !users && !items ? "users and items" : !users ? "users" : "items";
   return absl::StrCat("--default-policy=positive-rate: the snapshot has no positive-rate fit for ",
-                      sides, " (written before snapshot format 3, or no positives on that side); "
-                      "DEFAULT answers for a known one of them use node-mean");
+                      sides,
+                      " (written before snapshot format 3, a uniform snapshot, or no positive on "
+                      "that side); DEFAULT answers for a known one of them use node-mean");
 }
 
 }  // namespace graphsieve

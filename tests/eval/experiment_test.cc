@@ -188,7 +188,9 @@ TEST(ExperimentTest, CrossFittedPilotIgnoresThePairsOwnLabel) {
   const ImpressionLog log = testing::SyntheticLog(80, 60, 5);
   const internal::DenseLog dense = internal::Densify(log);
   Instances train, validation;
-  for (size_t i = 0; i < log.size(); ++i) internal::Append(dense.all, i, i % 5 == 0 ? &validation : &train);
+  for (size_t i = 0; i < log.size(); ++i) {
+    internal::Append(dense.all, i, i % 5 == 0 ? &validation : &train);
+  }
   size_t target = 0;  // the first positive training instance; its pair gets flipped
   while (train.label[target] == 0) ++target;
   Instances flipped = train;

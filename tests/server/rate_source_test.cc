@@ -32,8 +32,8 @@ TEST(RateSourceTest, PositiveRateFallbackNoteNamesTheSidesWithoutAFit) {
   fitted.default_item_rho = 0.25;
   EXPECT_EQ(DefaultPolicyFallbackNote(positive, fitted), "");
   UnseenModel old_format;  // no fit: a snapshot before format 3
-  EXPECT_NE(DefaultPolicyFallbackNote(positive, old_format).find("for users and items"), std::string::npos)
-      << DefaultPolicyFallbackNote(positive, old_format);
+  const std::string none = DefaultPolicyFallbackNote(positive, old_format);
+  EXPECT_NE(none.find("for users and items"), std::string::npos) << none;
   UnseenModel items_only = fitted;
   items_only.default_user_rho = 0.0;
   const std::string note = DefaultPolicyFallbackNote(positive, items_only);

@@ -48,8 +48,7 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
   if (!periods.ok()) return periods.status();
   SeedData s;
   const bool has_pilot = !log.pilot_scores.empty();
-  const bool column_pilot =
-      need_pilot && has_pilot && o.pilot != PilotSource::kTrainLr;
+  const bool column_pilot = need_pilot && has_pilot && !IsTrainedPilot(o.pilot);
   std::vector<size_t> later;
   Instances earlier_dense;
   for (size_t i = 0; i < log.size(); ++i) {
@@ -100,10 +99,9 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
     // previous model would have been trained on), early-stopped on the later
     // validation part.
     absl::StatusOr<std::vector<float>> p =
-        TrainPilot(o, dense, seed, earlier_dense, s.validation, earlier_dense);
+        TrainPilot(o, dense, seed, earlier_dense, s.validation, "the earlier period", pilot_name);
     if (!p.ok()) return p.status();
     s.earlier.pilot_scores = *std::move(p);
-    *pilot_name = "lr (one-hot logistic regression trained on the earlier period)";
   } else if (need_pilot) {
     *pilot_name = "column (the log's pilot score)";
   }

@@ -58,12 +58,12 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
                                 {&s.validation, "validation"}, {&s.test, "test"}}) {
     if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
   }
-  if (need_pilot && (o.pilot == PilotSource::kTrainLr || (o.pilot == PilotSource::kAuto && !has_pilot))) {
+  if (need_pilot && (IsTrainedPilot(o.pilot) || (o.pilot == PilotSource::kAuto && !has_pilot))) {
     absl::StatusOr<std::vector<float>> p =
-        internal::TrainPilot(o, dense, seed, s.train, s.validation, s.train);
+        internal::TrainPilot(o, dense, seed, s.train, s.validation, "the training part",
+                             pilot_name);
     if (!p.ok()) return p.status();
     s.train_log.pilot_scores = *std::move(p);
-    *pilot_name = "lr (one-hot logistic regression trained on the training part)";
   } else if (need_pilot) {
     *pilot_name = "column (the log's pilot score)";
   }

@@ -61,8 +61,11 @@ enum class PilotSource {
   kAuto,    // the log's pilot column when it has one, else kTrainLr
   kColumn,  // the log's pilot column (error when absent)
   kTrainLr, // a one-hot logistic regression trained on the training part (unsampled)
+  kTrainFm, // an fm target model trained on the training part (unsampled): a near-oracle
+  kTrainMlp,// an mlp target model likewise
   kNone,    // no pilot: methods that need one are an error
 };
+bool IsTrainedPilot(PilotSource source);  // kTrainLr, kTrainFm or kTrainMlp
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
 
 // kRandom: rates are computed on the training part itself (every training
@@ -90,6 +93,11 @@ struct ExperimentOptions {
   int seeds = 3;                          // repetitions
   uint64_t first_seed = 1;                // seeds first_seed .. first_seed + seeds - 1
   PilotSource pilot = PilotSource::kAuto;
+  // Trained pilots: 1 = scored in-sample (the model saw each pair's label);
+  // K >= 2 = cross-fitted, each pair scored by a model trained on the other
+  // K-1 folds (folds by a seeded hash of the pair), so no pair's own label
+  // enters its pilot score.
+  int pilot_folds = 1;
   int ndcg_k = 10;                        // NDCG cutoff
   // Offset of kept positives: false = log of the pair's (counterfactual) rate,
   // the consistent estimator; true = 0 (pi read as 1 for positives), an ablation.

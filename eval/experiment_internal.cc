@@ -54,19 +54,84 @@ absl::Status IndexTrainingPairs(int threads, SeedData* s) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const DenseLog& dense,
-                                              uint64_t seed, const Instances& train,
-                                              const Instances& validation, const Instances& score) {
+namespace {
+
+ModelKind PilotModelKind(PilotSource source) {
+  switch (source) {
+    case PilotSource::kTrainFm: return ModelKind::kFactorisation;
+    case PilotSource::kTrainMlp: return ModelKind::kMlp;
+    default: return ModelKind::kLogistic;  // kTrainLr, and kAuto without a column
+  }
+}
+
+const char* PilotDescription(PilotSource source) {
+  switch (source) {
+    case PilotSource::kTrainFm: return "fm";
+    case PilotSource::kTrainMlp: return "mlp";
+    default: return "lr (one-hot logistic regression)";
+  }
+}
+
+// Trains one pilot model on `fit` and returns its probabilities for `score`.
+absl::StatusOr<std::vector<double>> FitAndScore(const ExperimentOptions& o, const DenseLog& dense,
+                                                uint64_t seed, const Instances& fit,
+                                                const Instances& validation,
+                                                const Instances& score) {
   ModelOptions m = o.model;
-  m.kind = ModelKind::kLogistic;
+  m.kind = PilotModelKind(o.pilot);
   m.seed = Mix64(seed) ^ 0x9170ULL;
   absl::StatusOr<std::unique_ptr<CtrModel>> pilot = CtrModel::Create(m, dense.num_users, dense.num_items);
   if (!pilot.ok()) return pilot.status();
-  if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(train, validation); !t.ok()) {
+  if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(fit, validation); !t.ok()) {
     return absl::Status(t.status().code(), absl::StrCat("pilot model: ", t.status().message()));
   }
-  const std::vector<double> p = (*pilot)->PredictProbabilities(score);
-  return std::vector<float>(p.begin(), p.end());
+  return (*pilot)->PredictProbabilities(score);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const DenseLog& dense,
+                                              uint64_t seed, const Instances& train,
+                                              const Instances& validation, const char* part,
+                                              std::string* name) {
+  const int folds = o.pilot_folds;
+  *name = absl::StrCat(PilotDescription(o.pilot), " trained on ", part);
+  if (folds > 1) {
+    absl::StrAppend(name, ", cross-fitted over ", folds,
+                    " folds of its pairs (no pair's own label in its score)");
+  }
+  if (folds <= 1) {
+    absl::StatusOr<std::vector<double>> p = FitAndScore(o, dense, seed, train, validation, train);
+    if (!p.ok()) return p.status();
+    return std::vector<float>(p->begin(), p->end());
+  }
+  // The fold of a pair: a seeded hash of its dense (user, item), so every
+  // impression of a pair lands in the same fold.
+  std::vector<int> fold(train.size());
+  for (size_t i = 0; i < train.size(); ++i) {
+    const uint64_t key = (static_cast<uint64_t>(train.user[i]) << 32) | train.item[i];
+    fold[i] = static_cast<int>(Mix64(Mix64(seed ^ 0xf01dULL) ^ key) % static_cast<uint64_t>(folds));
+  }
+  std::vector<float> out(train.size());
+  for (int k = 0; k < folds; ++k) {
+    Instances fit, score;
+    std::vector<size_t> where;
+    for (size_t i = 0; i < train.size(); ++i) {
+      if (fold[i] == k) {
+        Append(train, i, &score);
+        where.push_back(i);
+      } else {
+        Append(train, i, &fit);
+      }
+    }
+    if (where.empty()) continue;
+    const std::string fit_name = absl::StrCat("pilot fold ", k, " training");
+    if (absl::Status st = CheckBothClasses(fit, fit_name); !st.ok()) return st;
+    absl::StatusOr<std::vector<double>> p = FitAndScore(o, dense, seed + k, fit, validation, score);
+    if (!p.ok()) return p.status();
+    for (size_t j = 0; j < where.size(); ++j) out[where[j]] = static_cast<float>((*p)[j]);
+  }
+  return out;
 }
 
 PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, uint64_t seed) {

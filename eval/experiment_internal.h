@@ -54,11 +54,14 @@ struct Config {
 // The training part's pair table and pair_of. Errors: the pair table's.
 absl::Status IndexTrainingPairs(int threads, SeedData* s);
 
-// Trains the one-hot LR pilot on `train` (early stopping on `validation`) and
-// returns its probabilities for `score`.
+// The pilot score of every instance of `train`: a model of o.pilot's kind
+// (lr for kAuto) early-stopped on `validation`, trained on `train` itself
+// (o.pilot_folds = 1) or cross-fitted over o.pilot_folds folds of the pairs.
+// *name says which, with `part` naming `train`, for the report.
 absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const DenseLog& dense,
                                               uint64_t seed, const Instances& train,
-                                              const Instances& validation, const Instances& score);
+                                              const Instances& validation, const char* part,
+                                              std::string* name);
 
 // The pipeline options of one configuration (o.pipeline with the method's
 // switches, alpha, floor, gamma and the seed).

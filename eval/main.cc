@@ -37,7 +37,10 @@ ABSL_FLAG(double, movielens_min_rating, 4.0, "Rating at or above which a MovieLe
 // shared log-column flags of core/cli/log_flags.cc.
 ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: auto (the column when "
           "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
-          "none.");
+          "fm or mlp (that target model trained on the training part: a near-oracle pilot), none.");
+ABSL_FLAG(int, pilot_folds, 1, "Trained pilots (lr, fm, mlp): 1 = score the training pairs with the "
+          "model trained on them (in-sample); K >= 2 = cross-fit over K folds of the pairs, so no "
+          "pair's own label enters its pilot score.");
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "Comma-separated sampling methods; full (no sampling) is always run unless "
           "--include_full=false. Known: "
@@ -168,6 +171,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
   if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
   o.pilot = *pilot;
+  o.pilot_folds = absl::GetFlag(FLAGS_pilot_folds);
   absl::StatusOr<ResistanceMethod> r = ParseResistanceMethod(absl::GetFlag(FLAGS_resistance));
   if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("--resistance: ", r.status().message()));
   o.pipeline.resistance = *r;

@@ -77,9 +77,16 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
   if (name == "auto") return PilotSource::kAuto;
   if (name == "column") return PilotSource::kColumn;
   if (name == "lr") return PilotSource::kTrainLr;
+  if (name == "fm") return PilotSource::kTrainFm;
+  if (name == "mlp") return PilotSource::kTrainMlp;
   if (name == "none") return PilotSource::kNone;
   return absl::InvalidArgumentError(absl::StrCat("unknown pilot source '", std::string(name),
-                                                 "', expected auto, column, lr or none"));
+                                                 "', expected auto, column, lr, fm, mlp or none"));
+}
+
+bool IsTrainedPilot(PilotSource source) {
+  return source == PilotSource::kTrainLr || source == PilotSource::kTrainFm ||
+         source == PilotSource::kTrainMlp;
 }
 
 absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name) {
@@ -128,6 +135,10 @@ absl::Status ExperimentOptions::Validate() const {
     }
   }
   if (models.empty()) return absl::InvalidArgumentError("models is empty");
+  if (pilot_folds < 1 || pilot_folds > 20) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("pilot_folds must be in [1, 20], got ", pilot_folds));
+  }
   if (seeds < 1 || seeds > 100) {
     return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
   }

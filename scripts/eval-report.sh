@@ -6,7 +6,7 @@
 #   LEGACY=1 scripts/eval-report.sh           # also the earlier tables (the paper's configuration,
 #                                             # popularity-exposure log; see the report)
 #   KUAIREC_SCALE1=1 LEGACY=1 scripts/eval-report.sh   # and kuairec at scale 1 (long)
-#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh | rule | final | third
+#   ONLY=mixture scripts/eval-report.sh       # one group: floor | fresh | mixture | mixture-fresh | rule | final | third | ceiling
 #   GP_SCALE1=1 scripts/eval-report.sh        # also the preference log at scale 1 (12M, fm)
 #
 # Configures and builds `build/` (Release) if needed, builds graphsieve-eval and
@@ -91,6 +91,12 @@ FINAL_KAPPA=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas
 # node-mean in the deployed mode (selection seeds 1..SEEDS; a κ 0.5 diagnostic), and mlp on
 # the preference log in both modes (seeds FINAL_SEED..).
 THIRD=(--mode=deployed --methods=uniform,maec-prop-mix --kappas=0.1)
+# Ceiling (docs/EVALUATION.md "Ceiling"): the pilot-driven rule opt-mix with an oracle pilot
+# (the generated log's true click probability) or a near-oracle one (the fm target model,
+# cross-fitted over 2 folds of the training pairs), against uniform, the default and the
+# unsampled model (full), seeds FINAL_SEED..
+CEILING=(--first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix,opt-mix --kappas=0.1)
+FM_PILOT=(--pilot=fm --pilot_folds=2)
 
 # stitch: copies every finished $WORK/NAME.md between its markers in the report.
 stitch() {
@@ -138,7 +144,8 @@ movielens() {
              ml-rule-beta0.75-random ml-rule-beta1.5-deployed ml-final-random ml-final-deployed ml-final-sweep ml-final-kappa \
              ml-final15-random ml-final15-deployed ml-rule-kappa-random ml-policy-alpha-deployed \
              ml-final-policy-alpha ml-third-node-mean ml-third-positive-rate \
-             ml-third-k05-node-mean ml-third-k05-positive-rate; do
+             ml-third-k05-node-mean ml-third-k05-positive-rate ml-ceiling-random ml-ceiling-mlp \
+             ml-ceiling-insample; do
       absent "$n" "$msg"
     done
     return 0
@@ -205,6 +212,15 @@ movielens() {
         "${ML[@]}" "${BASE[@]}" --models=lr,fm,mlp "${THIRD[@]}" --kappas=0.5 --default_policy="$policy"
     done
   fi
+  if want ceiling; then
+    run ml-ceiling-random "$T, random, opt-mix with a cross-fitted fm pilot (near-oracle), seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" "${FM_PILOT[@]}" --models=lr,fm --include_full=true "${CEILING[@]}" --pilot_kappas=0.1,1
+    run ml-ceiling-mlp "$T, random, mlp, opt-mix with a cross-fitted fm pilot, seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" "${FM_PILOT[@]}" --models=mlp "${CEILING[@]}" --pilot_kappas=0.1,1
+    run ml-ceiling-insample "$T, random, opt-mix with an in-sample fm pilot (diagnostic), seeds $FINAL_SEED–" \
+      "${ML[@]}" "${BASE[@]}" --pilot=fm --pilot_folds=1 --models=lr,fm "${CEILING[@]}" \
+      --methods=uniform,opt-mix --pilot_kappas=0.1,1
+  fi
   if want mixture-fresh; then
     for mode in random deployed; do
       run "ml-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
@@ -269,6 +285,22 @@ preference() {
         --models=mlp --mode="$mode" --first_seed="$FINAL_SEED" --methods=uniform,maec-prop-mix --kappas=0.1
     done
   fi
+  if want ceiling; then
+    "$GEN" --preset=kuairec --scale=0.1 --seed=7 --pilot --truth --exposure=preference --quiet \
+      --output="$WORK/pref-0.1-truth.csv"
+    local TRUTH=(--log="$WORK/pref-0.1-truth.csv" --pilot_column=true_prob --pilot=column)
+    local TT="Generated kuairec 0.1, preference exposure (graphsieve-gen ... --pilot --truth), α = 0.2"
+    run gp-ceiling-truth-random "$TT, random, opt-mix with the true click probability (oracle), seeds $FINAL_SEED–" \
+      "${TRUTH[@]}" "${BASE[@]}" --models=lr,fm,mlp "${CEILING[@]}" --pilot_kappas=0.1,0.01
+    run gp-ceiling-truth-flat "$TT, random, flatter oracle rules and the unsampled model, seeds $FINAL_SEED–" \
+      "${TRUTH[@]}" "${BASE[@]}" --models=lr,fm,mlp --include_full=true "${CEILING[@]}" \
+      --methods=uniform,opt-mix,opt-sqrt --floors=0.01 --pilot_kappas=0.5,1,2,4
+    run gp-ceiling-truth-deployed "$TT, deployed, opt-mix with the true click probability in the snapshot, seeds $FINAL_SEED–" \
+      "${TRUTH[@]}" "${BASE[@]}" --models=fm --mode=deployed "${CEILING[@]}" --pilot_kappas=0.1,1
+    run gp-ceiling-fm-random "$T, random, opt-mix with a cross-fitted fm pilot, seeds $FINAL_SEED–" \
+      "${GP[@]}" "${BASE[@]}" "${FM_PILOT[@]}" --models=lr,fm,mlp "${CEILING[@]}" --methods=uniform,opt-mix \
+      --pilot_kappas=0.1,1
+  fi
   if want mixture-fresh; then
     for mode in random deployed; do
       run "gp-mixture-fresh-$mode" "$T, $mode, mixture rule κ = ${MIXTURE_KAPPA:-0.25}, fresh seeds" \
@@ -279,6 +311,17 @@ preference() {
 
 # The preference-exposure log at scale 1 (12M instances), fm, floor rule (opt-in: GP_SCALE1=1).
 preference_scale1() {
+  if want ceiling; then
+    "$GEN" --preset=kuairec --scale=1 --seed=7 --truth --exposure=preference --quiet \
+      --output="$WORK/pref-1-truth.csv"
+    run gp1-ceiling-truth-random "Generated kuairec scale 1 (12M), preference exposure, random, opt-mix with the true click probability (oracle) and the unsampled model, seeds $FINAL_SEED–" \
+      --log="$WORK/pref-1-truth.csv" --pilot_column=true_prob --pilot=column --models=fm "${BASE[@]}" \
+      --include_full=true "${CEILING[@]}" --pilot_kappas=0.1,1
+    run gp1-ceiling-fm-random "Generated kuairec scale 1 (12M), preference exposure, random, opt-mix with a cross-fitted fm pilot, seeds $FINAL_SEED–" \
+      --log="$WORK/pref-1-truth.csv" --models=fm "${BASE[@]}" "${FM_PILOT[@]}" "${CEILING[@]}" \
+      --methods=uniform,opt-mix --pilot_kappas=0.1,1
+    if [[ "${ONLY:-}" == ceiling ]]; then return 0; fi
+  fi
   "$GEN" --preset=kuairec --scale=1 --seed=7 --pilot --exposure=preference --quiet \
     --output="$WORK/pref-1.csv"
   local GP=(--log="$WORK/pref-1.csv" --pilot_column=pilot_score --pilot=column --models=fm)
@@ -365,7 +408,10 @@ if (( status != 0 )); then
 fi
 
 elapsed=$(( $(date +%s) - start ))
-echo "_Regenerated by \`scripts/eval-report.sh\` (SEEDS=$SEEDS) on $(date -u +%Y-%m-%d) in ${elapsed} s on $(nproc) cores._" > "$WORK/runtime.md"
+# The runtime line describes a whole report; a one-group run (ONLY=...) leaves it alone.
+if [[ -z "${ONLY:-}" ]]; then
+  echo "_Regenerated by \`scripts/eval-report.sh\` (SEEDS=$SEEDS) on $(date -u +%Y-%m-%d) in ${elapsed} s on $(nproc) cores._" > "$WORK/runtime.md"
+fi
 
 stitch
 echo "eval-report: wrote $REPORT in ${elapsed} s (scratch: $WORK)" >&2

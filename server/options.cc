@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "core/serving/node_default.h"
 
 namespace graphsieve {
 namespace {
@@ -109,6 +110,18 @@ absl::Status ServerOptions::Validate() const {
     }
   }
   return absl::OkStatus();
+}
+
+std::string DefaultPolicyFallbackNote(const DefaultPolicy& policy, const UnseenModel& model) {
+  if (policy.kind != DefaultPolicy::Kind::kPositiveRate) return "";
+  const bool users = HasNodeDefault(model, /*is_item=*/false);
+  const bool items = HasNodeDefault(model, /*is_item=*/true);
+  if (users && items) return "";
+  const char* sides = !users && !items ? "users and items" : !users ? "users" : "items";
+  return absl::StrCat("--default-policy=positive-rate: the snapshot has no positive-rate fit for ",
+                      sides,
+                      " (written before snapshot format 3, a uniform snapshot, or no positive on "
+                      "that side); DEFAULT answers for a known one of them use node-mean");
 }
 
 }  // namespace graphsieve

@@ -97,6 +97,13 @@ struct ServerOptions {
 // given). "" for "off".
 std::string OperatorAddress(const std::string& flag, int grpc_port);
 
+// "" when `policy` answers DEFAULT pairs as configured on a snapshot with
+// `model`; otherwise why it does not, as graphsieve-server logs once per
+// loaded version: positive-rate on a snapshot without the per-node fit of a
+// side (written before snapshot format 3) answers that side with node-mean
+// (core/serving/default_policy.h; docs/SERVER.md "Default policy").
+std::string DefaultPolicyFallbackNote(const DefaultPolicy& policy, const UnseenModel& model);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_SERVER_OPTIONS_H_

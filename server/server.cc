@@ -250,6 +250,17 @@ void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
     metrics_->SetExpectedKeptFraction(serving->reader->manifest().achieved_negative_mean_rate);
   }
   profiler_->OnServing(serving);
+  if (serving != nullptr) {  // once per loaded version: say when the DEFAULT policy falls back
+    bool first = false;
+    {
+      absl::MutexLock lock(&fallback_mu_);
+      first = serving->loaded_at != fallback_checked_load_;
+      fallback_checked_load_ = serving->loaded_at;
+    }
+    const std::string note =
+        first ? DefaultPolicyFallbackNote(options_.default_policy, serving->reader->model()) : "";
+    if (!note.empty()) ServerLog(absl::StrCat("version ", serving->version, ": ", note));
+  }
   if (server_ != nullptr && !draining_.load()) {
     server_->GetHealthCheckService()->SetServingStatus(kServiceName, serving != nullptr);
   }

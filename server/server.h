@@ -83,6 +83,8 @@ class GraphsieveServer {
   std::string operator_address_;
 
   std::atomic<bool> draining_{false};
+  absl::Mutex fallback_mu_;  // the load whose DEFAULT policy fallback was checked
+  absl::Time fallback_checked_load_ ABSL_GUARDED_BY(fallback_mu_) = absl::InfinitePast();
   absl::Mutex shutdown_mu_;  // serialises Shutdown()
   bool shut_down_ ABSL_GUARDED_BY(shutdown_mu_) = false;
 };

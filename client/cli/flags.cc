@@ -67,7 +67,8 @@ ABSL_FLAG(int64_t, sample, 10000,
 ABSL_FLAG(uint64_t, seed, 1, "canary: seed of the --sample_from draw.");
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "canary offline: rate of pairs with an unknown user or item, as graphsieve-server's "
-          "--default_policy: node-mean, alpha, or a number in (0, 1].");
+          "--default_policy: node-mean, alpha, model, positive-rate (node-mean on a snapshot "
+          "without the per-node fit), or a number in (0, 1].");
 ABSL_FLAG(double, delta_threshold, 0.05,
           "canary: |candidate - baseline| rate above this counts toward --max_fraction_over.");
 ABSL_FLAG(double, max_mean_delta, 0.01, "canary: limit on mean |delta rate| (negative = off).");

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "eval/experiment_internal.h"
 #include "eval/report.h"
 #include "gtest/gtest.h"
 #include "tests/eval/synthetic_log.h"
@@ -178,6 +179,49 @@ TEST(ExperimentTest, TrainsAPilotWhenTheLogHasNone) {
   absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_NE(r->pilot.find("lr"), std::string::npos) << r->pilot;
+}
+
+// A cross-fitted pilot scores a pair with models that never saw it: flipping
+// every label of one pair leaves that pair's score bit for bit (and moves it
+// when the pilot is scored in-sample).
+TEST(ExperimentTest, CrossFittedPilotIgnoresThePairsOwnLabel) {
+  const ImpressionLog log = testing::SyntheticLog(80, 60, 5);
+  const internal::DenseLog dense = internal::Densify(log);
+  Instances train, validation;
+  for (size_t i = 0; i < log.size(); ++i) {
+    internal::Append(dense.all, i, i % 5 == 0 ? &validation : &train);
+  }
+  size_t target = 0;  // the first positive training instance; its pair gets flipped
+  while (train.label[target] == 0) ++target;
+  Instances flipped = train;
+  std::vector<size_t> of_pair;
+  for (size_t i = 0; i < train.size(); ++i) {
+    if (train.user[i] == train.user[target] && train.item[i] == train.item[target]) {
+      flipped.label[i] = 0;
+      of_pair.push_back(i);
+    }
+  }
+  for (PilotSource kind : {PilotSource::kTrainLr, PilotSource::kTrainFm}) {
+    ExperimentOptions o = SmallOptions();
+    o.pilot = kind;
+    o.pilot_folds = 3;
+    std::string name;
+    auto a = internal::TrainPilot(o, dense, 7, train, validation, "the training part", &name);
+    auto b = internal::TrainPilot(o, dense, 7, flipped, validation, "the training part", &name);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    EXPECT_NE(name.find("cross-fitted over 3 folds"), std::string::npos) << name;
+    for (size_t i : of_pair) EXPECT_EQ((*a)[i], (*b)[i]) << "instance " << i;
+    EXPECT_NE(*a, *b);  // the other folds' models did see the flip
+    o.pilot_folds = 1;
+    a = internal::TrainPilot(o, dense, 7, train, validation, "the training part", &name);
+    b = internal::TrainPilot(o, dense, 7, flipped, validation, "the training part", &name);
+    ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+    EXPECT_GT((*a)[target], (*b)[target]) << "in-sample: the positive label raised its own score";
+  }
+  EXPECT_TRUE(ParsePilotSource("mlp").ok());
+  ExperimentOptions bad = SmallOptions();
+  bad.pilot_folds = 0;
+  EXPECT_NE(bad.Validate().message().find("pilot_folds"), std::string::npos);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "core/serving/batch_scorer.h"
 #include "core/serving/keep_rule.h"
 #include "gtest/gtest.h"
+#include "server/options.h"
 #include "server/rate_service.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
@@ -20,6 +21,27 @@ TEST(RateSourceTest, MapsEachCoreSourceToItsProtoValue) {
   EXPECT_EQ(ToProtoRateSource(RateSource::kExact), v1::RATE_SOURCE_EXACT);
   EXPECT_EQ(ToProtoRateSource(RateSource::kInferred), v1::RATE_SOURCE_INFERRED);
   EXPECT_EQ(ToProtoRateSource(RateSource::kDefault), v1::RATE_SOURCE_DEFAULT);
+}
+
+// What the server logs once per loaded version when positive-rate cannot
+// apply (the fallback's rates are tested in tests/serving/node_default_test.cc).
+TEST(RateSourceTest, PositiveRateFallbackNoteNamesTheSidesWithoutAFit) {
+  const DefaultPolicy positive = *DefaultPolicy::Parse("positive-rate");
+  UnseenModel fitted;
+  fitted.default_user_rho = 0.5;
+  fitted.default_item_rho = 0.25;
+  EXPECT_EQ(DefaultPolicyFallbackNote(positive, fitted), "");
+  UnseenModel old_format;  // no fit: a snapshot before format 3
+  const std::string none = DefaultPolicyFallbackNote(positive, old_format);
+  EXPECT_NE(none.find("for users and items"), std::string::npos) << none;
+  UnseenModel items_only = fitted;
+  items_only.default_user_rho = 0.0;
+  const std::string note = DefaultPolicyFallbackNote(positive, items_only);
+  EXPECT_NE(note.find("fit for users ("), std::string::npos) << note;
+  EXPECT_NE(note.find("node-mean"), std::string::npos) << note;
+  for (const char* other : {"node-mean", "alpha", "model", "0.25"}) {
+    EXPECT_EQ(DefaultPolicyFallbackNote(*DefaultPolicy::Parse(other), old_format), "") << other;
+  }
 }
 
 TEST(RateSourceTest, ServerAnswersWhatTheCoreGivesInProcess) {

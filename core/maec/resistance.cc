@@ -1,7 +1,6 @@
 #include "core/maec/resistance.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <memory>
 

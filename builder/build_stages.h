@@ -1,5 +1,5 @@
-// Stages of the build job (build_job.cc) shared with the distributed build
-// (dist_build.cc). Internal to builder/.
+// Stages of the build job (build_job.cc and the build_*.cc next to it) shared
+// with the distributed build (dist_build.cc). Internal to builder/.
 //
 // Thread-safety: as RunBuild (build_job.h).
 #ifndef GRAPHSIEVE_BUILDER_BUILD_STAGES_H_

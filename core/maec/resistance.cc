@@ -1,7 +1,6 @@
 #include "core/maec/resistance.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <memory>
 
@@ -11,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "core/dist/communicator.h"
 #include "core/maec/parallel.h"
+#include "core/maec/resistance_internal.h"
 #include "core/maec/resistance_plan.h"
 
 namespace graphsieve {
@@ -23,43 +23,6 @@ struct TaskResult {
   int columns = 0;
   absl::Status status;
 };
-
-uint64_t SplitMix64(uint64_t* state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-// Columns [begin, end) of Bᵀ Qᵀ: every edge (u, v), u the user, adds its
-// random ±1/√k row to u and subtracts it from v. The signs depend only on
-// (seed, u, v, column), so blocking and threads do not change them.
-void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uint32_t begin,
-               uint32_t end, uint64_t seed, RowMatrix* rhs) {
-  rhs->setZero(lap.size(), end - begin);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(k));
-  for (size_t i = 0; i < lap.size(); ++i) {
-    const uint32_t u = lap.nodes[i];
-    if (u >= g.num_users) break;  // users come first in a component
-    for (uint64_t e = lap.row_ptr[i]; e < lap.row_ptr[i + 1]; ++e) {
-      const uint32_t j = lap.cols[e];
-      uint64_t state = seed ^ (uint64_t{u} * 0x100000001b3ULL) ^ (uint64_t{lap.nodes[j]} << 32);
-      SplitMix64(&state);
-      // SplitMix64 advances its state by a constant per call: jump to the
-      // word of column `begin` (the same bits as drawing every word before).
-      state += uint64_t{begin / 64} * 0x9e3779b97f4a7c15ULL;
-      uint64_t bits = 0;
-      for (uint32_t c = begin - begin % 64; c < end; ++c) {
-        if (c % 64 == 0) bits = SplitMix64(&state);
-        if (c >= begin) {
-          const double q = ((bits >> (c % 64)) & 1) ? scale : -scale;
-          (*rhs)(i, c - begin) += q;
-          (*rhs)(j, c - begin) -= q;
-        }
-      }
-    }
-  }
-}
 
 }  // namespace
 
@@ -100,40 +63,13 @@ using maec_internal::Ranks;
 using maec_internal::Route;
 using maec_internal::Task;
 
-// The state the tasks of one ComputeResistance call share. Tasks write
-// disjoint parts of out->sketch, pair_z, out->resistance and diag.
-struct Work {
-  const PairTable& pairs;
-  const PositiveGraph& g;
-  const ResistanceOptions& o;
-  Plan& plan;
-  ResistanceResult* out;
-  const PairIncidence& inc;
-  std::vector<std::unique_ptr<ComponentLaplacian>> laps; // PCG components, built once and shared
-  std::vector<double> diag;                              // L⁺_ss of the solved side (one-sided)
-  // Pair sketch, column blocks of kDistBlock: [block][node][kDistBlock]; every
-  // column scaled 1/√sketch_dim like the node rows (distances rescale by
-  // sketch_dim/pair_k). Block-major, so phase 2 appends blocks.
-  std::vector<float> pair_z;
-
-  // Calls fn(pair, other endpoint node) for every pair at node s.
-  template <typename Fn>
-  void ForPairsAt(uint32_t s, Fn&& fn) const {
-    const uint32_t U = g.num_users;
-    if (s < U) {
-      for (uint64_t p = inc.user_begin[s]; p < inc.user_begin[s + 1]; ++p) fn(p, U + pairs.pair_item[p]);
-    } else {
-      const uint32_t it = s - U;
-      for (uint64_t q = inc.item_begin[it]; q < inc.item_begin[it + 1]; ++q) {
-        fn(uint64_t{inc.item_pairs[q]}, pairs.pair_user[inc.item_pairs[q]]);
-      }
-    }
-  }
-  float& PairZ(uint32_t node, uint32_t col) {
-    return pair_z[(size_t(col / kDistBlock) * g.num_nodes() + node) * kDistBlock + col % kDistBlock];
-  }
-  static constexpr uint32_t kDistBlock = 32;
-};
+using maec_internal::NodeRowExactCoordinates;
+using maec_internal::ReducePhaseTwoColumns;
+using maec_internal::ResidualShare;
+using maec_internal::SketchDistances;
+using maec_internal::SketchRhs;
+using maec_internal::StoreSketchColumns;
+using maec_internal::Work;
 
 // A dense component: L⁺ by Cholesky, its sketch rows L⁺BᵀQᵀ and R for its
 // pairs. Every rank needs R for its pairs; one rank writes the node rows.
@@ -165,40 +101,6 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
       const uint32_t j = w.g.local_index[v];
       w.out->resistance[pi] = (*p)(i, i) + (*p)(j, j) - 2.0 * (*p)(i, j);
     });
-  }
-}
-
-// Sketch columns [begin, end) of a component: node rows (the first
-// sketch_dim columns) and the pair sketch. With the control variate either
-// holds z'_v = z_v − (BᵀQᵀ)_v / d_v, the sketch of W^½B(L⁺ − D⁻¹)e_v
-// (docs/METHOD.md "Control variate", "Unseen pairs").
-void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& rhs,
-                        const RowMatrix& x) {
-  const int k = w.o.sketch_dim;
-  const size_t row = size_t(w.out->sketch_dim);
-  const bool pair_sketch = w.plan.pair_sketch[task.component];
-  const bool cv = pair_sketch && w.o.pair_sketch_control_variate;
-  for (size_t i = 0; i < lap.size(); ++i) {
-    const double inv_degree = 1.0 / lap.degree[i];
-    for (uint32_t j = task.begin; j < task.end; ++j) {
-      const double v = x(i, j - task.begin), shift = rhs(i, j - task.begin) * inv_degree;
-      if (j < uint32_t(k)) {
-        w.out->sketch[lap.nodes[i] * row + j] = static_cast<float>(w.o.unseen_control_variate ? v - shift : v);
-      }
-      if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(cv ? v - shift : v);
-    }
-  }
-}
-
-// The node rows' exact coordinates (ResistanceOptions::unseen_control_variate):
-// √(1/d_v) at k for a user, at k + 1 for an item; 0 for a node without a
-// positive edge (its own component: the server never measures it).
-void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o, ResistanceResult* out) {
-  if (!o.unseen_control_variate) return;
-  const size_t row = size_t(out->sketch_dim), k = size_t(o.sketch_dim);
-  for (uint32_t v = 0; v < g.num_nodes(); ++v) {
-    const uint32_t d = g.degree(v);
-    if (d > 0) out->sketch[v * row + k + (v < g.num_users ? 0 : 1)] = static_cast<float>(std::sqrt(1.0 / d));
   }
 }
 
@@ -362,82 +264,6 @@ void OtherSideDiagonal(Work& w) {
   }
 }
 
-double ExactPart(const PositiveGraph& g, uint32_t u, uint32_t v, uint8_t label) {
-  return ControlVariateExactPart(g.degree(u), g.degree(v), label != 0);
-}
-
-// ρ, the root mean square over sampled pairs of components the pair sketch
-// may serve of (R − exact part) / R, estimated from the phase-1 columns (the
-// node rows; their noise only makes ρ larger on average). About 16,384 pairs
-// in all, chosen by a hash of (user, item) so that every partition of the
-// pairs over ranks samples the same ones; 1 when none was sampled.
-double ResidualShare(Work& w) {
-  const PositiveGraph& g = w.g;
-  const uint32_t U = g.num_users, K = uint32_t(w.o.sketch_dim);
-  uint64_t total = 0;
-  for (uint32_t c = 0; c < g.num_components; ++c) total += w.plan.pair_sketch[c] ? w.plan.pairs_in[c] : 0;
-  const uint64_t m = std::max<uint64_t>(1, total / 16384);
-  double sums[2] = {0.0, 0.0};  // Σ ρ², count
-  for (size_t p = 0; p < w.pairs.num_pairs(); ++p) {
-    const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
-    if (g.component[v] != c || !w.plan.pair_sketch[c]) continue;
-    uint64_t h = (uint64_t{u} << 32 | w.pairs.pair_item[p]) ^ w.o.seed;
-    if (SplitMix64(&h) % m != 0) continue;
-    double r = 0;
-    for (uint32_t j = 0; j < K; ++j) {
-      const double d = double(w.PairZ(u, j)) - w.PairZ(v, j);
-      r += d * d;
-    }
-    const double exact = ExactPart(g, u, v, w.pairs.label[p]);
-    sums[0] += (r / (exact + r)) * (r / (exact + r));
-    sums[1] += 1.0;
-  }
-  if (Distributed(w.o)) w.o.comm->AllReduceSum(absl::MakeSpan(sums, 2));
-  return sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : 1.0;
-}
-
-// ‖Z_u − Z_v‖² of the pair sketch for pairs [begin, end) of sketch components,
-// one column block at a time (a block's rows stay in cache); which pairs and
-// which rows are looked up once, not per block.
-void SketchDistances(Work& w, size_t begin, size_t end) {
-  const PositiveGraph& g = w.g;
-  const uint32_t U = g.num_users, B = Work::kDistBlock;
-  const size_t N = g.num_nodes();
-  std::vector<uint32_t> pos, urow, vrow;  // positions in [begin, end), node rows
-  for (size_t p = begin; p < end; ++p) {
-    const uint32_t u = w.pairs.pair_user[p], v = U + w.pairs.pair_item[p], c = g.component[u];
-    if (g.component[v] != c || w.plan.route[c] != Route::kSketch) continue;
-    pos.push_back(static_cast<uint32_t>(p - begin));
-    urow.push_back(u);
-    vrow.push_back(v);
-  }
-  std::vector<double> acc(pos.size(), 0.0);
-  // Item rows are visited in random order: their lines are requested
-  // kAhead pairs early, so the L3 misses overlap once the rows outgrow L2.
-  constexpr size_t kAhead = 16;
-  for (uint32_t b = 0; b < (uint32_t(w.plan.pair_k) + B - 1) / B; ++b) {
-    const float* base = w.pair_z.data() + size_t(b) * N * B;
-    for (size_t i = 0; i < pos.size(); ++i) {
-      if (i + kAhead < pos.size()) {
-        const float* ahead = base + size_t(vrow[i + kAhead]) * B;
-        for (uint32_t line = 0; line < B; line += 16) __builtin_prefetch(ahead + line);
-      }
-      const float* zu = base + size_t(urow[i]) * B;
-      const float* zv = base + size_t(vrow[i]) * B;
-      float r = 0.0f;
-      for (uint32_t j = 0; j < B; ++j) r += (zu[j] - zv[j]) * (zu[j] - zv[j]);
-      acc[i] += r;
-    }
-  }
-  const double scale = double(w.o.sketch_dim) / w.plan.pair_k;
-  for (size_t i = 0; i < pos.size(); ++i) {
-    const double exact = w.o.pair_sketch_control_variate
-                             ? ExactPart(g, urow[i], vrow[i], w.pairs.label[begin + pos[i]])
-                             : 0.0;
-    w.out->resistance[begin + pos[i]] = exact + scale * acc[i];
-  }
-}
-
 // Stage 5: R per pair — L⁺_uu + L⁺_vv − 2L⁺_uv (one-sided) or ‖Z_u − Z_v‖² (sketch).
 void PairResistances(Work& w) {
   const PositiveGraph& g = w.g;
@@ -456,20 +282,6 @@ void PairResistances(Work& w) {
       }
     }
   });
-}
-
-// Phase-2 pair-sketch columns of every rank into every rank: reduce from the
-// block holding column sketch_dim on; that block's phase-1 columns are
-// already reduced, so only rank 0 keeps them.
-void ReducePhaseTwoColumns(Work& w) {
-  const uint32_t first_block = uint32_t(w.o.sketch_dim) / Work::kDistBlock;
-  if (Rank(w.o) != 0) {
-    for (uint32_t col = first_block * Work::kDistBlock; col < uint32_t(w.o.sketch_dim); ++col) {
-      for (uint32_t v = 0; v < w.g.num_nodes(); ++v) w.PairZ(v, col) = 0.0f;
-    }
-  }
-  const size_t from = size_t(first_block) * w.g.num_nodes() * Work::kDistBlock;
-  w.o.comm->AllReduceSum(absl::MakeSpan(w.pair_z.data() + from, w.pair_z.size() - from));
 }
 
 // Does a one-sided component solve over its items (then ForPairsAt needs

@@ -1,0 +1,123 @@
+// What the build job checks: its options (messages name the command-line
+// flag) and, after the pipeline, the validation gates before anything is
+// exported or published (docs/DESIGN.md §3).
+#include <cmath>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "builder/build_job.h"
+#include "builder/build_stage_timer.h"
+#include "builder/build_stages.h"
+#include "builder/export_csv.h"
+
+namespace graphsieve {
+namespace build_internal {
+
+// Stages 4 and 5: the validation gates, then the optional per-pair CSV.
+absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
+                                 const PairTable& pairs, const PipelineResult& result,
+                                 const ImpressionLog& log, BuildReport* report) {
+  absl::Status s = TimedStage(obs, report, "gates", [&] {
+    return CheckGates(pairs, result, options.pipeline.alpha, options.gate_tolerance);
+  });
+  if (!s.ok() || options.export_csv.empty()) return s;
+  return TimedStage(obs, report, "export", [&] {
+    return WriteExportCsv(options.export_csv, pairs, result, log.user_names, log.item_names);
+  });
+}
+
+}  // namespace build_internal
+
+absl::Status BuildOptions::Validate() const {
+  auto bad = [](std::string msg) { return absl::InvalidArgumentError(std::move(msg)); };
+  if (inputs.empty()) return bad("--input: no input file given");
+  for (const std::string& f : inputs) {
+    if (f.empty()) return bad("--input: empty file name in the list");
+  }
+  const PipelineOptions& p = pipeline;
+  if (!(p.alpha > 0.0 && p.alpha <= 1.0)) {
+    return bad(absl::StrCat("--alpha must be in (0, 1], got ", p.alpha));
+  }
+  if (p.rate_rule == RateRule::kFloor && !(p.floor > 0.0 && p.floor < p.alpha)) {
+    return bad(absl::StrCat("--floor must be in (0, --alpha) = (0, ", p.alpha, "), got ", p.floor));
+  }
+  if (p.rate_rule == RateRule::kMixture && !(p.kappa > 0.0 && p.kappa <= 1e6)) {
+    return bad(absl::StrCat("--kappa must be in (0, 1e6], got ", p.kappa));
+  }
+  if (!(p.gamma >= 0.0 && p.gamma < 1.0)) {
+    return bad(absl::StrCat("--gamma must be in [0, 1), got ", p.gamma));
+  }
+  if (p.sketch_dim < 1 || p.sketch_dim > 4096) {
+    return bad(absl::StrCat("--sketch_dim must be in [1, 4096], got ", p.sketch_dim));
+  }
+  if (p.threads < 1 || p.threads > 256) {
+    return bad(absl::StrCat("--threads must be in [1, 256], got ", p.threads));
+  }
+  if (reader.max_bad_rows < 0) {
+    return bad(absl::StrCat("--max_bad_rows must be >= 0, got ", reader.max_bad_rows));
+  }
+  if (keep_versions < 1) return bad(absl::StrCat("--keep must be >= 1, got ", keep_versions));
+  if (partitions < 1 || partitions > 4096) {
+    return bad(absl::StrCat("--partitions must be in [1, 4096], got ", partitions));
+  }
+  if (snapshot_root.empty() && !dry_run) {
+    return bad("--snapshot_root is required (or pass --dry_run)");
+  }
+  if (!(gate_tolerance > 0)) return bad("gate tolerance must be > 0");
+  absl::Status s = p.Validate();
+  if (!s.ok()) return bad(absl::StrCat("pipeline options: ", s.message()));
+  s = reader.Validate();
+  if (!s.ok()) return bad(absl::StrCat("reader options: ", s.message()));
+  return absl::OkStatus();
+}
+
+absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, double alpha,
+                        double tolerance) {
+  const size_t n = pairs.num_pairs();
+  if (n == 0 || pairs.total_instances == 0) {
+    return absl::FailedPreconditionError("gate non-empty failed: the log has no pairs");
+  }
+  if (result.rate.size() != n) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: ", result.rate.size(), " rates for ", n, " pairs"));
+  }
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float r = result.rate[i];
+    if (!(std::isfinite(r) && r > 0.0f && r <= 1.0f)) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  if (bad > 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate rate-range failed: ", bad, " of ", n,
+                     " rates are NaN/inf or outside (0, 1]; first: pair ", first, " (user ",
+                     pairs.user_ids[pairs.pair_user[first]], ", item ",
+                     pairs.item_ids[pairs.pair_item[first]], ") rate ", result.rate[first]));
+  }
+  for (const SolveSummary& s : result.solves) {
+    if (!s.converged) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "gate solver-converged failed: component ", s.component, " (", s.nodes, " nodes, ",
+          s.method, ") stopped after ", s.max_iterations, " iterations at relative residual ",
+          s.max_relative_residual, ": ", s.message));
+    }
+  }
+  if (pairs.total_negatives == 0) {
+    return absl::FailedPreconditionError(
+        "gate negative-mean failed: the log has no negative instances (nothing to subsample)");
+  }
+  double sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += static_cast<double>(pairs.negatives[i]) * result.rate[i];
+  const double mean = sum / static_cast<double>(pairs.total_negatives);
+  if (!(std::fabs(mean - alpha) <= tolerance)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "gate negative-mean failed: mean rate over %d negative instances is %.9g, --alpha is "
+        "%.9g (off by %.3g, allowed %.3g)",
+        pairs.total_negatives, mean, alpha, std::fabs(mean - alpha), tolerance));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace graphsieve

@@ -1,5 +1,6 @@
 #include "builder/dist_build.h"
 
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -229,6 +230,7 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
     result = std::move(*r);
     return absl::OkStatus();
   });
+  ::malloc_trim(0);  // the pipeline's freed scratch back to the system before the gather and write
   if (!s.ok()) return s;
 
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
@@ -253,6 +255,7 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   s = root ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
            : FinishOnOtherRank(comm);
   if (!s.ok()) return s;
+  dist_internal::MaybeReportRss(comm, "finish");
   nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);
   if (root) report.ranks = std::move(ranks);
   return report;

@@ -1,5 +1,7 @@
 #include "builder/dist_exchange.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -12,7 +14,7 @@ namespace graphsieve {
 namespace dist_internal {
 namespace {
 
-constexpr size_t kRowsPerRound = size_t{1} << 23;   // rows sent per rank per round (~170 MB)
+constexpr size_t kRowBytes = 8 + 8 + 1 + 4;  // user, item, label, pilot score
 constexpr size_t kPairsPerRound = size_t{1} << 20;  // pairs gathered per rank per round (17-29 MB)
 
 template <typename T>
@@ -163,6 +165,21 @@ void ReleasePairs(PairTable* t, PipelineResult* r) {
   for (auto* v : {&r->rate, &r->geff, &r->hardness, &r->score}) std::vector<float>().swap(*v);
 }
 
+// Where the rows from each rank start among the rows this rank will hold,
+// and their total: the counts from every rank to every rank, all-reduced, so
+// the columns are sized once (no doubling growth) and rows from rank s land
+// at their final place whatever the rounds.
+std::vector<uint64_t> FirstRowFrom(Communicator& comm, const ImpressionLog& log, uint64_t* total) {
+  const int n = comm.size(), me = comm.rank();
+  std::vector<uint64_t> matrix(size_t(n) * n, 0);  // [source][destination]
+  for (uint64_t u : log.user_ids) ++matrix[size_t(me) * n + PartitionOfUser(u, n)];
+  comm.AllReduceSum(absl::MakeSpan(matrix));
+  std::vector<uint64_t> first(n, 0);
+  *total = 0;
+  for (int r = 0; r < n; ++r) first[r] = *total, *total += matrix[size_t(r) * n + me];
+  return first;
+}
+
 }  // namespace
 
 void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names) {
@@ -176,58 +193,74 @@ void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* na
   }
 }
 
-void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log) {
-  const int n = comm.size();
+void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log, size_t rows_per_round) {
+  const int n = comm.size(), me = comm.rank();
   // One rank: every row is already this rank's, in the order the exchange
   // would leave it (rank order, file order) — nothing to copy.
   if (n == 1) return;
-  const bool pilot = !log->pilot_scores.empty();
-  constexpr size_t kRowBytes = 8 + 8 + 1 + 4;  // user, item, label, pilot score
+  double any_pilot = log->pilot_scores.empty() ? 0 : 1;  // a rank may have read no file
+  comm.AllReduceMax(absl::MakeSpan(&any_pilot, 1));
+  const bool pilot = any_pilot > 0;
+  uint64_t total = 0;
+  std::vector<uint64_t> at = FirstRowFrom(comm, *log, &total);  // next row of `mine` from rank s
   ImpressionLog mine;
-  const size_t rounds = Rounds(comm, log->size(), kRowsPerRound);
+  mine.user_ids.resize(total);
+  mine.item_ids.resize(total);
+  mine.labels.resize(total);
+  if (pilot) mine.pilot_scores.resize(total);
+  auto put = [&](size_t i, char* o) {
+    const float score = log->pilot_scores.empty() ? 0.0f : log->pilot_scores[i];
+    std::memcpy(o, &log->user_ids[i], 8);
+    std::memcpy(o + 8, &log->item_ids[i], 8);
+    std::memcpy(o + 16, &log->labels[i], 1);
+    std::memcpy(o + 17, &score, 4);
+  };
+  auto take = [&](const char* p, uint64_t k) {
+    std::memcpy(&mine.user_ids[k], p, 8);
+    std::memcpy(&mine.item_ids[k], p + 8, 8);
+    std::memcpy(&mine.labels[k], p + 16, 1);
+    if (pilot) std::memcpy(&mine.pilot_scores[k], p + 17, 4);
+  };
+  const size_t rounds = Rounds(comm, log->size(), rows_per_round);
   std::vector<uint32_t> dest;
+  char own[kRowBytes];
   for (size_t round = 0; round < rounds; ++round) {
-    const size_t begin = std::min(log->size(), round * kRowsPerRound);
-    const size_t end = std::min(log->size(), begin + kRowsPerRound);
+    const size_t begin = std::min(log->size(), round * rows_per_round);
+    const size_t end = std::min(log->size(), begin + rows_per_round);
     // Destinations and counts first, so each rank's buffer is sized once and
-    // filled with fixed-size copies (no per-field appends).
+    // filled with fixed-size copies; this rank's own rows skip the buffers.
     dest.resize(end - begin);
     std::vector<size_t> count(n, 0);
     for (size_t i = begin; i < end; ++i) ++count[dest[i - begin] = PartitionOfUser(log->user_ids[i], n)];
     std::vector<std::string> out(n);
-    std::vector<char*> at(n);
+    std::vector<char*> o(n);
     for (int r = 0; r < n; ++r) {
-      out[r].resize(count[r] * kRowBytes);
-      at[r] = out[r].data();
+      if (r != me) out[r].resize(count[r] * kRowBytes);
+      o[r] = out[r].data();
     }
     for (size_t i = begin; i < end; ++i) {
-      char*& o = at[dest[i - begin]];
-      const float score = pilot ? log->pilot_scores[i] : 0.0f;
-      std::memcpy(o, &log->user_ids[i], 8);
-      std::memcpy(o + 8, &log->item_ids[i], 8);
-      std::memcpy(o + 16, &log->labels[i], 1);
-      std::memcpy(o + 17, &score, 4);
-      o += kRowBytes;
-    }
-    for (const std::string& in : comm.AllToAll(out)) {
-      const size_t rows = in.size() / kRowBytes, old = mine.user_ids.size();
-      mine.user_ids.resize(old + rows);
-      mine.item_ids.resize(old + rows);
-      mine.labels.resize(old + rows);
-      if (pilot) mine.pilot_scores.resize(old + rows);
-      const char* p = in.data();
-      for (size_t k = old; k < old + rows; ++k, p += kRowBytes) {
-        std::memcpy(&mine.user_ids[k], p, 8);
-        std::memcpy(&mine.item_ids[k], p + 8, 8);
-        std::memcpy(&mine.labels[k], p + 16, 1);
-        if (pilot) std::memcpy(&mine.pilot_scores[k], p + 17, 4);
+      const uint32_t d = dest[i - begin];
+      if (d == uint32_t(me)) {
+        put(i, own);
+        take(own, at[me]++);
+      } else {
+        put(i, o[d]);
+        o[d] += kRowBytes;
       }
+    }
+    std::vector<std::string> got = comm.AllToAll(out);
+    std::vector<std::string>().swap(out);
+    for (int r = 0; r < n; ++r) {
+      if (r == me) continue;
+      const std::string& in = got[r];
+      for (size_t off = 0; off + kRowBytes <= in.size(); off += kRowBytes) take(in.data() + off, at[r]++);
     }
   }
   log->user_ids = std::move(mine.user_ids);
   log->item_ids = std::move(mine.item_ids);
   log->labels = std::move(mine.labels);
   log->pilot_scores = std::move(mine.pilot_scores);
+  ::malloc_trim(0);  // the round buffers' pages back to the system before the pair table
 }
 
 absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log, PairTable* pairs) {
@@ -240,6 +273,7 @@ absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog
   std::vector<uint64_t>().swap(log->item_ids);
   std::vector<uint8_t>().swap(log->labels);
   std::vector<float>().swap(log->pilot_scores);
+  ::malloc_trim(0);  // the rows' pages back before the pipeline
   status = AgreeOnStatus(comm, status);
   if (!status.ok()) return status;
   std::vector<uint64_t> users = AllIds(comm, pairs->user_ids), items = AllIds(comm, pairs->item_ids);

@@ -18,9 +18,13 @@ namespace dist_internal {
 // Rank 0's `names` receives every rank's hashed-id names (for --export).
 void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names);
 
-// Sends every row to rank PartitionOfUser(user, N), in rounds of bounded
-// size; `log` then holds this rank's users' rows (rank order, file order).
-void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log);
+// Sends every row to rank PartitionOfUser(user, N), in rounds of at most
+// rows_per_round rows per rank; `log` then holds this rank's users' rows
+// (rank order, file order; pilot scores when any rank read some). Memory:
+// the rank's rows before and after (sized exactly, from an all-reduced
+// count matrix) plus one round's buffers (~21 B per row each way).
+void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log,
+                        size_t rows_per_round = size_t{1} << 20);
 
 // This rank's pair table with GLOBAL user and item indices: user_ids and
 // item_ids are every rank's ids (sorted), pairs only this rank's; the

@@ -26,6 +26,19 @@ namespace {
 using testing_util::RunBuildBinary;
 using testing_util::TestDir;
 
+// Looks up every pair of `pairs` in `reader`, in pair order.
+absl::Status LookupEveryPair(const SnapshotReader& reader, const PairTable& pairs, bool* found,
+                             std::vector<float>* rates) {
+  const size_t n = pairs.num_pairs();
+  std::vector<uint64_t> users(n), items(n);
+  for (size_t i = 0; i < n; ++i) {
+    users[i] = pairs.user_ids[pairs.pair_user[i]];
+    items[i] = pairs.item_ids[pairs.pair_item[i]];
+  }
+  rates->assign(n, 0.0f);
+  return reader.LookupPairs(users, items, absl::MakeSpan(found, n), absl::MakeSpan(*rates));
+}
+
 class BuilderBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -82,16 +95,10 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   EXPECT_EQ((*reader)->manifest().pairs, n);
   EXPECT_EQ((*reader)->manifest().instances, log.size());
   EXPECT_NEAR((*reader)->manifest().achieved_negative_mean_rate, 0.25, 1e-6);
-  std::vector<uint64_t> users(n), items(n);
-  for (size_t i = 0; i < n; ++i) {
-    users[i] = pairs->user_ids[pairs->pair_user[i]];
-    items[i] = pairs->item_ids[pairs->pair_item[i]];
-  }
   std::unique_ptr<bool[]> found(new bool[n]);
   std::vector<float> rates(n);
-  ASSERT_TRUE((*reader)
-                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates))
-                  .ok());
+  ASSERT_TRUE(LookupEveryPair(**reader, *pairs, found.get(), &rates).ok());
+  auto user_of = [&](size_t pair) { return pairs->user_ids[pairs->pair_user[pair]]; };
   for (size_t i = 0; i < n; ++i) {
     ASSERT_TRUE(found[i]) << i;
     ASSERT_EQ(rates[i], result->rate[i]) << "pair " << i;
@@ -99,7 +106,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   // Node records and the unseen model match too.
   std::vector<float> sketch((*reader)->model().sketch_dim);
   NodeRecord rec;
-  ASSERT_TRUE((*reader)->LookupUser(users[0], &rec, absl::MakeSpan(sketch)));
+  ASSERT_TRUE((*reader)->LookupUser(user_of(0), &rec, absl::MakeSpan(sketch)));
   EXPECT_EQ(rec.degree, result->nodes.records[pairs->pair_user[0]].degree);
   EXPECT_DOUBLE_EQ((*reader)->model().rho, result->model.rho);
   // Snapshot format 3: the node's positives and impressions, counted here
@@ -107,8 +114,8 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   // AttachNodeDefault computes it (core/serving/node_default.h).
   uint32_t impressions = 0, positives = 0;
   for (size_t i = 0; i < log.size(); ++i) {
-    impressions += log.user_ids[i] == users[0];
-    positives += log.user_ids[i] == users[0] && log.labels[i] == 1;
+    impressions += log.user_ids[i] == user_of(0);
+    positives += log.user_ids[i] == user_of(0) && log.labels[i] == 1;
   }
   EXPECT_EQ(rec.impressions, impressions);
   EXPECT_EQ(rec.positives, positives);
@@ -128,7 +135,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   for (size_t i = 0; i < n; ++i) {
     std::vector<std::string> f = absl::StrSplit(lines[i + 1], ',');
     ASSERT_EQ(f.size(), 8u) << lines[i + 1];
-    EXPECT_EQ(f[0], log.user_names.at(users[i]));
+    EXPECT_EQ(f[0], log.user_names.at(user_of(i)));
     EXPECT_EQ(f[0][0], 'u');
     float rate = 0;
     ASSERT_TRUE(absl::SimpleAtof(f[7], &rate));
@@ -161,16 +168,9 @@ TEST_F(BuilderBinaryTest, ScorePowerIsAppliedAndStored) {
   EXPECT_DOUBLE_EQ((*reader)->model().score_power, 1.5);
   EXPECT_DOUBLE_EQ((*reader)->model().score_mean, result->model.score_mean);
   const size_t n = pairs->num_pairs();
-  std::vector<uint64_t> users(n), items(n);
-  for (size_t i = 0; i < n; ++i) {
-    users[i] = pairs->user_ids[pairs->pair_user[i]];
-    items[i] = pairs->item_ids[pairs->pair_item[i]];
-  }
   std::unique_ptr<bool[]> found(new bool[n]);
   std::vector<float> rates(n);
-  ASSERT_TRUE((*reader)
-                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates))
-                  .ok());
+  ASSERT_TRUE(LookupEveryPair(**reader, *pairs, found.get(), &rates).ok());
   size_t differ = 0;
   for (size_t i = 0; i < n; ++i) {
     ASSERT_TRUE(found[i]) << i;

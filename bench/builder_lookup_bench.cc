@@ -156,8 +156,8 @@ int Main(int argc, char** argv) {
     std::printf("baseline in-memory flat_hash_map, %d thread(s): %.2fM lookups/s\n", threads,
                 base[threads] / 1e6);
   }
-  std::printf("\n%-15s %9s %9s %9s %12s %12s %12s %12s\n", "format/lookup", "write_s", "B/pair", "open_s",
-              "get_1t", "get_2t", "mget1024_1t", "mget1024_2t");
+  std::printf("\n%-15s %9s %9s %9s %12s %12s %12s %12s\n", "format/lookup", "write_s", "B/pair",
+              "open_s", "get_1t", "get_2t", "mget1024_1t", "mget1024_2t");
   double block_mget2 = 0;
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_formats), ',')) {
     auto format = snapshot::ParseTableFormat(name);
@@ -236,9 +236,10 @@ int Main(int argc, char** argv) {
                     double(r.memory_index()->memory_bytes()) / (1 << 20),
                     double(r.memory_index()->memory_bytes()) / n);
       }
-      std::printf("                ratio to in-memory flat_hash_map baseline (mget1024): 1t %.3f, "
-                  "2t %.3f\n",
-                  mget[1] / base[1], mget[2] / base[2]);
+      std::printf(
+          "                ratio to in-memory flat_hash_map baseline (mget1024): 1t %.3f, "
+          "2t %.3f\n",
+          mget[1] / base[1], mget[2] / base[2]);
       if (label == "block/rocksdb") block_mget2 = mget[2];
       if (label != "block/rocksdb" && block_mget2 > 0) {
         std::printf("                ratio to block/rocksdb (mget1024, 2t): %.2fx\n",

@@ -46,14 +46,16 @@ LoadPoint RunLoad(int threads, double seconds, size_t batch, Fn fn) {
         const auto a = std::chrono::steady_clock::now();
         if (!fn(t, n++)) errors[t]++;
         lat[t].push_back(
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                .count());
       }
     });
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
   stop = true;
   for (auto& w : workers) w.join();
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<double> all;
   LoadPoint p;
   for (int t = 0; t < threads; ++t) {

@@ -31,11 +31,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "bench/load_loop.h"
+#include "bench/partition_bench.h"
 #include "client/sampling_rate_client.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
-#include "bench/load_loop.h"
-#include "bench/partition_bench.h"
 
 ABSL_FLAG(std::string, single_root, "", "Required. Unpartitioned snapshot root.");
 ABSL_FLAG(std::string, parts_root, "", "Required. Partitioned snapshot root (same log).");
@@ -89,8 +89,9 @@ Point Measure(const SamplingRateClient& client, const std::vector<uint64_t>& use
               const std::vector<uint64_t>& items, size_t batch, int threads, double seconds) {
   return bench::RunLoad(threads, seconds, batch, [&](int, uint64_t n) {
     const size_t off = (n * batch) % (users.size() - batch);
-    return client.GetRates(absl::MakeConstSpan(users.data() + off, batch),
-                           absl::MakeConstSpan(items.data() + off, batch))
+    return client
+        .GetRates(absl::MakeConstSpan(users.data() + off, batch),
+                  absl::MakeConstSpan(items.data() + off, batch))
         .ok();
   });
 }
@@ -167,10 +168,11 @@ int RunTable(const std::string& single_root, const std::string& single_version,
         differ += x->rates[k] != y->rates[k] || x->sources[k] != y->sources[k];
       }
     }
-    std::printf("\nevery stored pair (%zu) and %zu shifted pairs through both: %llu answers "
-                "differ, %llu failed batches\n",
-                stored, all_users.size() - stored, static_cast<unsigned long long>(differ),
-                static_cast<unsigned long long>(failed));
+    std::printf(
+        "\nevery stored pair (%zu) and %zu shifted pairs through both: %llu answers "
+        "differ, %llu failed batches\n",
+        stored, all_users.size() - stored, static_cast<unsigned long long>(differ),
+        static_cast<unsigned long long>(failed));
   }
   std::this_thread::sleep_for(std::chrono::duration<double>(absl::GetFlag(FLAGS_settle_seconds)));
   std::printf("\n%-40s %14s %9s %9s %8s %10s\n", "configuration", "pairs/s", "p50 ms", "p99 ms",
@@ -178,8 +180,9 @@ int RunTable(const std::string& single_root, const std::string& single_version,
   for (int t : {1, threads}) {
     for (int which : {0, 2, 1}) {  // the two single servers back to back
       if (which == 2 && baseline_client == nullptr) continue;
-      const SamplingRateClient& c =
-          which == 0 ? *single_client : which == 1 ? *routed_client : *baseline_client;
+      const SamplingRateClient& c = which == 0   ? *single_client
+                                    : which == 1 ? *routed_client
+                                                 : *baseline_client;
       std::vector<pid_t> pids;
       if (which == 0) pids = {single->pid};
       if (which == 2) pids = {baseline.pid};
@@ -192,11 +195,11 @@ int RunTable(const std::string& single_root, const std::string& single_version,
       for (pid_t pid : pids) cpu0 += ProcessCpuSeconds(pid);
       const char* name = which == 0 ? "1 server" : which == 2 ? "1 server (baseline binary)" : "";
       std::printf("%-40s %14.0f %9.3f %9.3f %8llu %8.2f s\n",
-                  absl::StrCat(which == 1 ? absl::StrCat(parts, " partitions, routed") : name,
-                               ", ", t, " in flight")
+                  absl::StrCat(which == 1 ? absl::StrCat(parts, " partitions, routed") : name, ", ",
+                               t, " in flight")
                       .c_str(),
-                  p.pairs_per_second, p.p50_ms, p.p99_ms,
-                  static_cast<unsigned long long>(p.errors), cpu0);
+                  p.pairs_per_second, p.p50_ms, p.p99_ms, static_cast<unsigned long long>(p.errors),
+                  cpu0);
     }
   }
 

@@ -51,15 +51,15 @@ double SelfCpuSeconds();
 // versions, re-asks, per-part swap RSS. Returns the process exit code.
 struct CampaignOptions {
   std::string server_binary;
-  std::string root;                    // partitioned root with >= 2 versions (CURRENT is rewritten)
+  std::string root;  // partitioned root with >= 2 versions (CURRENT is rewritten)
   uint32_t parts = 2;
   size_t batch = 1024;
   int threads = 4;
-  uint64_t requests = 1000000;         // routed GetRates batches, at least
-  int swaps = 10;                      // CURRENT flips, at least
+  uint64_t requests = 1000000;  // routed GetRates batches, at least
+  int swaps = 10;               // CURRENT flips, at least
   double swap_every_seconds = 3.0;
-  double poll_seconds = 1.0;           // each server's --poll-interval-seconds
-  double hold_seconds = 60.0;          // each server's --previous-version-hold-seconds (< 0: not passed)
+  double poll_seconds = 1.0;   // each server's --poll-interval-seconds
+  double hold_seconds = 60.0;  // each server's --previous-version-hold-seconds (< 0: not passed)
 };
 int RunCampaign(const CampaignOptions& options, const std::vector<uint64_t>& users,
                 const std::vector<uint64_t>& items);

@@ -36,7 +36,7 @@ struct Tally {
       fresh_retries{0};
   std::mutex mu;
   std::map<std::string, uint64_t> by_version;  // guarded by mu
-  std::string first_error;                      // guarded by mu
+  std::string first_error;                     // guarded by mu
 };
 
 void LoadThread(const SamplingRateClient& client, const std::vector<uint64_t>& users,
@@ -174,9 +174,9 @@ int RunCampaign(const CampaignOptions& o, const std::vector<uint64_t>& users,
       "(%llu part calls); fresh whole-batch re-asks %llu\n",
       o.parts, o.poll_seconds, o.poll_seconds / o.parts, o.hold_seconds, swaps, va.c_str(),
       vb.c_str(), o.swap_every_seconds, o.threads, o.batch,
-      static_cast<unsigned long long>(batches),
-      static_cast<unsigned long long>(batches * o.batch), wall, batches / wall, self_cpu,
-      server_cpu, static_cast<unsigned long long>(tally.errors.load()),
+      static_cast<unsigned long long>(batches), static_cast<unsigned long long>(batches * o.batch),
+      wall, batches / wall, self_cpu, server_cpu,
+      static_cast<unsigned long long>(tally.errors.load()),
       static_cast<unsigned long long>(tally.mixed.load()),
       static_cast<unsigned long long>(tally.reasked_batches.load()),
       static_cast<unsigned long long>(tally.reasks.load()),

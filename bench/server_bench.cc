@@ -31,8 +31,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "bench/load_loop.h"
 #include "absl/time/clock.h"
+#include "bench/load_loop.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
@@ -169,9 +169,10 @@ int Main() {
     const char* index_what = mode != LookupMode::kMemory ? "warm"
                              : ls.index_mapped           ? "index file check+map"
                                                          : "index scan+build";
-    std::printf("  load: verify files %.2f s, rocksdb VerifyChecksum %.2f s, open %.2f s, %s %.2f s\n",
-                ls.verify_files_seconds, ls.verify_rocksdb_seconds, ls.open_seconds, index_what,
-                ls.index_seconds);
+    std::printf(
+        "  load: verify files %.2f s, rocksdb VerifyChecksum %.2f s, open %.2f s, %s %.2f s\n",
+        ls.verify_files_seconds, ls.verify_rocksdb_seconds, ls.open_seconds, index_what,
+        ls.index_seconds);
     if (pool.users.empty()) {
       const uint64_t want = static_cast<uint64_t>(absl::GetFlag(FLAGS_pool_pairs));
       const uint64_t stride = std::max<uint64_t>(1, m.pairs / std::max<uint64_t>(1, want));
@@ -213,14 +214,13 @@ int Main() {
               .ok();
         });
         std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
-                    absl::StrCat("raw ", mode != LookupMode::kMemory ? "rocksdb"
-                                         : ls.index_mapped ? (ro.index_huge_pages ? "mapped+THP"
-                                                                                  : "mapped")
-                                                           : "built",
+                    absl::StrCat("raw ",
+                                 mode != LookupMode::kMemory ? "rocksdb"
+                                 : ls.index_mapped ? (ro.index_huge_pages ? "mapped+THP" : "mapped")
+                                                   : "built",
                                  " lookup, ", t, " thr")
                         .c_str(),
-                    b,
-                    p.pairs_per_second, p.p50_ms, p.p99_ms);
+                    b, p.pairs_per_second, p.p50_ms, p.p99_ms);
       }
     }
     if (huge_run && mode == LookupMode::kMemory) {
@@ -237,16 +237,23 @@ int Main() {
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
   const std::string binary = absl::GetFlag(FLAGS_server_binary);
-  std::vector<std::string> args = {binary,      "--snapshot-root",
-                                   root,        "--host",
-                                   "127.0.0.1", "--port",
-                                   "0",         "--admin-port",
-                                   "-1",        "--poll-interval-seconds",
-                                   "-1",        "--pin-version",
-                                   *version,    "--lookup",
-                                   absl::GetFlag(FLAGS_server_lookup),
-                                   absl::StrCat("--use_index_file=",
-                                                absl::GetFlag(FLAGS_server_use_index_file))};
+  std::vector<std::string> args = {
+      binary,
+      "--snapshot-root",
+      root,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--admin-port",
+      "-1",
+      "--poll-interval-seconds",
+      "-1",
+      "--pin-version",
+      *version,
+      "--lookup",
+      absl::GetFlag(FLAGS_server_lookup),
+      absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file))};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -383,9 +390,9 @@ int Main() {
           "%.2fx steady (target <= 1.2x); after swap %.1f MiB\n",
           swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
           after / 1024.0);
-      std::printf("kernel's peak RSS (VmHWM, not sampled) after the swap: %.1f MiB = %.2fx steady\n",
-                  RssKb(pid, "VmHWM:") / 1024.0,
-                  static_cast<double>(RssKb(pid, "VmHWM:")) / steady);
+      std::printf(
+          "kernel's peak RSS (VmHWM, not sampled) after the swap: %.1f MiB = %.2fx steady\n",
+          RssKb(pid, "VmHWM:") / 1024.0, static_cast<double>(RssKb(pid, "VmHWM:")) / steady);
     }
   } else {
     std::printf("swap: skipped (--swap_version=none, or only one version on disk)\n");

@@ -61,9 +61,10 @@ class InputDigester {
 
 void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, ImpressionLog* log) {
   if (disk_bytes_done == 0 || disk_bytes_left == 0 || log->size() == 0) return;
-  const double rows_per_byte = static_cast<double>(log->size()) / static_cast<double>(disk_bytes_done);
-  const size_t expect =
-      log->size() + static_cast<size_t>(static_cast<double>(disk_bytes_left) * rows_per_byte * 1.03);
+  const double rows_per_byte =
+      static_cast<double>(log->size()) / static_cast<double>(disk_bytes_done);
+  const size_t expect = log->size() + static_cast<size_t>(static_cast<double>(disk_bytes_left) *
+                                                          rows_per_byte * 1.03);
   if (expect <= log->user_ids.capacity()) return;
   log->user_ids.reserve(expect);
   log->item_ids.reserve(expect);
@@ -87,7 +88,8 @@ absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, Im
     absl::Status s = ReadImpressionLog(f, ro, log);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
     done_before += FileSizeOrZero(f);
-    if (done_before < total_bytes) ReserveForInputsLeft(done_before, total_bytes - done_before, log);
+    if (done_before < total_bytes)
+      ReserveForInputsLeft(done_before, total_bytes - done_before, log);
   }
   return absl::OkStatus();
 }

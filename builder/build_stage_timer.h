@@ -35,7 +35,10 @@ inline double ProcessCpuSeconds() {
 class StageTimer {
  public:
   StageTimer(const BuildObserver& obs, BuildReport* report, std::string name)
-      : obs_(obs), report_(report), name_(std::move(name)), t0_(Clock::now()),
+      : obs_(obs),
+        report_(report),
+        name_(std::move(name)),
+        t0_(Clock::now()),
         cpu0_(ProcessCpuSeconds()) {
     if (obs_.stage_started) obs_.stage_started(name_);
   }

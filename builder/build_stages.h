@@ -47,7 +47,8 @@ absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
                           const std::string& version, BuildReport* report);
 
 // Fills the report's counts from the pipeline's result.
-void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result, BuildReport* report);
+void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
+                          BuildReport* report);
 
 // The validation gates, then the optional per-pair CSV (names from `log`).
 absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,

@@ -16,8 +16,8 @@
 #include "builder/dist_parts.h"
 #include "builder/dist_stage.h"
 #include "core/io/partition.h"
-#include "core/serving/node_default.h"
 #include "core/maec/conductance.h"
+#include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
 
@@ -36,7 +36,8 @@ uint64_t PeakRssBytes() {
 }
 
 // Rank r parses the inputs k with k mod N == r; errors name the file.
-absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm, ImpressionLog* log) {
+absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm,
+                         ImpressionLog* log) {
   uint64_t left = 0, done = 0;
   for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
     left += build_internal::FileSizeOrZero(options.inputs[k]);
@@ -108,7 +109,8 @@ absl::Status GatherDigests(const BuildOptions& options, Communicator& comm,
 
 // Global row counters (for the manifest and the non-empty gate).
 void SumLogCounters(Communicator& comm, ImpressionLog* counters, uint64_t* usable_rows) {
-  uint64_t c[4] = {counters->rows_read, counters->bad_rows_skipped, counters->bytes_read, *usable_rows};
+  uint64_t c[4] = {counters->rows_read, counters->bad_rows_skipped, counters->bytes_read,
+                   *usable_rows};
   comm.AllReduceSum(absl::MakeSpan(c, 4));
   counters->rows_read = c[0];
   counters->bad_rows_skipped = c[1];
@@ -123,7 +125,8 @@ absl::Status FinishOnRoot(const BuildOptions& options, const BuildObserver& obs,
                           const ImpressionLog& names,
                           const std::vector<snapshot::InputFileInfo>& inputs, BuildReport* report) {
   build_internal::RecordPipelineResult(g.pairs, g.result, report);
-  absl::Status s = build_internal::GatesAndExportStage(options, obs, g.pairs, g.result, names, report);
+  absl::Status s =
+      build_internal::GatesAndExportStage(options, obs, g.pairs, g.result, names, report);
   bool agreed = false;
   if (s.ok() && !options.dry_run) {
     s = build_internal::WriteAndPublishStage(options, obs, store, created, g.pairs, g.result, names,
@@ -148,25 +151,30 @@ absl::Status FinishOnOtherRank(Communicator& comm) {
 // Per-rank wall, CPU, peak RSS and share of the pairs, gathered to rank 0.
 nlohmann::json RankTable(Communicator& comm, Clock::time_point t0, double cpu0, uint64_t pairs,
                          uint64_t instances) {
-  const double mine[6] = {double(comm.rank()), double(pairs), double(instances),
-                          std::chrono::duration<double>(Clock::now() - t0).count(), CpuSeconds() - cpu0,
-                          double(PeakRssBytes())};
+  const double mine[6] = {
+      double(comm.rank()), double(pairs),
+      double(instances),   std::chrono::duration<double>(Clock::now() - t0).count(),
+      CpuSeconds() - cpu0, double(PeakRssBytes())};
   const std::vector<std::string> all =
       comm.GatherToRoot(std::string(reinterpret_cast<const char*>(mine), sizeof mine));
   nlohmann::json table = nlohmann::json::array();
   for (const std::string& part : all) {
     double v[6];
     std::memcpy(v, part.data(), sizeof v);
-    table.push_back({{"rank", int(v[0])}, {"pairs", uint64_t(v[1])}, {"instances", uint64_t(v[2])},
-                     {"wall_seconds", v[3]}, {"cpu_seconds", v[4]}, {"peak_rss_bytes", uint64_t(v[5])}});
+    table.push_back({{"rank", int(v[0])},
+                     {"pairs", uint64_t(v[1])},
+                     {"instances", uint64_t(v[2])},
+                     {"wall_seconds", v[3]},
+                     {"cpu_seconds", v[4]},
+                     {"peak_rss_bytes", uint64_t(v[5])}});
   }
   return table;
 }
 
 }  // namespace
 
-absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, const BuildObserver& obs,
-                                                Communicator& comm) {
+absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options,
+                                                const BuildObserver& obs, Communicator& comm) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   const Clock::time_point t0 = Clock::now();
   const double cpu0 = CpuSeconds();
@@ -244,16 +252,17 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options, con
   }
   GatheredPairs gathered;
   s = Stage(comm, obs, &report, "gather", [&] {
-    dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs), std::move(result),
-                                &gathered);
+    dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs),
+                                std::move(result), &gathered);
     // The whole table is on the root: per-node counts and the positive-rate
     // DEFAULT fit there, as in the single-process build (build_job.cc).
     return root ? AttachNodeDefault(gathered.pairs, NodeDefaultOptions(), &gathered.result)
                 : absl::OkStatus();
   });
   if (!s.ok()) return s;
-  s = root ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
-           : FinishOnOtherRank(comm);
+  s = root
+          ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
+          : FinishOnOtherRank(comm);
   if (!s.ok()) return s;
   dist_internal::MaybeReportRss(comm, "finish");
   nlohmann::json ranks = RankTable(comm, t0, cpu0, my_pairs, my_instances);

@@ -25,8 +25,8 @@
 //
 // Test hook: the environment variable GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE
 // makes rank R kill itself with SIGKILL at the end of STAGE (open, read,
-// pair_table, pipeline, gather; gates, write with per-rank parts) — how tests/dist checks that a lost rank
-// publishes nothing.
+// pair_table, pipeline, gather; gates, write with per-rank parts) — how tests/dist checks that a
+// lost rank publishes nothing.
 //
 // Thread-safety: a collective; every rank calls it once with the same options.
 #ifndef GRAPHSIEVE_BUILDER_DIST_BUILD_H_
@@ -41,8 +41,7 @@ namespace graphsieve {
 // The report's counts are global on every rank; version/published and the
 // per-rank resource table (BuildReport::ranks) are filled on rank 0.
 absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options,
-                                                const BuildObserver& observer,
-                                                Communicator& comm);
+                                                const BuildObserver& observer, Communicator& comm);
 
 }  // namespace graphsieve
 

@@ -14,7 +14,7 @@ namespace graphsieve {
 namespace dist_internal {
 namespace {
 
-constexpr size_t kRowBytes = 8 + 8 + 1 + 4;  // user, item, label, pilot score
+constexpr size_t kRowBytes = 8 + 8 + 1 + 4;         // user, item, label, pilot score
 constexpr size_t kPairsPerRound = size_t{1} << 20;  // pairs gathered per rank per round (17-29 MB)
 
 template <typename T>
@@ -54,10 +54,12 @@ std::vector<uint64_t> AllIds(Communicator& comm, const std::vector<uint64_t>& mi
 }
 
 // Local index -> global index of the same id.
-std::vector<uint32_t> IndexMap(const std::vector<uint64_t>& local, const std::vector<uint64_t>& global) {
+std::vector<uint32_t> IndexMap(const std::vector<uint64_t>& local,
+                               const std::vector<uint64_t>& global) {
   std::vector<uint32_t> map(local.size());
   for (size_t i = 0; i < local.size(); ++i) {
-    map[i] = static_cast<uint32_t>(std::lower_bound(global.begin(), global.end(), local[i]) - global.begin());
+    map[i] = static_cast<uint32_t>(std::lower_bound(global.begin(), global.end(), local[i]) -
+                                   global.begin());
   }
   return map;
 }
@@ -71,7 +73,8 @@ void PutNames(std::string* out, const absl::flat_hash_map<uint64_t, std::string>
   }
 }
 
-void TakeNames(const std::string& in, size_t* off, absl::flat_hash_map<uint64_t, std::string>* names) {
+void TakeNames(const std::string& in, size_t* off,
+               absl::flat_hash_map<uint64_t, std::string>* names) {
   const uint64_t n = Take<uint64_t>(in, off);
   for (uint64_t k = 0; k < n; ++k) {
     const uint64_t id = Take<uint64_t>(in, off), len = Take<uint64_t>(in, off);
@@ -80,8 +83,8 @@ void TakeNames(const std::string& in, size_t* off, absl::flat_hash_map<uint64_t,
   }
 }
 
-void PutPairs(const PairTable& t, const PipelineResult& r, bool with_export, size_t begin, size_t end,
-              std::string* out) {
+void PutPairs(const PairTable& t, const PipelineResult& r, bool with_export, size_t begin,
+              size_t end, std::string* out) {
   for (size_t p = begin; p < end; ++p) {
     Put(out, t.pair_user[p]);
     Put(out, t.pair_item[p]);
@@ -111,12 +114,14 @@ class Placer {
     t.label.resize(total);
     out->result.rate.resize(total);
     if (with_export) {
-      for (auto* v : {&out->result.geff, &out->result.hardness, &out->result.score}) v->resize(total);
+      for (auto* v : {&out->result.geff, &out->result.hardness, &out->result.score})
+        v->resize(total);
     }
   }
   void Place(const PairTable& t, const PipelineResult& r, size_t p) {
     Put(t.pair_user[p], t.pair_item[p], t.instances[p], t.negatives[p], t.label[p], r.rate[p],
-        with_export_ ? r.geff[p] : 0.f, with_export_ ? r.hardness[p] : 0.f, with_export_ ? r.score[p] : 0.f);
+        with_export_ ? r.geff[p] : 0.f, with_export_ ? r.hardness[p] : 0.f,
+        with_export_ ? r.score[p] : 0.f);
   }
   void PlaceChunk(const std::string& in) {
     for (size_t off = 0; off < in.size();) {
@@ -125,14 +130,15 @@ class Placer {
       const uint8_t label = Take<uint8_t>(in, &off);
       const float rate = Take<float>(in, &off);
       float g = 0, h = 0, sc = 0;
-      if (with_export_) g = Take<float>(in, &off), h = Take<float>(in, &off), sc = Take<float>(in, &off);
+      if (with_export_)
+        g = Take<float>(in, &off), h = Take<float>(in, &off), sc = Take<float>(in, &off);
       Put(u, i, inst, neg, label, rate, g, h, sc);
     }
   }
 
  private:
-  void Put(uint32_t u, uint32_t i, uint32_t inst, uint32_t neg, uint8_t label, float rate, float g, float h,
-           float sc) {
+  void Put(uint32_t u, uint32_t i, uint32_t inst, uint32_t neg, uint8_t label, float rate, float g,
+           float h, float sc) {
     const uint64_t at = next_[u]++;
     PairTable& t = out_->pairs;
     t.pair_user[at] = u, t.pair_item[at] = i, t.instances[at] = inst, t.negatives[at] = neg;
@@ -140,7 +146,8 @@ class Placer {
     t.total_instances += inst;
     t.total_negatives += neg;
     out_->result.rate[at] = rate;
-    if (with_export_) out_->result.geff[at] = g, out_->result.hardness[at] = h, out_->result.score[at] = sc;
+    if (with_export_)
+      out_->result.geff[at] = g, out_->result.hardness[at] = h, out_->result.score[at] = sc;
   }
   bool with_export_;
   GatheredPairs* out_;
@@ -231,7 +238,8 @@ void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log, size_t rows_per_
     // filled with fixed-size copies; this rank's own rows skip the buffers.
     dest.resize(end - begin);
     std::vector<size_t> count(n, 0);
-    for (size_t i = begin; i < end; ++i) ++count[dest[i - begin] = PartitionOfUser(log->user_ids[i], n)];
+    for (size_t i = begin; i < end; ++i)
+      ++count[dest[i - begin] = PartitionOfUser(log->user_ids[i], n)];
     std::vector<std::string> out(n);
     std::vector<char*> o(n);
     for (int r = 0; r < n; ++r) {
@@ -253,7 +261,8 @@ void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log, size_t rows_per_
     for (int r = 0; r < n; ++r) {
       if (r == me) continue;
       const std::string& in = got[r];
-      for (size_t off = 0; off + kRowBytes <= in.size(); off += kRowBytes) take(in.data() + off, at[r]++);
+      for (size_t off = 0; off + kRowBytes <= in.size(); off += kRowBytes)
+        take(in.data() + off, at[r]++);
     }
   }
   log->user_ids = std::move(mine.user_ids);
@@ -263,11 +272,15 @@ void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log, size_t rows_per_
   ::malloc_trim(0);  // the round buffers' pages back to the system before the pair table
 }
 
-absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log, PairTable* pairs) {
+absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log,
+                                  PairTable* pairs) {
   absl::Status status;
   if (log->size() > 0) {  // a rank may hold no user at all
     absl::StatusOr<PairTable> t = BuildPairTable(*log, threads);
-    if (t.ok()) *pairs = std::move(*t); else status = t.status();
+    if (t.ok())
+      *pairs = std::move(*t);
+    else
+      status = t.status();
   }
   std::vector<uint64_t>().swap(log->user_ids);
   std::vector<uint64_t>().swap(log->item_ids);
@@ -276,8 +289,10 @@ absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog
   ::malloc_trim(0);  // the rows' pages back before the pipeline
   status = AgreeOnStatus(comm, status);
   if (!status.ok()) return status;
-  std::vector<uint64_t> users = AllIds(comm, pairs->user_ids), items = AllIds(comm, pairs->item_ids);
-  const std::vector<uint32_t> umap = IndexMap(pairs->user_ids, users), imap = IndexMap(pairs->item_ids, items);
+  std::vector<uint64_t> users = AllIds(comm, pairs->user_ids),
+                        items = AllIds(comm, pairs->item_ids);
+  const std::vector<uint32_t> umap = IndexMap(pairs->user_ids, users),
+                              imap = IndexMap(pairs->item_ids, items);
   for (uint32_t& u : pairs->pair_user) u = umap[u];
   for (uint32_t& i : pairs->pair_item) i = imap[i];
   pairs->user_ids = std::move(users);

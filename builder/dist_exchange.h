@@ -29,7 +29,8 @@ void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log,
 // This rank's pair table with GLOBAL user and item indices: user_ids and
 // item_ids are every rank's ids (sorted), pairs only this rank's; the
 // instance columns of `log` are released. Errors as BuildPairTable.
-absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log, PairTable* pairs);
+absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log,
+                                  PairTable* pairs);
 
 // The positive graph of every rank's pairs, identical on every rank.
 PositiveGraph AllGatherPositiveGraph(Communicator& comm, const PairTable& pairs);

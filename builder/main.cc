@@ -50,12 +50,15 @@ ABSL_FLAG(double, alpha, 0.2, "Target mean sampling rate over negative instances
 // floor rule (--rate-rule=floor) can make alpha unreachable on sparse logs.
 ABSL_FLAG(double, floor, 0.01, "Floor rule: the lowest rate, in [0, --alpha).");
 ABSL_FLAG(double, product_floor, 0.01, "Floor of the product ensemble.");
-ABSL_FLAG(std::string, rate_rule, "mixture",
-          "How scores become rates: floor (min(max(rho*s, floor), 1); alpha can be unreachable) | "
-          "mixture (min(1, rho*(s/mean + kappa)); reaches every alpha). docs/METHOD.md \"Rate rules\".");
+ABSL_FLAG(
+    std::string, rate_rule, "mixture",
+    "How scores become rates: floor (min(max(rho*s, floor), 1); alpha can be unreachable) | "
+    "mixture (min(1, rho*(s/mean + kappa)); reaches every alpha). docs/METHOD.md \"Rate rules\".");
 ABSL_FLAG(double, kappa, 0.1, "Mixture rule: uniform share of the MA-EC score, > 0.");
-ABSL_FLAG(double, pilot_kappa, -1, "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
-ABSL_FLAG(double, product_kappa, 0.25, "Mixture rule: uniform share of the product ensemble's refit.");
+ABSL_FLAG(double, pilot_kappa, -1,
+          "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
+ABSL_FLAG(double, product_kappa, 0.25,
+          "Mixture rule: uniform share of the product ensemble's refit.");
 ABSL_FLAG(double, score_power, 1.0,
           "Rates from t = s^beta of the MA-EC score, beta in (0, 4]; 1 = the score itself "
           "(docs/METHOD.md \"Rate rules\", measured in docs/EVALUATION.md \"Second round\").");
@@ -90,11 +93,10 @@ ABSL_FLAG(std::string, snapshot_root, "",
 ABSL_FLAG(
     int32_t, keep, 5,
     "Retention: keep the newest N versions (the CURRENT one and pinned ones are never deleted).");
-ABSL_FLAG(
-    std::string, table_format, "block",
-    "Pairs table layout: block (block-based, bloom + hash index; fast to write and to scan "
-    "into graphsieve-server's in-memory index) | cuckoo (RocksDB's fastest point reads, for "
-    "graphsieve-server --lookup=rocksdb; about 20 s slower to build at 12M pairs).");
+ABSL_FLAG(std::string, table_format, "block",
+          "Pairs table layout: block (block-based, bloom + hash index; fast to write and to scan "
+          "into graphsieve-server's in-memory index) | cuckoo (RocksDB's fastest point reads, for "
+          "graphsieve-server --lookup=rocksdb; about 20 s slower to build at 12M pairs).");
 ABSL_FLAG(int32_t, partitions, 1,
           "Write the version in N parts split by a hash of the user (core/io/partition.h), "
           "<version>/part-<I>/ each served by graphsieve-server --partition I; 1 = one "
@@ -303,9 +305,9 @@ int Main(int argc, char** argv, Communicator* comm) {
   // Under mpirun only rank 0 talks; every rank returns the same status.
   const bool speaker = comm == nullptr || comm->rank() == 0;
   StderrProgress progress(quiet || !speaker, ::isatty(STDERR_FILENO) == 1);
-  absl::StatusOr<BuildReport> report = comm == nullptr
-                                           ? RunBuild(*options, progress.Observer())
-                                           : RunDistributedBuild(*options, progress.Observer(), *comm);
+  absl::StatusOr<BuildReport> report =
+      comm == nullptr ? RunBuild(*options, progress.Observer())
+                      : RunDistributedBuild(*options, progress.Observer(), *comm);
   if (!speaker) return report.ok() ? 0 : ExitCodeOf(report.status());
   if (!report.ok()) {
     const absl::Status& s = report.status();

@@ -16,9 +16,7 @@
 #include "grpcpp/grpcpp.h"
 
 namespace graphsieve {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // One part's share of a batch: request positions and the gathered columns.
 struct RoutedShare {
@@ -204,8 +202,8 @@ absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64
       // keep the version before for a while: GetSamplingRateRequest.
       // snapshot_version). None held everywhere: ask the whole batch afresh.
       seen = versions;
-      absl::StatusOr<bool> agreed = Agree(shares, used, decide, OldestFirst(versions), &answers,
-                                          &out.version_reasks, &why);
+      absl::StatusOr<bool> agreed =
+          Agree(shares, used, decide, OldestFirst(versions), &answers, &out.version_reasks, &why);
       if (!agreed.ok()) return agreed.status();
       if (!*agreed) continue;
       versions = answers[FirstUsed(used)]->snapshot_versions;
@@ -218,8 +216,10 @@ absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64
   }
   total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
   return absl::AbortedError(absl::StrCat(
-      "partitioned targets ", options_.target, ": the parts answered from different snapshot "
-      "versions (", absl::StrJoin(seen, ", "), ") in each of ", options_.max_version_attempts,
+      "partitioned targets ", options_.target,
+      ": the parts answered from different snapshot "
+      "versions (",
+      absl::StrJoin(seen, ", "), ") in each of ", options_.max_version_attempts,
       " attempts and no part still held a version every other part served (", why,
       "); a swap is in progress for longer than the servers' --previous-version-hold-seconds, "
       "or the parts follow different roots"));

@@ -57,13 +57,12 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attem
 
 // One unary RPC `rpc` (a Stub method) with WithRetries; errors name the target and the RPC.
 template <typename Request, typename Response>
-absl::StatusOr<Response> UnaryCall(const SamplingRateClientOptions& options,
-                                   const std::string& target, int max_attempts,
-                                   v1::SamplingRateService::Stub* stub,
-                                   grpc::Status (v1::SamplingRateService::Stub::*rpc)(
-                                       grpc::ClientContext*, const Request&, Response*),
-                                   const Request& request, const char* rpc_name, int* retries,
-                                   std::atomic<uint64_t>* total) {
+absl::StatusOr<Response> UnaryCall(
+    const SamplingRateClientOptions& options, const std::string& target, int max_attempts,
+    v1::SamplingRateService::Stub* stub,
+    grpc::Status (v1::SamplingRateService::Stub::*rpc)(grpc::ClientContext*, const Request&,
+                                                       Response*),
+    const Request& request, const char* rpc_name, int* retries, std::atomic<uint64_t>* total) {
   Response response;
   const grpc::Status status = WithRetries(
       options, max_attempts,

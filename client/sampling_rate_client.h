@@ -194,7 +194,7 @@ class SamplingRateClient {
 
   // Constant after construction.
   const SamplingRateClientOptions options_;
-  const std::vector<std::string> targets_;  // per partition
+  const std::vector<std::string> targets_;                                   // per partition
   const std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs_;  // thread-safe
   // Statistics only.
   mutable std::atomic<uint64_t> total_retries_{0};

@@ -97,8 +97,8 @@ absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
         u[k] = users[pos[k]];
         it[k] = items[pos[k]];
       }
-      absl::Status st = scorer_.Score(*readers_[p], u, it, /*should_stop=*/{},
-                                      absl::MakeSpan(r), absl::MakeSpan(src), &counts);
+      absl::Status st = scorer_.Score(*readers_[p], u, it, /*should_stop=*/{}, absl::MakeSpan(r),
+                                      absl::MakeSpan(src), &counts);
       if (!st.ok()) return st;
       for (size_t k = 0; k < pos.size(); ++k) {
         rates[pos[k]] = r[k];

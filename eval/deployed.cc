@@ -9,8 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "builder/build_job.h"
-#include "eval/random.h"
 #include "core/serving/batch_scorer.h"
+#include "eval/random.h"
 
 namespace graphsieve::eval {
 namespace {
@@ -34,7 +34,8 @@ absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path) {
     }
   }
   const bool failed = std::ferror(f) != 0;
-  if (std::fclose(f) != 0 || failed) return absl::DataLossError(absl::StrCat("error writing ", path));
+  if (std::fclose(f) != 0 || failed)
+    return absl::DataLossError(absl::StrCat("error writing ", path));
   return absl::OkStatus();
 }
 
@@ -62,17 +63,17 @@ absl::StatusOr<std::vector<Period>> AssignPeriods(const ImpressionLog& log,
     return out;
   }
   if (timestamps.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(timestamps.size(), " timestamps for ", n,
-                                                   " instances"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(timestamps.size(), " timestamps for ", n, " instances"));
   }
   std::vector<int64_t> timed;
   for (int64_t t : timestamps) {
     if (t >= 0) timed.push_back(t);
   }
   if (timed.empty()) return absl::InvalidArgumentError("no instance has a timestamp");
-  const size_t k = std::min(timed.size() - 1,
-                            static_cast<size_t>((1.0 - options.later_fraction) *
-                                                static_cast<double>(timed.size())));
+  const size_t k = std::min(
+      timed.size() - 1,
+      static_cast<size_t>((1.0 - options.later_fraction) * static_cast<double>(timed.size())));
   std::nth_element(timed.begin(), timed.begin() + static_cast<std::ptrdiff_t>(k), timed.end());
   const int64_t cutoff = timed[k];
   absl::flat_hash_map<uint64_t, std::pair<uint64_t, uint64_t>> per_user;  // (later, timed)
@@ -128,7 +129,8 @@ absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,
   const BatchScorer scorer(policy, 4096);
   std::vector<RateSource> raw(users.size());
   SourceCounts c;
-  if (absl::Status s = scorer.Score(*reader_, users, items, nullptr, rates, absl::MakeSpan(raw), &c);
+  if (absl::Status s =
+          scorer.Score(*reader_, users, items, nullptr, rates, absl::MakeSpan(raw), &c);
       !s.ok()) {
     return s;
   }

@@ -29,8 +29,9 @@ absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
   std::string templ = absl::StrCat(base, "/graphsieve-eval-XXXXXX");
   if (::mkdtemp(templ.data()) == nullptr) {
     const int err = errno;
-    return absl::ErrnoToStatus(err, absl::StrCat("cannot create a snapshot work directory under ", base,
-                                                 " (--work_dir must be an existing, writable directory)"));
+    return absl::ErrnoToStatus(
+        err, absl::StrCat("cannot create a snapshot work directory under ", base,
+                          " (--work_dir must be an existing, writable directory)"));
   }
   return templ;
 }
@@ -82,12 +83,18 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
         s.train_log.labels.push_back(log.labels[i]);
         s.train_negatives += log.labels[i] == 0;
         break;
-      case Part::kValidation: Append(dense.all, i, &s.validation); break;
-      case Part::kTest: Append(dense.all, i, &s.test); break;
+      case Part::kValidation:
+        Append(dense.all, i, &s.validation);
+        break;
+      case Part::kTest:
+        Append(dense.all, i, &s.test);
+        break;
     }
   }
-  for (const auto& [d, name] : {std::pair<const Instances*, const char*>{&s.train, "later training"},
-                                {&s.validation, "later validation"}, {&s.test, "later test"}}) {
+  for (const auto& [d, name] :
+       {std::pair<const Instances*, const char*>{&s.train, "later training"},
+        {&s.validation, "later validation"},
+        {&s.test, "later test"}}) {
     if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
   }
   s.later_instances = later.size();
@@ -115,16 +122,17 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
                                                         std::vector<uint8_t>* sources) {
   *refused_by_data = false;
   auto fail = [&](const absl::Status& st) {
-    return absl::Status(st.code(),
-                        absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g, deployed): %s",
-                                        c.spec.name, c.alpha, c.floor, c.gamma,
-                                        std::string(st.message())));
+    return absl::Status(
+        st.code(),
+        absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g, deployed): %s", c.spec.name,
+                        c.alpha, c.floor, c.gamma, std::string(st.message())));
   };
   const PipelineOptions p = PipelineOptionsFor(c, o, seed);
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<std::string> dir = MakeWorkDir(o);
   if (!dir.ok()) return dir.status();
-  absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap = DeployedSnapshot::Build(s.earlier, p, *dir);
+  absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap =
+      DeployedSnapshot::Build(s.earlier, p, *dir);
   if (!snap.ok()) {
     (void)snapshot::RemoveTree(*dir);
     // The pipeline refusing the configuration, or a gate (alpha not reached).
@@ -140,15 +148,15 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
   }
   std::vector<float> rates(n);
   sources->assign(n, 0);
-  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources), nullptr,
-                                  o.default_policy);
+  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources),
+                                   nullptr, o.default_policy);
   snap->reset();
   (void)snapshot::RemoveTree(*dir);
   if (!st.ok()) return fail(st);
   for (size_t q = 0; q < n; ++q) {
     if (!(rates[q] > 0.0f && rates[q] <= 1.0f)) {
-      return fail(absl::InternalError(absl::StrCat("pair ", q, " has rate ", rates[q],
-                                                   ", expected (0, 1]")));
+      return fail(absl::InternalError(
+          absl::StrCat("pair ", q, " has rate ", rates[q], ", expected (0, 1]")));
     }
   }
   return rates;

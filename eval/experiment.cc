@@ -24,7 +24,6 @@ using internal::DenseLog;
 using internal::Densify;
 using internal::SeedData;
 
-
 constexpr uint64_t kKeepStream = 0x6b656570ULL;  // "keep"
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -50,18 +49,22 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
         if (has_pilot) s.train_log.pilot_scores.push_back(log.pilot_scores[i]);
         s.train_negatives += log.labels[i] == 0;
         break;
-      case Part::kValidation: Append(dense.all, i, &s.validation); break;
-      case Part::kTest: Append(dense.all, i, &s.test); break;
+      case Part::kValidation:
+        Append(dense.all, i, &s.validation);
+        break;
+      case Part::kTest:
+        Append(dense.all, i, &s.test);
+        break;
     }
   }
   for (const auto& [d, name] : {std::pair<const Instances*, const char*>{&s.train, "training"},
-                                {&s.validation, "validation"}, {&s.test, "test"}}) {
+                                {&s.validation, "validation"},
+                                {&s.test, "test"}}) {
     if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
   }
   if (need_pilot && (IsTrainedPilot(o.pilot) || (o.pilot == PilotSource::kAuto && !has_pilot))) {
-    absl::StatusOr<std::vector<float>> p =
-        internal::TrainPilot(o, dense, seed, s.train, s.validation, "the training part",
-                             pilot_name);
+    absl::StatusOr<std::vector<float>> p = internal::TrainPilot(
+        o, dense, seed, s.train, s.validation, "the training part", pilot_name);
     if (!p.ok()) return p.status();
     s.train_log.pilot_scores = *std::move(p);
   } else if (need_pilot) {
@@ -88,7 +91,8 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
         for (double kappa : o.kappas) {
           for (double pk : pilot_kappas) {
             for (double gamma : gammas) {
-              out.push_back({spec, alpha, 0.0, gamma, kappa, spec.needs_pilot() ? (pk > 0 ? pk : kappa) : 0.0});
+              out.push_back({spec, alpha, 0.0, gamma, kappa,
+                             spec.needs_pilot() ? (pk > 0 ? pk : kappa) : 0.0});
             }
           }
         }
@@ -119,9 +123,10 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   }
   const PipelineOptions p = internal::PipelineOptionsFor(c, o, seed);
   auto fail = [&](const absl::Status& st) {
-    return absl::Status(st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g kappa=%g/%g): %s",
-                                                   c.spec.name, c.alpha, c.floor, c.gamma, c.kappa,
-                                                   c.pilot_kappa, std::string(st.message())));
+    return absl::Status(
+        st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g kappa=%g/%g): %s",
+                                   c.spec.name, c.alpha, c.floor, c.gamma, c.kappa, c.pilot_kappa,
+                                   std::string(st.message())));
   };
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);
@@ -136,7 +141,8 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   if (c.spec.score_power != 1.0) {
     std::vector<double> transformed(r->score.size());
     for (size_t i = 0; i < transformed.size(); ++i) {
-      transformed[i] = std::pow(std::max(0.0, static_cast<double>(r->score[i])), c.spec.score_power);
+      transformed[i] =
+          std::pow(std::max(0.0, static_cast<double>(r->score[i])), c.spec.score_power);
     }
     std::vector<double> rates;
     absl::StatusOr<RateFit> fit =
@@ -149,8 +155,8 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
   }
   for (size_t i = 0; i < r->rate.size(); ++i) {
     if (!(r->rate[i] > 0.0f && r->rate[i] <= 1.0f)) {
-      return fail(absl::InternalError(absl::StrCat("pair ", i, " has rate ", r->rate[i],
-                                                   ", expected (0, 1]")));
+      return fail(absl::InternalError(
+          absl::StrCat("pair ", i, " has rate ", r->rate[i], ", expected (0, 1]")));
     }
   }
   return std::move(r->rate);
@@ -160,13 +166,14 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
 // kept instance carries the offset log(rate of its pair) (the counterfactual
 // rate for positives), or 0 for positives under zero_positive_offset.
 Instances Subsample(const SeedData& s, const std::vector<float>& rate,
-                    const std::vector<uint8_t>& sources, uint64_t seed,
-                    bool zero_positive_offset, double floor, RunResult* run) {
+                    const std::vector<uint8_t>& sources, uint64_t seed, bool zero_positive_offset,
+                    double floor, RunResult* run) {
   Instances out;
   uint64_t kept_negatives = 0, at_floor = 0, at_one = 0;
   uint64_t by_source[3] = {0, 0, 0};
   if (!sources.empty()) {
-    for (size_t i = 0; i < s.train.size(); ++i) ++by_source[std::min<uint8_t>(2, sources[s.pair_of[i]])];
+    for (size_t i = 0; i < s.train.size(); ++i)
+      ++by_source[std::min<uint8_t>(2, sources[s.pair_of[i]])];
     const double n = static_cast<double>(std::max<size_t>(1, s.train.size()));
     run->source_exact = by_source[0] / n;
     run->source_inferred = by_source[1] / n;
@@ -208,7 +215,8 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
   m.kind = kind;
   m.seed = Mix64(seed) ^ static_cast<uint64_t>(kind);
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<CtrModel>> model = CtrModel::Create(m, dense.num_users, dense.num_items);
+  absl::StatusOr<std::unique_ptr<CtrModel>> model =
+      CtrModel::Create(m, dense.num_users, dense.num_items);
   if (!model.ok()) return model.status();
   absl::StatusOr<TrainSummary> t = (*model)->Train(train, s.validation);
   if (!t.ok()) return t.status();
@@ -231,13 +239,12 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
 
 }  // namespace
 
-absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
-                                               const ExperimentOptions& o,
+absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const ExperimentOptions& o,
                                                absl::Span<const int64_t> timestamps) {
   if (absl::Status st = o.Validate(); !st.ok()) return st;
   if (log.size() < 10) {
-    return absl::InvalidArgumentError(absl::StrCat("the log has ", log.size(),
-                                                   " instances; need at least 10 to split"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the log has ", log.size(), " instances; need at least 10 to split"));
   }
   const auto start = std::chrono::steady_clock::now();
   std::vector<MethodSpec> specs;
@@ -265,10 +272,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
   for (int k = 0; k < o.seeds; ++k) {
     const uint64_t seed = o.first_seed + static_cast<uint64_t>(k);
     std::string pilot_name;
-    absl::StatusOr<SeedData> s =
-        o.mode == EvalMode::kDeployed
-            ? internal::PrepareDeployedSeed(log, dense, timestamps, o, seed, need_pilot, &pilot_name)
-            : PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
+    absl::StatusOr<SeedData> s = o.mode == EvalMode::kDeployed
+                                     ? internal::PrepareDeployedSeed(log, dense, timestamps, o,
+                                                                     seed, need_pilot, &pilot_name)
+                                     : PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
     if (!s.ok()) return s.status();
     if (o.mode == EvalMode::kDeployed) {
       result.earlier_instances = s->earlier.size();
@@ -308,18 +315,19 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
       for (ModelKind kind : o.models) {
         RunResult run = base;
         if (absl::Status st = TrainAndMeasure(sample, *s, dense, o, kind, seed, &run); !st.ok()) {
-          return absl::Status(st.code(), absl::StrCat("method ", c.spec.name, ", model ",
-                                                      ModelKindName(kind), ", seed ", seed, ": ",
-                                                      st.message()));
+          return absl::Status(st.code(),
+                              absl::StrCat("method ", c.spec.name, ", model ", ModelKindName(kind),
+                                           ", seed ", seed, ": ", st.message()));
         }
         if (o.progress) {
           o.progress(absl::StrFormat(
-              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f ndcg=%.4f "
+              "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f "
+              "ndcg=%.4f "
               "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
-              seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa, run.model,
-              run.auc, run.log_loss,
-              run.ndcg, run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
-              run.rate_seconds, run.train_seconds, run.epochs));
+              seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa,
+              run.model, run.auc, run.log_loss, run.ndcg, run.kept_negative_fraction,
+              run.negatives_at_floor, run.negatives_at_one, run.rate_seconds, run.train_seconds,
+              run.epochs));
         }
         result.runs.push_back(std::move(run));
       }

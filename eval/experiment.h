@@ -48,8 +48,8 @@ struct MethodSpec {
   bool uncertainty_propagation = false;
   bool score_propagation = false;
   bool correct_pilot = false;
-  double score_power = 1.0;   // rates from score^power (1 = the pipeline's own rates)
-  bool mixture = false;       // the mixture rate rule π = min(1, ρ(s/s̄ + κ)) instead of the floor
+  double score_power = 1.0;  // rates from score^power (1 = the pipeline's own rates)
+  bool mixture = false;  // the mixture rate rule π = min(1, ρ(s/s̄ + κ)) instead of the floor
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };
@@ -58,12 +58,12 @@ absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name);
 std::string MethodSpecNames();
 
 enum class PilotSource {
-  kAuto,    // the log's pilot column when it has one, else kTrainLr
-  kColumn,  // the log's pilot column (error when absent)
-  kTrainLr, // a one-hot logistic regression trained on the training part (unsampled)
-  kTrainFm, // an fm target model trained on the training part (unsampled): a near-oracle
-  kTrainMlp,// an mlp target model likewise
-  kNone,    // no pilot: methods that need one are an error
+  kAuto,      // the log's pilot column when it has one, else kTrainLr
+  kColumn,    // the log's pilot column (error when absent)
+  kTrainLr,   // a one-hot logistic regression trained on the training part (unsampled)
+  kTrainFm,   // an fm target model trained on the training part (unsampled): a near-oracle
+  kTrainMlp,  // an mlp target model likewise
+  kNone,      // no pilot: methods that need one are an error
 };
 bool IsTrainedPilot(PilotSource source);  // kTrainLr, kTrainFm or kTrainMlp
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
@@ -78,27 +78,27 @@ const char* EvalModeName(EvalMode mode);
 
 struct ExperimentOptions {
   std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};
-  std::vector<double> alphas = {0.2};     // target kept fraction of negatives
-  std::vector<double> floors = {0.01};    // rate floor grid (pipeline methods)
-  std::vector<double> gammas = {0.5};     // propagation weight grid (methods with propagation)
+  std::vector<double> alphas = {0.2};   // target kept fraction of negatives
+  std::vector<double> floors = {0.01};  // rate floor grid (pipeline methods)
+  std::vector<double> gammas = {0.5};   // propagation weight grid (methods with propagation)
   // Mixture rule (methods named *-mix): the uniform share κ of the MA-EC
   // score, and of the pilot score in the pilot methods and ensembles
   // (pilot_kappas empty = the same κ as the graph member).
   std::vector<double> kappas = {0.25};
   std::vector<double> pilot_kappas;
   std::vector<ModelKind> models = {ModelKind::kLogistic, ModelKind::kFactorisation};
-  ModelOptions model;                     // training options; kind and seed set per run
-  PipelineOptions pipeline;               // base options; method, alpha, floor, gamma, switches set per run
-  SplitOptions split;                     // fractions; the seed is set per run
-  int seeds = 3;                          // repetitions
-  uint64_t first_seed = 1;                // seeds first_seed .. first_seed + seeds - 1
+  ModelOptions model;        // training options; kind and seed set per run
+  PipelineOptions pipeline;  // base options; method, alpha, floor, gamma, switches set per run
+  SplitOptions split;        // fractions; the seed is set per run
+  int seeds = 3;             // repetitions
+  uint64_t first_seed = 1;   // seeds first_seed .. first_seed + seeds - 1
   PilotSource pilot = PilotSource::kAuto;
   // Trained pilots: 1 = scored in-sample (the model saw each pair's label);
   // K >= 2 = cross-fitted, each pair scored by a model trained on the other
   // K-1 folds (folds by a seeded hash of the pair), so no pair's own label
   // enters its pilot score.
   int pilot_folds = 1;
-  int ndcg_k = 10;                        // NDCG cutoff
+  int ndcg_k = 10;  // NDCG cutoff
   // Offset of kept positives: false = log of the pair's (counterfactual) rate,
   // the consistent estimator; true = 0 (pi read as 1 for positives), an ablation.
   bool zero_positive_offset = false;
@@ -121,10 +121,11 @@ struct ExperimentOptions {
 
 // One trained and measured model.
 struct RunResult {
-  std::string method;                     // MethodSpec name
+  std::string method;                            // MethodSpec name
   double alpha = 1.0, floor = 0.0, gamma = 0.0;  // alpha 1 for full; floor/gamma 0 when unused
-  double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule's κ (graph member, pilot member); 0 = floor rule
-  std::string model;                      // "lr" | "fm"
+  double kappa = 0.0,
+         pilot_kappa = 0.0;  // mixture rule's κ (graph member, pilot member); 0 = floor rule
+  std::string model;         // "lr" | "fm"
   uint64_t seed = 0;
   double auc = 0.0, log_loss = 0.0, ndcg = 0.0;
   double kept_negative_fraction = 1.0;    // kept negative instances / training negatives
@@ -142,7 +143,7 @@ struct RunResult {
 struct ExperimentResult {
   uint64_t instances = 0, positives = 0, users = 0, items = 0;
   uint64_t train_instances = 0, validation_instances = 0, test_instances = 0;
-  std::string pilot;                      // what the pilot score was ("column", "lr", "none")
+  std::string pilot;  // what the pilot score was ("column", "lr", "none")
   std::vector<RunResult> runs;
   // kDeployed: sizes of the two periods (the later one is split 80/10/10)
   // and how they were split ("time" or "seeded"); empty/0 in kRandom.

@@ -18,8 +18,10 @@ DenseLog Densify(const ImpressionLog& log) {
   d.all.item.resize(log.size());
   d.all.label = log.labels;
   for (size_t i = 0; i < log.size(); ++i) {
-    d.all.user[i] = users.try_emplace(log.user_ids[i], static_cast<uint32_t>(users.size())).first->second;
-    d.all.item[i] = items.try_emplace(log.item_ids[i], static_cast<uint32_t>(items.size())).first->second;
+    d.all.user[i] =
+        users.try_emplace(log.user_ids[i], static_cast<uint32_t>(users.size())).first->second;
+    d.all.item[i] =
+        items.try_emplace(log.item_ids[i], static_cast<uint32_t>(items.size())).first->second;
   }
   d.num_users = static_cast<uint32_t>(users.size());
   d.num_items = static_cast<uint32_t>(items.size());
@@ -47,7 +49,8 @@ absl::Status IndexTrainingPairs(int threads, SeedData* s) {
   for (size_t i = 0; i < s->train.size(); ++i) {
     auto it = index.find(std::make_pair(s->train_log.user_ids[i], s->train_log.item_ids[i]));
     if (it == index.end()) {
-      return absl::InternalError(absl::StrCat("training instance ", i, " has no pair in the pair table"));
+      return absl::InternalError(
+          absl::StrCat("training instance ", i, " has no pair in the pair table"));
     }
     s->pair_of[i] = it->second;
   }
@@ -58,17 +61,23 @@ namespace {
 
 ModelKind PilotModelKind(PilotSource source) {
   switch (source) {
-    case PilotSource::kTrainFm: return ModelKind::kFactorisation;
-    case PilotSource::kTrainMlp: return ModelKind::kMlp;
-    default: return ModelKind::kLogistic;  // kTrainLr, and kAuto without a column
+    case PilotSource::kTrainFm:
+      return ModelKind::kFactorisation;
+    case PilotSource::kTrainMlp:
+      return ModelKind::kMlp;
+    default:
+      return ModelKind::kLogistic;  // kTrainLr, and kAuto without a column
   }
 }
 
 const char* PilotDescription(PilotSource source) {
   switch (source) {
-    case PilotSource::kTrainFm: return "fm";
-    case PilotSource::kTrainMlp: return "mlp";
-    default: return "lr (one-hot logistic regression)";
+    case PilotSource::kTrainFm:
+      return "fm";
+    case PilotSource::kTrainMlp:
+      return "mlp";
+    default:
+      return "lr (one-hot logistic regression)";
   }
 }
 
@@ -80,7 +89,8 @@ absl::StatusOr<std::vector<double>> FitAndScore(const ExperimentOptions& o, cons
   ModelOptions m = o.model;
   m.kind = PilotModelKind(o.pilot);
   m.seed = Mix64(seed) ^ 0x9170ULL;
-  absl::StatusOr<std::unique_ptr<CtrModel>> pilot = CtrModel::Create(m, dense.num_users, dense.num_items);
+  absl::StatusOr<std::unique_ptr<CtrModel>> pilot =
+      CtrModel::Create(m, dense.num_users, dense.num_items);
   if (!pilot.ok()) return pilot.status();
   if (absl::StatusOr<TrainSummary> t = (*pilot)->Train(fit, validation); !t.ok()) {
     return absl::Status(t.status().code(), absl::StrCat("pilot model: ", t.status().message()));
@@ -158,8 +168,9 @@ absl::Status CheckBothClasses(const Instances& d, const std::string& name) {
   uint64_t pos = 0;
   for (uint8_t y : d.label) pos += y;
   if (pos == 0 || pos == d.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("the ", name, " part has ", pos, " positives of ",
-                                                   d.size(), " instances; need both classes "
+    return absl::InvalidArgumentError(absl::StrCat("the ", name, " part has ", pos,
+                                                   " positives of ", d.size(),
+                                                   " instances; need both classes "
                                                    "(is the log too small?)"));
   }
   return absl::OkStatus();

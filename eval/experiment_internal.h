@@ -35,9 +35,9 @@ absl::Status CheckBothClasses(const Instances& d, const std::string& name);
 // Everything that depends on the seed but not on the method.
 struct SeedData {
   Instances train, validation, test;
-  ImpressionLog train_log;             // original ids, for the pipeline
-  PairTable pairs;                     // of the training part (pairs of training instances)
-  std::vector<uint32_t> pair_of;       // per training instance
+  ImpressionLog train_log;        // original ids, for the pipeline
+  PairTable pairs;                // of the training part (pairs of training instances)
+  std::vector<uint32_t> pair_of;  // per training instance
   uint64_t train_negatives = 0;
   // Deployed mode: the earlier period (the builder's input, with the pilot
   // score when a method needs one) and its size.

@@ -26,39 +26,53 @@
 #include "eval/report.h"
 #include "graphsieve/version.h"
 
-ABSL_FLAG(std::string, log, "", "Impression log to evaluate (CSV/TSV with a header, gzip ok), e.g. "
+ABSL_FLAG(std::string, log, "",
+          "Impression log to evaluate (CSV/TSV with a header, gzip ok), e.g. "
           "the output of graphsieve-gen. Exactly one of --log and --movielens.");
-ABSL_FLAG(std::string, movielens, "", "MovieLens directory holding u.data (ml-100k): every user x item "
+ABSL_FLAG(std::string, movielens, "",
+          "MovieLens directory holding u.data (ml-100k): every user x item "
           "pair becomes an impression, positive when rated >= --movielens_min_rating.");
-ABSL_FLAG(double, movielens_min_rating, 4.0, "Rating at or above which a MovieLens pair is positive.");
+ABSL_FLAG(double, movielens_min_rating, 4.0,
+          "Rating at or above which a MovieLens pair is positive.");
 // The columns of --log: --user-col, --item-col, --label-col / --label-rule, --pilot-col
 // (graphsieve-gen --pilot writes 'pilot_score'), --dataset, --delimiter, --id-mode, and
 // the older spellings --user-column, --item-column, --label, --pilot-column, are the
 // shared log-column flags of core/cli/log_flags.cc.
-ABSL_FLAG(std::string, pilot, "auto", "Pilot score for opt and the ensembles: auto (the column when "
+ABSL_FLAG(std::string, pilot, "auto",
+          "Pilot score for opt and the ensembles: auto (the column when "
           "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
           "fm or mlp (that target model trained on the training part: a near-oracle pilot), none.");
-ABSL_FLAG(int, pilot_folds, 1, "Trained pilots (lr, fm, mlp): 1 = score the training pairs with the "
+ABSL_FLAG(int, pilot_folds, 1,
+          "Trained pilots (lr, fm, mlp): 1 = score the training pairs with the "
           "model trained on them (in-sample); K >= 2 = cross-fit over K folds of the pairs, so no "
           "pair's own label enters its pilot score.");
 ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "Comma-separated sampling methods; full (no sampling) is always run unless "
           "--include_full=false. Known: "
-          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,mean,product, "
-          "and with the mixture rate rule maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix.");
-ABSL_FLAG(std::string, alphas, "0.2", "Comma-separated target kept fractions of negatives, each in (0,1).");
-ABSL_FLAG(std::string, floors, "0.01", "Comma-separated rate floors (varrho) for the graph/pilot "
+          "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,"
+          "mean,product, "
+          "and with the mixture rate rule "
+          "maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix.");
+ABSL_FLAG(std::string, alphas, "0.2",
+          "Comma-separated target kept fractions of negatives, each in (0,1).");
+ABSL_FLAG(std::string, floors, "0.01",
+          "Comma-separated rate floors (varrho) for the graph/pilot "
           "methods; combinations with floor >= alpha are skipped.");
-ABSL_FLAG(std::string, gammas, "0.5", "Comma-separated propagation weights gamma in [0,1) for methods "
+ABSL_FLAG(std::string, gammas, "0.5",
+          "Comma-separated propagation weights gamma in [0,1) for methods "
           "with propagation.");
-ABSL_FLAG(std::string, kappas, "0.25", "Comma-separated κ (uniform share of the mixture rate rule "
+ABSL_FLAG(std::string, kappas, "0.25",
+          "Comma-separated κ (uniform share of the mixture rate rule "
           "π = min(1, ρ(s/s̄ + κ))) for the *-mix methods.");
-ABSL_FLAG(std::string, pilot_kappas, "", "Comma-separated κ of the pilot member for opt-mix and the "
+ABSL_FLAG(std::string, pilot_kappas, "",
+          "Comma-separated κ of the pilot member for opt-mix and the "
           "*-mix ensembles (empty = the same as --kappas).");
-ABSL_FLAG(std::string, models, "lr,fm", "Comma-separated target models: lr (one-hot logistic "
+ABSL_FLAG(std::string, models, "lr,fm",
+          "Comma-separated target models: lr (one-hot logistic "
           "regression), fm (logistic factorisation: user+item embeddings and biases), mlp "
           "(DeepFM-style: fm plus a ReLU hidden layer over the concatenated embeddings).");
-ABSL_FLAG(int, seeds, 3, "Repetitions; seed s drives the split, the pilot, the subsample and the "
+ABSL_FLAG(int, seeds, 3,
+          "Repetitions; seed s drives the split, the pilot, the subsample and the "
           "model initialisation.");
 ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+seeds-1).");
 ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm and mlp models.");
@@ -68,29 +82,38 @@ ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
 ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
 ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stopping.");
 ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");
-ABSL_FLAG(bool, zero_positive_offset, false, "Ablation: give kept positives offset 0 instead of the "
+ABSL_FLAG(bool, zero_positive_offset, false,
+          "Ablation: give kept positives offset 0 instead of the "
           "log of their pair's counterfactual rate (biased; see docs/EVALUATION.md).");
-ABSL_FLAG(bool, include_full, true, "Also train on the unsampled training part (the `full` rows). "
+ABSL_FLAG(bool, include_full, true,
+          "Also train on the unsampled training part (the `full` rows). "
           "Turn off only for ablation grids reported next to a run that has them.");
-ABSL_FLAG(std::string, resistance, "auto", "Effective resistance route of the pipeline: auto, exact, "
+ABSL_FLAG(std::string, resistance, "auto",
+          "Effective resistance route of the pipeline: auto, exact, "
           "sketch, onesided.");
 ABSL_FLAG(int, sketch_dim, 64, "Sketch dimension k of the pipeline.");
-ABSL_FLAG(bool, unseen_control_variate, true,
-          "Control-variate node rows for unseen pairs (docs/METHOD.md \"Pairs the builder never saw\"); "
-          "false = plain sketch rows (for measurement).");
-ABSL_FLAG(double, score_power, 1.0, "beta in (0, 1]: MA-EC rates are made from t = s^beta of the "
+ABSL_FLAG(
+    bool, unseen_control_variate, true,
+    "Control-variate node rows for unseen pairs (docs/METHOD.md \"Pairs the builder never saw\"); "
+    "false = plain sketch rows (for measurement).");
+ABSL_FLAG(double, score_power, 1.0,
+          "beta in (0, 1]: MA-EC rates are made from t = s^beta of the "
           "score (core/maec PipelineOptions::score_power; 1 = the score itself).");
 ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 propagation operator.");
 ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
-ABSL_FLAG(std::string, title, "", "Section title of the Markdown report (default: the input's name).");
+ABSL_FLAG(std::string, title, "",
+          "Section title of the Markdown report (default: the input's name).");
 ABSL_FLAG(std::string, output_md, "", "Write the Markdown report here (default: standard output).");
 ABSL_FLAG(std::string, output_json, "", "Write every run and summary as JSON here.");
-ABSL_FLAG(std::string, mode, "random", "random: rates computed on the training part itself (every "
-          "training impression is a pair the builder saw). deployed: split the log into an earlier "
-          "and a later period (MovieLens by rating time, else a seeded draw), build a real snapshot "
-          "of the earlier period and rate the later period's training impressions as "
-          "graphsieve-server would (EXACT/INFERRED/DEFAULT); see docs/EVALUATION.md.");
-ABSL_FLAG(std::string, period_split, "auto", "deployed: how the periods are split: time (MovieLens "
+ABSL_FLAG(
+    std::string, mode, "random",
+    "random: rates computed on the training part itself (every "
+    "training impression is a pair the builder saw). deployed: split the log into an earlier "
+    "and a later period (MovieLens by rating time, else a seeded draw), build a real snapshot "
+    "of the earlier period and rate the later period's training impressions as "
+    "graphsieve-server would (EXACT/INFERRED/DEFAULT); see docs/EVALUATION.md.");
+ABSL_FLAG(std::string, period_split, "auto",
+          "deployed: how the periods are split: time (MovieLens "
           "rating times), seeded (a seeded draw per instance), auto (time when the input has "
           "timestamps, i.e. --movielens, else seeded).");
 ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
@@ -98,7 +121,8 @@ ABSL_FLAG(std::string, default_policy, "node-mean",
           "deployed: the server's --default-policy for pairs with an unknown user or item: "
           "node-mean | alpha | model | positive-rate (the known node's smoothed positive rate "
           "through the snapshot's rule, fitted to alpha at build time) | a fixed rate in (0, 1].");
-ABSL_FLAG(std::string, work_dir, "", "deployed: build snapshots under this directory (default "
+ABSL_FLAG(std::string, work_dir, "",
+          "deployed: build snapshots under this directory (default "
           "$TMPDIR or /tmp); each is removed after use.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
 
@@ -110,8 +134,8 @@ absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const 
   for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
     double v = 0.0;
     if (!absl::SimpleAtod(part, &v)) {
-      return absl::InvalidArgumentError(absl::StrCat("--", flag, ": '", std::string(part),
-                                                     "' is not a number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": '", std::string(part), "' is not a number"));
     }
     out.push_back(v);
   }
@@ -122,8 +146,8 @@ absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const 
 absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   ExperimentOptions o;
   o.methods = absl::StrSplit(absl::GetFlag(FLAGS_methods), ',', absl::SkipWhitespace());
-  for (auto [flag, dst] : {std::pair{"alphas", &o.alphas}, {"floors", &o.floors},
-                           {"gammas", &o.gammas}}) {
+  for (auto [flag, dst] :
+       {std::pair{"alphas", &o.alphas}, {"floors", &o.floors}, {"gammas", &o.gammas}}) {
     const std::string text = flag == std::string("alphas")   ? absl::GetFlag(FLAGS_alphas)
                              : flag == std::string("floors") ? absl::GetFlag(FLAGS_floors)
                                                              : absl::GetFlag(FLAGS_gammas);
@@ -131,20 +155,24 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
     if (!v.ok()) return v.status();
     *dst = *v;
   }
-  if (absl::StatusOr<std::vector<double>> k = ParseDoubles("kappas", absl::GetFlag(FLAGS_kappas)); k.ok()) {
+  if (absl::StatusOr<std::vector<double>> k = ParseDoubles("kappas", absl::GetFlag(FLAGS_kappas));
+      k.ok()) {
     o.kappas = *k;
   } else {
     return k.status();
   }
   if (!absl::GetFlag(FLAGS_pilot_kappas).empty()) {
-    absl::StatusOr<std::vector<double>> k = ParseDoubles("pilot_kappas", absl::GetFlag(FLAGS_pilot_kappas));
+    absl::StatusOr<std::vector<double>> k =
+        ParseDoubles("pilot_kappas", absl::GetFlag(FLAGS_pilot_kappas));
     if (!k.ok()) return k.status();
     o.pilot_kappas = *k;
   }
   o.models.clear();
-  for (absl::string_view m : absl::StrSplit(absl::GetFlag(FLAGS_models), ',', absl::SkipWhitespace())) {
+  for (absl::string_view m :
+       absl::StrSplit(absl::GetFlag(FLAGS_models), ',', absl::SkipWhitespace())) {
     absl::StatusOr<ModelKind> k = ParseModelKind(std::string(m));
-    if (!k.ok()) return absl::InvalidArgumentError(absl::StrCat("--models: ", k.status().message()));
+    if (!k.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--models: ", k.status().message()));
     o.models.push_back(*k);
   }
   o.seeds = absl::GetFlag(FLAGS_seeds);
@@ -159,21 +187,25 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.zero_positive_offset = absl::GetFlag(FLAGS_zero_positive_offset);
   o.include_full = absl::GetFlag(FLAGS_include_full);
   absl::StatusOr<EvalMode> mode = ParseEvalMode(absl::GetFlag(FLAGS_mode));
-  if (!mode.ok()) return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
+  if (!mode.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
   o.mode = *mode;
   o.later_fraction = absl::GetFlag(FLAGS_later_fraction);
   absl::StatusOr<DefaultPolicy> policy = DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
   if (!policy.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--default_policy: ", policy.status().message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--default_policy: ", policy.status().message()));
   }
   o.default_policy = *policy;
   o.work_dir = absl::GetFlag(FLAGS_work_dir);
   absl::StatusOr<PilotSource> pilot = ParsePilotSource(absl::GetFlag(FLAGS_pilot));
-  if (!pilot.ok()) return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
+  if (!pilot.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--pilot: ", pilot.status().message()));
   o.pilot = *pilot;
   o.pilot_folds = absl::GetFlag(FLAGS_pilot_folds);
   absl::StatusOr<ResistanceMethod> r = ParseResistanceMethod(absl::GetFlag(FLAGS_resistance));
-  if (!r.ok()) return absl::InvalidArgumentError(absl::StrCat("--resistance: ", r.status().message()));
+  if (!r.ok())
+    return absl::InvalidArgumentError(absl::StrCat("--resistance: ", r.status().message()));
   o.pipeline.resistance = *r;
   o.pipeline.sketch_dim = absl::GetFlag(FLAGS_sketch_dim);
   o.pipeline.unseen_control_variate = absl::GetFlag(FLAGS_unseen_control_variate);
@@ -196,7 +228,8 @@ absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>
   if (!ml_dir.empty()) {
     MovieLensOptions m;
     m.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
-    *title = absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
+    *title =
+        absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
     return ReadMovieLensImplicit(ml_dir, m, timestamps);
   }
   LogReaderOptions base;
@@ -230,10 +263,11 @@ absl::Status Run(const std::string& command) {
   if (split == "seeded") {
     timestamps.clear();
   } else if (split == "time" && timestamps.empty()) {
-    return absl::InvalidArgumentError("--period_split=time needs timestamps; only --movielens has them");
+    return absl::InvalidArgumentError(
+        "--period_split=time needs timestamps; only --movielens has them");
   } else if (split != "auto" && split != "time") {
-    return absl::InvalidArgumentError(absl::StrCat("--period_split: unknown '", split,
-                                                   "', expected auto, time or seeded"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--period_split: unknown '", split, "', expected auto, time or seeded"));
   }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
   absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options, timestamps);
@@ -268,7 +302,8 @@ int main(int argc, char** argv) {
       "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
   std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
   if (rest.size() > 1) {
-    std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n", rest[1]);
+    std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n",
+                 rest[1]);
     return 2;
   }
   std::vector<std::string> args(argv, argv + argc);

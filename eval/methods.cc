@@ -92,8 +92,8 @@ bool IsTrainedPilot(PilotSource source) {
 absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name) {
   if (name == "random") return EvalMode::kRandom;
   if (name == "deployed") return EvalMode::kDeployed;
-  return absl::InvalidArgumentError(absl::StrCat("unknown mode '", std::string(name),
-                                                 "', expected random or deployed"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown mode '", std::string(name), "', expected random or deployed"));
 }
 
 const char* EvalModeName(EvalMode mode) {
@@ -149,13 +149,15 @@ absl::Status ExperimentOptions::Validate() const {
     }
     for (const std::string& m : methods) {
       if (ParseMethodSpec(m)->score_power != 1.0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "method ", m, " is an investigation variant of the rates; it has no snapshot, so it "
-            "cannot run in deployed mode"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("method ", m,
+                         " is an investigation variant of the rates; it has no snapshot, so it "
+                         "cannot run in deployed mode"));
       }
     }
   }
-  if (ndcg_k < 1) return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
+  if (ndcg_k < 1)
+    return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
   if (absl::Status s = model.Validate(); !s.ok()) return s;
   return split.Validate();
 }

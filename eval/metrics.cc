@@ -21,8 +21,8 @@ absl::Status CheckLabels(absl::Span<const uint8_t> labels) {
 
 absl::Status CheckScores(absl::Span<const double> scores, size_t n_labels) {
   if (scores.size() != n_labels) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "scores and labels differ in length: ", scores.size(), " vs ", n_labels));
+    return absl::InvalidArgumentError(
+        absl::StrCat("scores and labels differ in length: ", scores.size(), " vs ", n_labels));
   }
   for (size_t i = 0; i < scores.size(); ++i) {
     if (!std::isfinite(scores[i])) {
@@ -94,8 +94,8 @@ absl::StatusOr<NdcgResult> NdcgAtK(absl::Span<const uint32_t> users,
                                    absl::Span<const uint8_t> labels, int k) {
   if (k < 1) return absl::InvalidArgumentError(absl::StrCat("NDCG cutoff k must be >= 1, got ", k));
   if (users.size() != labels.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("users and labels differ in length: ",
-                                                   users.size(), " vs ", labels.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("users and labels differ in length: ", users.size(), " vs ", labels.size()));
   }
   if (absl::Status s = CheckScores(scores, labels.size()); !s.ok()) return s;
   if (absl::Status s = CheckLabels(labels); !s.ok()) return s;

@@ -25,7 +25,7 @@ absl::StatusOr<double> LogLoss(absl::Span<const double> probabilities,
                                absl::Span<const uint8_t> labels);
 
 struct NdcgResult {
-  double ndcg = 0.0;        // mean over the users counted
+  double ndcg = 0.0;           // mean over the users counted
   uint64_t users_counted = 0;  // users with at least one positive impression
   uint64_t users_skipped = 0;  // users whose impressions are all negative (NDCG undefined)
 };

@@ -23,13 +23,13 @@ double Sigmoid(double x) {
 absl::Status Instances::Validate(uint32_t num_users, uint32_t num_items,
                                  const std::string& name) const {
   if (user.size() != label.size() || item.size() != label.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": users, items and labels differ in length (",
-                                                   user.size(), ", ", item.size(), ", ",
-                                                   label.size(), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": users, items and labels differ in length (", user.size(), ", ",
+                     item.size(), ", ", label.size(), ")"));
   }
   if (!offset.empty() && offset.size() != label.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, ": ", offset.size(),
-                                                   " offsets for ", label.size(), " instances"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, ": ", offset.size(), " offsets for ", label.size(), " instances"));
   }
   for (size_t i = 0; i < label.size(); ++i) {
     if (label[i] > 1) {
@@ -42,8 +42,8 @@ absl::Status Instances::Validate(uint32_t num_users, uint32_t num_items,
                                                      " users / ", num_items, " items"));
     }
     if (!offset.empty() && !(std::isfinite(offset[i]) && offset[i] <= 0.0f)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": instance ", i, " has offset ", offset[i], ", expected log(rate) <= 0"));
+      return absl::InvalidArgumentError(absl::StrCat(name, ": instance ", i, " has offset ",
+                                                     offset[i], ", expected log(rate) <= 0"));
     }
   }
   return absl::OkStatus();
@@ -54,22 +54,27 @@ absl::StatusOr<ModelKind> ParseModelKind(std::string_view name) {
   if (name == "fm") return ModelKind::kFactorisation;
   if (name == "mlp") return ModelKind::kMlp;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown model '", std::string(name), "', expected lr (logistic regression), fm "
+      absl::StrCat("unknown model '", std::string(name),
+                   "', expected lr (logistic regression), fm "
                    "(logistic factorisation) or mlp (factorisation + ReLU layer, DeepFM-style)"));
 }
 
 const char* ModelKindName(ModelKind kind) {
   switch (kind) {
-    case ModelKind::kLogistic: return "lr";
-    case ModelKind::kFactorisation: return "fm";
-    case ModelKind::kMlp: return "mlp";
+    case ModelKind::kLogistic:
+      return "lr";
+    case ModelKind::kFactorisation:
+      return "fm";
+    case ModelKind::kMlp:
+      return "mlp";
   }
   return "?";
 }
 
 const char* ModelKindDescription(ModelKind kind) {
   switch (kind) {
-    case ModelKind::kLogistic: return "lr (one-hot logistic regression)";
+    case ModelKind::kLogistic:
+      return "lr (one-hot logistic regression)";
     case ModelKind::kFactorisation:
       return "fm (logistic factorisation, user+item embeddings + biases)";
     case ModelKind::kMlp:
@@ -151,12 +156,11 @@ CtrModel::CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num
 }
 
 absl::StatusOr<std::unique_ptr<CtrModel>> CtrModel::Create(const ModelOptions& options,
-                                                           uint32_t num_users,
-                                                           uint32_t num_items) {
+                                                           uint32_t num_users, uint32_t num_items) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
   if (num_users == 0 || num_items == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("a model needs users and items, got ",
-                                                   num_users, " users and ", num_items, " items"));
+    return absl::InvalidArgumentError(absl::StrCat("a model needs users and items, got ", num_users,
+                                                   " users and ", num_items, " items"));
   }
   return std::unique_ptr<CtrModel>(new CtrModel(options, num_users, num_items));
 }
@@ -229,7 +233,8 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
     const uint32_t u = train.user[idx], v = train.item[idx];
     const double offset = train.offset.empty() ? 0.0 : train.offset[idx];
     // d(-objective)/dg = sigma(g - l) - y
-    const float grad = static_cast<float>(Sigmoid(LogitOf(params_, u, v) - offset) - train.label[idx]);
+    const float grad =
+        static_cast<float>(Sigmoid(LogitOf(params_, u, v) - offset) - train.label[idx]);
     accum_.bias += static_cast<double>(grad) * grad;
     params_.bias -= lr * grad / std::sqrt(accum_.bias);
     const float g_u = grad + l2 * params_.user_bias[u];

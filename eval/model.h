@@ -32,8 +32,8 @@ namespace graphsieve::eval {
 struct Instances {
   std::vector<uint32_t> user;
   std::vector<uint32_t> item;
-  std::vector<uint8_t> label;   // 0/1
-  std::vector<float> offset;    // log-odds offset l per instance; empty = all 0
+  std::vector<uint8_t> label;  // 0/1
+  std::vector<float> offset;   // log-odds offset l per instance; empty = all 0
   size_t size() const { return label.size(); }
   // Lengths agree, labels 0/1, indices below the bounds, offsets finite and <= 0.
   absl::Status Validate(uint32_t num_users, uint32_t num_items, const std::string& name) const;
@@ -41,33 +41,33 @@ struct Instances {
 
 enum class ModelKind { kLogistic, kFactorisation, kMlp };
 absl::StatusOr<ModelKind> ParseModelKind(std::string_view name);  // "lr" | "fm" | "mlp"
-const char* ModelKindName(ModelKind kind);                          // "lr" | "fm" | "mlp"
+const char* ModelKindName(ModelKind kind);                        // "lr" | "fm" | "mlp"
 // One line for reports, e.g. "fm (logistic factorisation, ...)".
 const char* ModelKindDescription(ModelKind kind);
 
 struct ModelOptions {
   ModelKind kind = ModelKind::kFactorisation;
-  int dim = 16;                   // embedding dimension of fm and mlp (ignored by lr)
-  int hidden = 32;                // hidden ReLU units of mlp
+  int dim = 16;     // embedding dimension of fm and mlp (ignored by lr)
+  int hidden = 32;  // hidden ReLU units of mlp
   // L2 weight per update of the mlp's shared layer weights (W, c, v). They are
   // updated by every instance, so the per-parameter `l2` would shrink them
   // ~(instances / users) times harder than an embedding.
   double dense_l2 = 1e-7;
-  double learning_rate = 0.05;    // Adagrad step size
+  double learning_rate = 0.05;       // Adagrad step size
   double initial_accumulator = 0.1;  // Adagrad's starting sum of squared gradients
-  double l2 = 1e-5;               // L2 weight applied at every update of a parameter
-  double init_std = 0.01;         // std of the embeddings' normal initialisation
-  int max_epochs = 30;            // passes over the training instances at most
-  int patience = 2;               // stop after this many epochs without a better validation loss
-  uint64_t seed = 1;              // initialisation and shuffling
+  double l2 = 1e-5;                  // L2 weight applied at every update of a parameter
+  double init_std = 0.01;            // std of the embeddings' normal initialisation
+  int max_epochs = 30;               // passes over the training instances at most
+  int patience = 2;                  // stop after this many epochs without a better validation loss
+  uint64_t seed = 1;                 // initialisation and shuffling
   absl::Status Validate() const;
 };
 
 struct TrainSummary {
   int epochs_run = 0;
-  int best_epoch = 0;                        // 1-based epoch whose parameters were kept
+  int best_epoch = 0;  // 1-based epoch whose parameters were kept
   double best_validation_log_loss = 0.0;
-  std::vector<double> validation_log_loss;   // per epoch
+  std::vector<double> validation_log_loss;  // per epoch
 };
 
 class CtrModel {

@@ -28,7 +28,7 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
   const std::string path = absl::StrCat(dir, "/u.data");
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open MovieLens ratings ", path));
-  absl::flat_hash_set<uint64_t> positives;  // user << 32 | item
+  absl::flat_hash_set<uint64_t> positives;          // user << 32 | item
   absl::flat_hash_map<uint64_t, int64_t> rated_at;  // user << 32 | item -> timestamp
   std::vector<uint64_t> users, items;
   std::string line;
@@ -37,10 +37,13 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty()) continue;
-    std::vector<absl::string_view> f = absl::StrSplit(line, absl::ByAnyChar("\t "), absl::SkipEmpty());
+    std::vector<absl::string_view> f =
+        absl::StrSplit(line, absl::ByAnyChar("\t "), absl::SkipEmpty());
     if (f.size() < 3) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": expected user, item, rating "
-                                                     "separated by tabs, got ", f.size(), " fields"));
+      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no,
+                                                     ": expected user, item, rating "
+                                                     "separated by tabs, got ",
+                                                     f.size(), " fields"));
     }
     uint32_t user = 0, item = 0;
     double rating = 0.0;
@@ -53,15 +56,16 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
                                                      std::string(f[1]), "' is not an integer"));
     }
     if (!absl::SimpleAtod(f[2], &rating) || !std::isfinite(rating)) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no, ": rating '",
-                                                     std::string(f[2]), "' is not a number"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ":", line_no, ": rating '", std::string(f[2]), "' is not a number"));
     }
     if (timestamps != nullptr) {
       int64_t t = 0;
       if (f.size() < 4 || !absl::SimpleAtoi(f[3], &t) || t < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ":", line_no,
-                                                       ": expected a non-negative integer timestamp "
-                                                       "in the fourth field"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ":", line_no,
+                         ": expected a non-negative integer timestamp "
+                         "in the fourth field"));
       }
       rated_at[(uint64_t{user} << 32) | item] = t;
     }
@@ -78,9 +82,9 @@ absl::StatusOr<ImpressionLog> ReadMovieLensImplicit(const std::string& dir,
   unique_sorted(&items);
   const uint64_t total = static_cast<uint64_t>(users.size()) * items.size();
   if (total > options.max_impressions) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": ", users.size(), " users x ", items.size(), " items = ", total,
-        " impressions exceeds max_impressions ", options.max_impressions));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", users.size(), " users x ", items.size(), " items = ", total,
+                     " impressions exceeds max_impressions ", options.max_impressions));
   }
   ImpressionLog log;
   if (timestamps != nullptr) {

@@ -127,10 +127,10 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
       "%d instances (%d positive, %.2f%%), %d users, %d items; %s "
       "(train %d, validation %d, test %d). Pilot score: %s. Mean ± sample std over %d seeds; "
       "ΔAUC is paired per seed (same split, same uniform numbers). Runtime %.0f s.\n\n",
-      result.instances, result.positives, 100.0 * result.positives / std::max<uint64_t>(1, result.instances),
-      result.users, result.items, split, result.train_instances, result.validation_instances,
-      result.test_instances, result.pilot,
-      cells.empty() ? 0 : cells.front().auc.n, result.seconds);
+      result.instances, result.positives,
+      100.0 * result.positives / std::max<uint64_t>(1, result.instances), result.users,
+      result.items, split, result.train_instances, result.validation_instances,
+      result.test_instances, result.pilot, cells.empty() ? 0 : cells.front().auc.n, result.seconds);
   if (!context.command.empty()) absl::StrAppend(&md, "Command: `", context.command, "`\n\n");
   std::vector<std::string> models;
   for (const Summary& c : cells) {
@@ -140,12 +140,13 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
     absl::StatusOr<ModelKind> kind = ParseModelKind(model);
     absl::StrAppend(&md, "Target model **", kind.ok() ? ModelKindDescription(*kind) : model.c_str(),
                     "**\n\n");
-    absl::StrAppendFormat(&md,
-                          "| method | α | ϱ or κ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
-                          "ΔAUC vs full | log-loss | NDCG@%d |%s\n"
-                          "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
-                          context.ndcg_k, deployed ? " source EXACT / INFERRED / DEFAULT |" : "",
-                          deployed ? "---|" : "");
+    absl::StrAppendFormat(
+        &md,
+        "| method | α | ϱ or κ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
+        "ΔAUC vs full | log-loss | NDCG@%d |%s\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+        context.ndcg_k, deployed ? " source EXACT / INFERRED / DEFAULT |" : "",
+        deployed ? "---|" : "");
     for (const Summary& c : cells) {
       if (c.model != model) continue;
       const bool full = c.method == "full";
@@ -154,15 +155,16 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
           &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |", c.method,
           full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? RuleCell(c) : "–",
           c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean,
-          pipeline ? absl::StrFormat("%.2f / %.3f", c.at_floor.mean, c.at_one.mean) : "–", PlusMinus(c.auc, 4),
-          SignedPlusMinus(c.delta_auc_vs_uniform), full ? "–" : SignedPlusMinus(c.delta_auc_vs_full),
-          PlusMinus(c.log_loss, 4), PlusMinus(c.ndcg, 4));
+          pipeline ? absl::StrFormat("%.2f / %.3f", c.at_floor.mean, c.at_one.mean) : "–",
+          PlusMinus(c.auc, 4), SignedPlusMinus(c.delta_auc_vs_uniform),
+          full ? "–" : SignedPlusMinus(c.delta_auc_vs_full), PlusMinus(c.log_loss, 4),
+          PlusMinus(c.ndcg, 4));
       if (deployed) {
-        absl::StrAppend(&md, " ", c.source_exact.n == 0 ? std::string("–")
-                                                        : absl::StrFormat("%.3f / %.3f / %.3f",
-                                                                          c.source_exact.mean,
-                                                                          c.source_inferred.mean,
-                                                                          c.source_default.mean),
+        absl::StrAppend(&md, " ",
+                        c.source_exact.n == 0
+                            ? std::string("–")
+                            : absl::StrFormat("%.3f / %.3f / %.3f", c.source_exact.mean,
+                                              c.source_inferred.mean, c.source_default.mean),
                         " |");
       }
       absl::StrAppend(&md, "\n");
@@ -197,25 +199,41 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
   j["skipped"] = result.skipped;
   j["ndcg_k"] = context.ndcg_k;
   for (const RunResult& r : result.runs) {
-    j["runs"].push_back({{"method", r.method}, {"alpha", r.alpha}, {"floor", r.floor},
-                         {"kappa", r.kappa}, {"pilot_kappa", r.pilot_kappa},
-                         {"gamma", r.gamma}, {"model", r.model}, {"seed", r.seed},
-                         {"auc", r.auc}, {"log_loss", r.log_loss}, {"ndcg", r.ndcg},
+    j["runs"].push_back({{"method", r.method},
+                         {"alpha", r.alpha},
+                         {"floor", r.floor},
+                         {"kappa", r.kappa},
+                         {"pilot_kappa", r.pilot_kappa},
+                         {"gamma", r.gamma},
+                         {"model", r.model},
+                         {"seed", r.seed},
+                         {"auc", r.auc},
+                         {"log_loss", r.log_loss},
+                         {"ndcg", r.ndcg},
                          {"kept_negative_fraction", r.kept_negative_fraction},
                          {"kept_instances", r.kept_instances},
                          {"mean_rate_positive_pairs", r.mean_rate_positive_pairs},
                          {"negatives_at_floor", r.negatives_at_floor},
                          {"negatives_at_one", r.negatives_at_one},
-                         {"epochs", r.epochs}, {"best_epoch", r.best_epoch},
-                         {"rate_seconds", r.rate_seconds}, {"train_seconds", r.train_seconds},
-                         {"source_exact", r.source_exact}, {"source_inferred", r.source_inferred},
+                         {"epochs", r.epochs},
+                         {"best_epoch", r.best_epoch},
+                         {"rate_seconds", r.rate_seconds},
+                         {"train_seconds", r.train_seconds},
+                         {"source_exact", r.source_exact},
+                         {"source_inferred", r.source_inferred},
                          {"source_default", r.source_default}});
   }
   for (const Summary& c : cells) {
-    j["summary"].push_back({{"method", c.method}, {"alpha", c.alpha}, {"floor", c.floor},
-                            {"kappa", c.kappa}, {"pilot_kappa", c.pilot_kappa},
-                            {"gamma", c.gamma}, {"model", c.model}, {"auc", StatJson(c.auc)},
-                            {"log_loss", StatJson(c.log_loss)}, {"ndcg", StatJson(c.ndcg)},
+    j["summary"].push_back({{"method", c.method},
+                            {"alpha", c.alpha},
+                            {"floor", c.floor},
+                            {"kappa", c.kappa},
+                            {"pilot_kappa", c.pilot_kappa},
+                            {"gamma", c.gamma},
+                            {"model", c.model},
+                            {"auc", StatJson(c.auc)},
+                            {"log_loss", StatJson(c.log_loss)},
+                            {"ndcg", StatJson(c.ndcg)},
                             {"kept_negative_fraction", StatJson(c.kept)},
                             {"negatives_at_floor", StatJson(c.at_floor)},
                             {"negatives_at_one", StatJson(c.at_one)},

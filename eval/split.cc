@@ -25,9 +25,9 @@ absl::Status SplitOptions::Validate() const {
         absl::StrCat("validation_fraction must be in (0, 1), got ", validation_fraction));
   }
   if (train_fraction + validation_fraction >= 1.0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "train_fraction + validation_fraction must be < 1 to leave a test part, got ",
-        train_fraction + validation_fraction));
+    return absl::InvalidArgumentError(
+        absl::StrCat("train_fraction + validation_fraction must be < 1 to leave a test part, got ",
+                     train_fraction + validation_fraction));
   }
   return absl::OkStatus();
 }

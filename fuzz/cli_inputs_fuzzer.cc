@@ -27,11 +27,18 @@ void SetFlags(fuzz::Input& in) {
     absl::Flag<std::string>* flag;
     const char* def;
   };
-  static const Flag kFlags[] = {
-      {&FLAGS_dataset, ""},        {&FLAGS_user_col, "user_id"},  {&FLAGS_item_col, "item_id"},
-      {&FLAGS_label_col, "label"}, {&FLAGS_label_rule, ""},       {&FLAGS_pilot_col, ""},
-      {&FLAGS_delimiter, "auto"},  {&FLAGS_id_mode, "auto"},      {&FLAGS_user_column, "user_id"},
-      {&FLAGS_item_column, "item_id"}, {&FLAGS_label, "label"},   {&FLAGS_pilot_column, ""}};
+  static const Flag kFlags[] = {{&FLAGS_dataset, ""},
+                                {&FLAGS_user_col, "user_id"},
+                                {&FLAGS_item_col, "item_id"},
+                                {&FLAGS_label_col, "label"},
+                                {&FLAGS_label_rule, ""},
+                                {&FLAGS_pilot_col, ""},
+                                {&FLAGS_delimiter, "auto"},
+                                {&FLAGS_id_mode, "auto"},
+                                {&FLAGS_user_column, "user_id"},
+                                {&FLAGS_item_column, "item_id"},
+                                {&FLAGS_label, "label"},
+                                {&FLAGS_pilot_column, ""}};
   for (const Flag& f : kFlags) {
     const std::string_view v = in.Line();
     absl::SetFlag(f.flag, v.empty() ? std::string(f.def) : std::string(v));

@@ -28,7 +28,7 @@ struct Sizes {
 };
 
 Sizes SizesOf(const ImpressionLog& log) {
-  return {log.user_ids.size(), log.item_ids.size(), log.labels.size(), log.pilot_scores.size(),
+  return {log.user_ids.size(), log.item_ids.size(), log.labels.size(),   log.pilot_scores.size(),
           log.bytes_read,      log.rows_read,       log.bad_rows_skipped};
 }
 

@@ -54,10 +54,14 @@ World& TheWorld() {
 
 uint64_t Id(FuzzedDataProvider& p, bool item) {
   switch (p.ConsumeIntegralInRange(0, 5)) {
-    case 0: return 0;
-    case 1: return std::numeric_limits<uint64_t>::max();
-    case 2: return p.ConsumeIntegral<uint64_t>();
-    default: return item ? 1001 + p.ConsumeIntegralInRange(0, 15) : 1 + p.ConsumeIntegralInRange(0, 12);
+    case 0:
+      return 0;
+    case 1:
+      return std::numeric_limits<uint64_t>::max();
+    case 2:
+      return p.ConsumeIntegral<uint64_t>();
+    default:
+      return item ? 1001 + p.ConsumeIntegralInRange(0, 15) : 1 + p.ConsumeIntegralInRange(0, 12);
   }
 }
 
@@ -114,9 +118,9 @@ void CheckResponse(const World& w, const v1::GetSamplingRateRequest& req,
     }
   }
   const bool labelled = req.labels_size() > 0;
-  fuzz::Check(resp.keep_size() == (labelled ? n : 0) &&
-                  resp.log_odds_offsets_size() == (labelled ? n : 0),
-              "keep decisions only, and all, for labelled batches");
+  fuzz::Check(
+      resp.keep_size() == (labelled ? n : 0) && resp.log_odds_offsets_size() == (labelled ? n : 0),
+      "keep decisions only, and all, for labelled batches");
   for (int k = 0; k < resp.keep_size(); ++k) {
     if (req.labels(k)) fuzz::Check(resp.keep(k), "a positive was not kept");
     fuzz::Check(std::fabs(resp.log_odds_offsets(k) - std::log(resp.rates(k))) < 1e-5f,
@@ -151,8 +155,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::Check(st.ok(), ("a well-formed batch failed: " + shape).c_str());
     CheckResponse(w, req, resp);
   } else {
-    fuzz::Check(st.error_code() == grpc::StatusCode::INVALID_ARGUMENT && !st.error_message().empty(),
-                ("a malformed batch was not INVALID_ARGUMENT: " + shape).c_str());
+    fuzz::Check(
+        st.error_code() == grpc::StatusCode::INVALID_ARGUMENT && !st.error_message().empty(),
+        ("a malformed batch was not INVALID_ARGUMENT: " + shape).c_str());
   }
   return 0;
 }

@@ -38,10 +38,10 @@ namespace {
 constexpr char kVersion[] = "20261125T224501Z-0000f022";
 
 struct Template {
-  std::string root;                   // <scratch>/<name>; the version is root/kVersion
-  std::vector<std::string> files;     // relative to the version dir, sorted
-  std::vector<std::string> contents;  // original bytes of each file
-  std::string manifest;               // original MANIFEST.json
+  std::string root;                    // <scratch>/<name>; the version is root/kVersion
+  std::vector<std::string> files;      // relative to the version dir, sorted
+  std::vector<std::string> contents;   // original bytes of each file
+  std::string manifest;                // original MANIFEST.json
   std::vector<uint64_t> users, items;  // some stored pairs, for lookups
 };
 
@@ -78,14 +78,15 @@ Template MakeTemplate(const std::string& name, snapshot::TableFormat format) {
 }
 
 std::vector<Template>& Templates() {
-  static auto* t = new std::vector<Template>{
-      MakeTemplate("block", snapshot::TableFormat::kBlockBased),
-      MakeTemplate("cuckoo", snapshot::TableFormat::kCuckoo)};
+  static auto* t =
+      new std::vector<Template>{MakeTemplate("block", snapshot::TableFormat::kBlockBased),
+                                MakeTemplate("cuckoo", snapshot::TableFormat::kCuckoo)};
   return *t;
 }
 
 // MANIFEST.json with `file`'s size and digest replaced by those of `content`.
-std::string Reseal(const std::string& manifest, const std::string& file, const std::string& content) {
+std::string Reseal(const std::string& manifest, const std::string& file,
+                   const std::string& content) {
   nlohmann::json m = nlohmann::json::parse(manifest);
   for (auto& f : m["files"]) {
     if (f["path"] == file) {
@@ -100,8 +101,7 @@ void Exercise(const SnapshotReader& reader, const Template& t) {
   const size_t n = t.users.size();
   std::unique_ptr<bool[]> found(new bool[n]);
   std::vector<float> rates(n);
-  (void)reader.LookupPairs(t.users, t.items, absl::MakeSpan(found.get(), n),
-                           absl::MakeSpan(rates));
+  (void)reader.LookupPairs(t.users, t.items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates));
   std::vector<float> sketch(reader.model().sketch_dim);
   NodeRecord record;
   for (size_t k = 0; k < n; ++k) {

@@ -19,8 +19,8 @@ enum Stream : uint64_t {
   kUserRows = 6,
   kUserPilot = 7,
   kUserShuffle = 8,
-  kUserPolicy = 9,      // kPreference: the previous model's noise per (user, item)
-  kUserPolicyRows = 10, // kPreference: repeats and labels
+  kUserPolicy = 9,       // kPreference: the previous model's noise per (user, item)
+  kUserPolicyRows = 10,  // kPreference: repeats and labels
   kPolicyCalibration = 11,
 };
 
@@ -137,7 +137,8 @@ void ClickModel::CalibrateMu() {
     }
   } else if (users * items <= 2 * kSample) {
     for (int64_t u = 0; u < users; ++u)
-      for (int64_t j = 0; j < items; ++j) add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
+      for (int64_t j = 0; j < items; ++j)
+        add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
   } else {
     Rng rng(options_.seed, kCalibration, 0);
     for (int64_t s = 0; s < kSample; ++s) {
@@ -179,14 +180,15 @@ void ClickModel::PreferenceItems(int64_t u, std::vector<uint32_t>* items) const 
     for (int k = 0; k < count; ++k) draw.Uniform();  // its labels
   }
   const size_t n = popular.size();
-  const size_t exploit =
-      std::min(n, static_cast<size_t>(std::llround((1.0 - options_.exploration) * static_cast<double>(n))));
+  const size_t exploit = std::min(
+      n, static_cast<size_t>(std::llround((1.0 - options_.exploration) * static_cast<double>(n))));
   // The previous model's score of every item for this user; its top `exploit`.
   Rng noise(options_.seed, kUserPolicy, static_cast<uint64_t>(u));
   std::vector<std::pair<double, uint32_t>> ranked(num_items);
   for (int64_t j = 0; j < num_items; ++j) {
-    ranked[j] = {options_.policy_slope * Score(u, j) + options_.policy_noise_stddev * noise.Normal(),
-                 static_cast<uint32_t>(j)};
+    ranked[j] = {
+        options_.policy_slope * Score(u, j) + options_.policy_noise_stddev * noise.Normal(),
+        static_cast<uint32_t>(j)};
   }
   if (exploit > 0) {
     std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit - 1),

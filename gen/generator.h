@@ -63,10 +63,10 @@ struct GeneratorOptions {
   double factor_stddev = 0.6;              // per-coordinate spread of the factors
   double popularity_click_coupling = 0.2;  // logit bonus per stddev of an item's log-popularity
   Exposure exposure = Exposure::kPopularity;  // which pairs are impressed (see above)
-  double exploration = 0.2;        // kPreference: share of a user's pairs drawn by popularity
-  double policy_slope = 0.7;       // kPreference: the previous model's score = slope·true score
+  double exploration = 0.2;          // kPreference: share of a user's pairs drawn by popularity
+  double policy_slope = 0.7;         // kPreference: the previous model's score = slope·true score
   double policy_noise_stddev = 1.0;  // kPreference: + this much N(0,1) noise per pair
-  bool pilot = false;                      // write a pilot_score column
+  bool pilot = false;                // write a pilot_score column
   double pilot_slope = 0.7;  // pilot logit = mu + slope·(true logit − mu) + shift + noise
   double pilot_shift = 0.5;  // logit units; > 0 over-predicts clicks
   double pilot_noise_stddev = 0.8;

@@ -65,9 +65,8 @@ int Run() {
         stderr, "graphsieve-gen: --output is required (a file path, or '-' for standard output)\n");
     return 2;
   }
-  absl::StatusOr<graphsieve::GeneratorOptions> preset =
-      graphsieve::GeneratorPreset(absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale),
-                                  absl::GetFlag(FLAGS_nodes_scale));
+  absl::StatusOr<graphsieve::GeneratorOptions> preset = graphsieve::GeneratorPreset(
+      absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale), absl::GetFlag(FLAGS_nodes_scale));
   if (!preset.ok()) {
     std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n",
                  std::string(preset.status().message()).c_str());

@@ -71,8 +71,9 @@ absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHt
   mg_error_data error = {&error_code, error_text, sizeof(error_text)};
   server->ctx_ = mg_start2(&init, &error);
   if (server->ctx_ == nullptr) {
-    return absl::UnavailableError(absl::StrCat("--admin-port: cannot listen on ", ports, ": ",
-                                               error_text[0] != 0 ? error_text : "in use or not permitted"));
+    return absl::UnavailableError(
+        absl::StrCat("--admin-port: cannot listen on ", ports, ": ",
+                     error_text[0] != 0 ? error_text : "in use or not permitted"));
   }
   mg_set_request_handler(server->ctx_, "/", &AdminHttpServer::Handle, server.get());
   mg_server_port listening[4];

@@ -44,12 +44,12 @@ absl::Status ConfigureServerAllocator(const AllocatorOptions& options, std::stri
     return absl::OkStatus();
   }
   if (mallopt(M_MMAP_THRESHOLD, static_cast<int>(options.mmap_threshold_bytes)) != 1) {
-    return absl::InternalError(absl::StrCat("mallopt(M_MMAP_THRESHOLD, ",
-                                            options.mmap_threshold_bytes, ") failed"));
+    return absl::InternalError(
+        absl::StrCat("mallopt(M_MMAP_THRESHOLD, ", options.mmap_threshold_bytes, ") failed"));
   }
   if (mallopt(M_TRIM_THRESHOLD, static_cast<int>(options.trim_threshold_bytes)) != 1) {
-    return absl::InternalError(absl::StrCat("mallopt(M_TRIM_THRESHOLD, ",
-                                            options.trim_threshold_bytes, ") failed"));
+    return absl::InternalError(
+        absl::StrCat("mallopt(M_TRIM_THRESHOLD, ", options.trim_threshold_bytes, ") failed"));
   }
   *note = absl::StrCat("malloc mmap threshold ", options.mmap_threshold_bytes,
                        " bytes, trim threshold ", options.trim_threshold_bytes, " bytes (fixed)");

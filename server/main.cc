@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
       "  graphsieve-server --snapshot-root DIR [--port 50051] [--admin-port 8080]\n"
       "                    [--poll-interval-seconds 10] [--default-policy node-mean] ...\n"
       "Flag names may use '-' or '_'. On start it prints 'graphsieve-server listening "
-      "port=P admin_port=Q operator=ADDRESS' on stdout. SIGTERM/SIGINT drain and exit 0. See docs/SERVER.md.",
+      "port=P admin_port=Q operator=ADDRESS' on stdout. SIGTERM/SIGINT drain and exit 0. See "
+      "docs/SERVER.md.",
       "server/main.cc", graphsieve::kServerVersion);
   std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
@@ -151,7 +152,8 @@ int main(int argc, char** argv) {
   }
   o.drain_grace_seconds = absl::GetFlag(FLAGS_drain_grace_seconds);
   o.drain_notice_seconds = absl::GetFlag(FLAGS_drain_notice_seconds);
-  o.testing_hold_tagged_calls_until_drain = absl::GetFlag(FLAGS_testing_hold_tagged_calls_until_drain);
+  o.testing_hold_tagged_calls_until_drain =
+      absl::GetFlag(FLAGS_testing_hold_tagged_calls_until_drain);
   const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
   if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;

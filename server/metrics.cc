@@ -57,8 +57,9 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                    .Add({});
   pinned_ = &BuildCounter()
                  .Name("graphsieve_version_pinned_requests_total")
-                 .Help("GetSamplingRate calls naming a snapshot_version, by result: "
-                       "active, held (the previous version), not_held, unavailable")
+                 .Help(
+                     "GetSamplingRate calls naming a snapshot_version, by result: "
+                     "active, held (the previous version), not_held, unavailable")
                  .Register(*registry_);
   info_family_ = &BuildGauge()
                       .Name("graphsieve_snapshot_info")
@@ -85,15 +86,17 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                        .Help("Open + validate + warm/index time of the last snapshot load")
                        .Register(*registry_)
                        .Add({});
-  index_bytes_ = &BuildGauge()
-                      .Name("graphsieve_snapshot_index_bytes")
-                      .Help("RAM of the serving version's in-memory index (0 with --lookup=rocksdb)")
-                      .Register(*registry_)
-                      .Add({});
-  auto& negatives = BuildCounter()
-                        .Name("graphsieve_negative_instances_total")
-                        .Help("Negative instances in labelled GetSamplingRate calls, by keep decision")
-                        .Register(*registry_);
+  index_bytes_ =
+      &BuildGauge()
+           .Name("graphsieve_snapshot_index_bytes")
+           .Help("RAM of the serving version's in-memory index (0 with --lookup=rocksdb)")
+           .Register(*registry_)
+           .Add({});
+  auto& negatives =
+      BuildCounter()
+          .Name("graphsieve_negative_instances_total")
+          .Help("Negative instances in labelled GetSamplingRate calls, by keep decision")
+          .Register(*registry_);
   negatives_kept_ = &negatives.Add({{"decision", "kept"}});
   negatives_dropped_ = &negatives.Add({{"decision", "dropped"}});
   negative_rate_ = &BuildHistogram()
@@ -110,8 +113,9 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                              "Mean rate change (new - previous) over the pairs in both versions");
   change_moved_ = gauge("graphsieve_version_change_fraction_moved",
                         "Share of pairs whose rate moved more than 0.05 from the previous version");
-  expected_kept_ = gauge("graphsieve_snapshot_expected_kept_fraction",
-                         "Mean rate over the log's negative instances (manifest) of the serving version");
+  expected_kept_ =
+      gauge("graphsieve_snapshot_expected_kept_fraction",
+            "Mean rate over the log's negative instances (manifest) of the serving version");
 }
 
 void ServerMetrics::ObserveRpc(const std::string& method, const std::string& code) {

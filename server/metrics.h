@@ -32,14 +32,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "core/serving/batch_scorer.h"
+#include "google/protobuf/repeated_field.h"
 #include "nlohmann/json.hpp"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "core/serving/batch_scorer.h"
-#include "google/protobuf/repeated_field.h"
 #include "server/traffic_window.h"
 
 namespace graphsieve {

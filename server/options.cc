@@ -24,8 +24,8 @@ absl::Status CheckOperatorAddress(absl::string_view a) {
   int port = -1;
   if (colon == absl::string_view::npos || !absl::SimpleAtoi(a.substr(colon + 1), &port) ||
       port < 0 || port > 65535) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--operator-address: '", a, "' is not unix:/PATH, HOST:PORT or 'off'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--operator-address: '", a, "' is not unix:/PATH, HOST:PORT or 'off'"));
   }
   const absl::string_view host = a.substr(0, colon);
   if (host == "localhost" || host == "[::1]" || absl::StartsWith(host, "127.")) {

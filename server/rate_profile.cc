@@ -42,7 +42,8 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   RateProfile p;
   p.version = manifest.version;
   p.expected_kept_fraction = manifest.achieved_negative_mean_rate;
-  const nlohmann::json m = nlohmann::json::parse(manifest.json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json m =
+      nlohmann::json::parse(manifest.json, nullptr, /*allow_exceptions=*/false);
   if (!m.is_discarded() && m.contains("counts") && m["counts"].is_object() &&
       m["counts"].contains("negative_instances") &&
       m["counts"]["negative_instances"].is_number_unsigned()) {
@@ -101,8 +102,14 @@ VersionComparison CompareProfiles(const RateProfile& from, const RateProfile& to
   const auto& a = from.sample;
   const auto& b = to.sample;
   while (i < a.size() || j < b.size()) {
-    if (i < a.size() && (a[i].hash & mask) != 0) { ++i; continue; }
-    if (j < b.size() && (b[j].hash & mask) != 0) { ++j; continue; }
+    if (i < a.size() && (a[i].hash & mask) != 0) {
+      ++i;
+      continue;
+    }
+    if (j < b.size() && (b[j].hash & mask) != 0) {
+      ++j;
+      continue;
+    }
     if (j == b.size() || (i < a.size() && KeyLess(a[i], b[j]))) {
       ++c.pairs_only_from;
       ++i;

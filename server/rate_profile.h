@@ -61,21 +61,20 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
 
 struct VersionComparison {
   std::string from_version, to_version;
-  uint64_t pairs_compared = 0;  // sampled pairs stored in both versions
+  uint64_t pairs_compared = 0;                      // sampled pairs stored in both versions
   uint64_t pairs_only_from = 0, pairs_only_to = 0;  // sampled pairs in one version only
-  int sample_bits = 0;          // 0 = every pair compared
-  double threshold = 0;         // |Δrate| counted as "moved" above this
-  double mean_rate_from = 0, mean_rate_to = 0;  // over the compared pairs
-  double mean_delta = 0;         // mean of to - from
+  int sample_bits = 0;                              // 0 = every pair compared
+  double threshold = 0;                             // |Δrate| counted as "moved" above this
+  double mean_rate_from = 0, mean_rate_to = 0;      // over the compared pairs
+  double mean_delta = 0;                            // mean of to - from
   double mean_abs_delta = 0, p99_abs_delta = 0, max_abs_delta = 0;
-  double fraction_moved = 0;     // share of compared pairs with |Δrate| > threshold
-  double ks_distance = 0;        // sup |F_from - F_to| over the compared pairs
+  double fraction_moved = 0;  // share of compared pairs with |Δrate| > threshold
+  double ks_distance = 0;     // sup |F_from - F_to| over the compared pairs
   double expected_kept_fraction_from = 0, expected_kept_fraction_to = 0;  // manifests
 };
 
 // REQUIRES: both profiles come from ProfileSnapshot (samples sorted by key).
-VersionComparison CompareProfiles(const RateProfile& from, const RateProfile& to,
-                                  double threshold);
+VersionComparison CompareProfiles(const RateProfile& from, const RateProfile& to, double threshold);
 
 nlohmann::json RateProfileToJson(const RateProfile& profile);  // without the sample
 nlohmann::json VersionComparisonToJson(const VersionComparison& comparison);

@@ -124,9 +124,9 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     bool held = false;
     absl::StatusOr<std::shared_ptr<const ServingSnapshot>> found =
         manager_->Find(request.snapshot_version(), &held);
-    metrics_->ObservePinnedRequest(found.ok() ? (held ? "held" : "active")
-                                              : (absl::IsNotFound(found.status()) ? "not_held"
-                                                                                   : "unavailable"));
+    metrics_->ObservePinnedRequest(
+        found.ok() ? (held ? "held" : "active")
+                   : (absl::IsNotFound(found.status()) ? "not_held" : "unavailable"));
     if (!found.ok()) return found.status();
     snap = *std::move(found);
   }
@@ -145,11 +145,10 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     return absl::OkStatus();
   };
   std::unique_ptr<RateSource[]> sources(new RateSource[n]);
-  absl::Status st = scorer_.Score(
-      *snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
-      absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
-      absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
-      absl::MakeSpan(sources.get(), n), counts);
+  absl::Status st = scorer_.Score(*snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
+                                  absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
+                                  absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
+                                  absl::MakeSpan(sources.get(), n), counts);
   if (!st.ok()) return st;
   int* proto_sources = response->mutable_sources()->mutable_data();
   for (size_t i = 0; i < n; ++i) proto_sources[i] = ToProtoRateSource(sources[i]);

@@ -11,9 +11,9 @@
 
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
-#include "graphsieve/v1/sampling.grpc.pb.h"
 #include "core/serving/batch_scorer.h"
 #include "core/serving/rate_source.h"
+#include "graphsieve/v1/sampling.grpc.pb.h"
 #include "proto/graphsieve/v1/rate_source_mapping.h"  // ToProtoRateSource, the border mapping
 #include "server/metrics.h"
 #include "server/options.h"

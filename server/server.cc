@@ -74,7 +74,8 @@ std::string HolderName(int partition) {
 // them (older versions lack some; then they are absent here too).
 nlohmann::json RateRuleJson(const std::string& manifest_json) {
   nlohmann::json out = nlohmann::json::object();
-  const nlohmann::json m = nlohmann::json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json m =
+      nlohmann::json::parse(manifest_json, nullptr, /*allow_exceptions=*/false);
   if (m.is_discarded() || !m.is_object() || !m.contains("parameters")) return out;
   const nlohmann::json& p = m["parameters"];
   if (!p.is_object()) return out;
@@ -192,13 +193,13 @@ absl::Status GraphsieveServer::StartOperatorListener() {
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 1);
   operator_server_ = builder.BuildAndStart();
   if (operator_server_ == nullptr || port == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "--operator-address: cannot listen on ", operator_address_,
-        " (in use, not permitted, or the socket's directory does not exist)"));
+    return absl::UnavailableError(
+        absl::StrCat("--operator-address: cannot listen on ", operator_address_,
+                     " (in use, not permitted, or the socket's directory does not exist)"));
   }
   if (!absl::StartsWith(operator_address_, "unix:")) {
-    operator_address_ = absl::StrCat(
-        operator_address_.substr(0, operator_address_.rfind(':')), ":", port);
+    operator_address_ =
+        absl::StrCat(operator_address_.substr(0, operator_address_.rfind(':')), ":", port);
     data_service_->SetOperatorAddress(operator_address_);
   }
   return absl::OkStatus();

@@ -22,9 +22,9 @@ absl::Status SnapshotManagerOptions::Validate() const {
         absl::StrCat("history_size must be >= 1, got ", history_size));
   }
   if (!(hold_previous_seconds >= 0) || !std::isfinite(hold_previous_seconds)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--previous-version-hold-seconds must be a finite number >= 0, got ",
-        hold_previous_seconds));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--previous-version-hold-seconds must be a finite number >= 0, got ",
+                     hold_previous_seconds));
   }
   if (!pin_version.empty() && !SnapshotSource::IsValidVersionName(pin_version)) {
     return absl::InvalidArgumentError(
@@ -216,8 +216,7 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   ServerLog(absl::StrCat(
       "serving version ", version, " (", ok_message, ", loaded in ",
       absl::StrFormat("%.2f s: verify files %.2f, rocksdb checksums %.2f, open %.2f, %s %.2f",
-                      seconds, ls.verify_files_seconds, ls.verify_rocksdb_seconds,
-                      ls.open_seconds,
+                      seconds, ls.verify_files_seconds, ls.verify_rocksdb_seconds, ls.open_seconds,
                       index ? (ls.index_mapped ? "map index file" : "build index") : "warm",
                       ls.index_seconds),
       index ? absl::StrFormat("; %s index %.0f MiB", ls.index_mapped ? "mapped" : "in-memory",

@@ -81,7 +81,7 @@ struct SnapshotManagerOptions {
   // The holder name of the store holds (SnapshotStore::Hold); "" = no store
   // hold (the version then depends on retention's newest-N rule).
   std::string holder;
-  SnapshotLoader loader;                     // empty = SnapshotReader::Open(root, v, reader)
+  SnapshotLoader loader;  // empty = SnapshotReader::Open(root, v, reader)
   // Called after every refresh event, outside all locks, with the snapshot now
   // serving (may be null). Used for metrics and readiness.
   std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>
@@ -92,7 +92,7 @@ struct SnapshotManagerOptions {
 // What GetStatus reports.
 struct ManagerState {
   std::shared_ptr<const ServingSnapshot> active;
-  std::string held;  // the previous version still open for pinned requests ("" = none)
+  std::string held;             // the previous version still open for pinned requests ("" = none)
   std::string current_on_disk;  // empty when CURRENT is missing or unreadable
   std::vector<std::string> versions_on_disk;
   std::string pinned;
@@ -162,8 +162,7 @@ class SnapshotManager {
   // what is no longer held (the former previous, or `old` itself), to be
   // released outside the lock.
   std::vector<std::shared_ptr<const ServingSnapshot>> HoldPrevious(
-      std::shared_ptr<const ServingSnapshot> old)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      std::shared_ptr<const ServingSnapshot> old) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Store side of a hold change (best effort, logged); outside mu_.
   void SyncStoreHold(const std::string& released, const std::string& held, absl::Time until);
   // Drops the held version if it is `version` (a rollback). Outside mu_.
@@ -194,7 +193,7 @@ class SnapshotManager {
   uint64_t failures_ ABSL_GUARDED_BY(mu_) = 0;
 
   mutable std::atomic<uint64_t> held_reads_{0};  // Find() answers from previous_ since TrimHeld
-  bool running_ ABSL_GUARDED_BY(mu_) = false;  // Run is on thread_ (or about to be)
+  bool running_ ABSL_GUARDED_BY(mu_) = false;    // Run is on thread_ (or about to be)
   absl::Notification stop_;
   absl::Mutex thread_mu_;  // never held together with mu_
   std::thread thread_ ABSL_GUARDED_BY(thread_mu_);

@@ -32,11 +32,11 @@ absl::StatusOr<std::shared_ptr<const ServingSnapshot>> SnapshotManager::Find(
     held_reads_.fetch_add(1, std::memory_order_relaxed);
     return previous_;
   }
-  return absl::NotFoundError(absl::StrCat(
-      "snapshot_version '", version, "' is not held by this server: it serves '",
-      active_->version, "'",
-      holding ? absl::StrCat(" and still holds '", previous_->version, "'")
-              : std::string(" and holds no previous version")));
+  return absl::NotFoundError(
+      absl::StrCat("snapshot_version '", version, "' is not held by this server: it serves '",
+                   active_->version, "'",
+                   holding ? absl::StrCat(" and still holds '", previous_->version, "'")
+                           : std::string(" and holds no previous version")));
 }
 
 void SnapshotManager::ReleaseExpiredHold() {
@@ -103,8 +103,8 @@ void SnapshotManager::SyncStoreHold(const std::string& released, const std::stri
   if (!held.empty()) {
     absl::Status st = (*store)->Hold(held, options_.holder, until);
     if (!st.ok() && !absl::IsNotFound(st)) {
-      ServerLog(absl::StrCat("store hold of ", held, " failed (retention may delete it): ",
-                             st.ToString()));
+      ServerLog(absl::StrCat("store hold of ", held,
+                             " failed (retention may delete it): ", st.ToString()));
     }
   }
 }

@@ -10,8 +10,7 @@ namespace graphsieve {
 namespace {
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 nlohmann::json OrNull(bool present, double value) {
@@ -40,7 +39,8 @@ nlohmann::json Latency(const TrafficSample& a, const TrafficSample& b) {
   const uint64_t count = b.latency_count - a.latency_count;
   nlohmann::json j = {{"calls", count}};
   if (count == 0 || a.latency_cumulative.size() != b.latency_cumulative.size()) {
-    for (const char* k : {"mean_seconds", "p50_seconds", "p90_seconds", "p99_seconds"}) j[k] = nullptr;
+    for (const char* k : {"mean_seconds", "p50_seconds", "p90_seconds", "p99_seconds"})
+      j[k] = nullptr;
     j["p99_above_last_bucket"] = false;
     return j;
   }
@@ -82,10 +82,14 @@ nlohmann::json SummariseTraffic(const std::deque<TrafficSample>& samples, double
   nlohmann::json j;
   if (samples.size() < 2) {
     j["window_seconds"] = nullptr;
-    for (const char* k : {"requests_per_second", "errors_per_second", "pairs_per_second"}) j[k] = nullptr;
+    for (const char* k : {"requests_per_second", "errors_per_second", "pairs_per_second"})
+      j[k] = nullptr;
     j["source_share"] = {{"exact", nullptr}, {"inferred", nullptr}, {"default", nullptr}};
-    j["latency"] = {{"calls", 0}, {"mean_seconds", nullptr}, {"p50_seconds", nullptr},
-                    {"p90_seconds", nullptr}, {"p99_seconds", nullptr},
+    j["latency"] = {{"calls", 0},
+                    {"mean_seconds", nullptr},
+                    {"p50_seconds", nullptr},
+                    {"p90_seconds", nullptr},
+                    {"p99_seconds", nullptr},
                     {"p99_above_last_bucket", false}};
     j["series"] = nlohmann::json::array();
     return j;

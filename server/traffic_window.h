@@ -30,8 +30,8 @@ struct TrafficSample {
   double pairs_exact = 0, pairs_inferred = 0, pairs_default = 0;
   uint64_t latency_count = 0;
   double latency_sum_seconds = 0;
-  std::vector<double> latency_upper_bounds;    // finite bucket bounds, ascending
-  std::vector<uint64_t> latency_cumulative;    // per bound, then one for +Inf
+  std::vector<double> latency_upper_bounds;  // finite bucket bounds, ascending
+  std::vector<uint64_t> latency_cumulative;  // per bound, then one for +Inf
 };
 
 // The q-quantile of the observations between two cumulative histograms, by
@@ -51,8 +51,7 @@ nlohmann::json SummariseTraffic(const std::deque<TrafficSample>& samples, double
 class TrafficWindow {
  public:
   // Starts the sampler thread; the first sample is taken before returning.
-  TrafficWindow(std::function<TrafficSample()> read, double period_seconds,
-                double history_seconds);
+  TrafficWindow(std::function<TrafficSample()> read, double period_seconds, double history_seconds);
   ~TrafficWindow();  // stops and joins the sampler
 
   nlohmann::json Summarise(double window_seconds) const;

@@ -40,7 +40,8 @@ void VersionProfiler::Run() {
     std::shared_ptr<const RateProfile> previous;
     {
       absl::MutexLock lock(&mu_);
-      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || pending_ != nullptr; };
+      auto ready = [this]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stop_ || pending_ != nullptr; };
       mu_.Await(absl::Condition(&ready));
       if (stop_) return;
       snap = std::move(pending_);
@@ -65,12 +66,12 @@ void VersionProfiler::Run() {
       continue;
     }
     if (pending_ == nullptr) state_ = "ready";
-    ServerLog(absl::StrCat("profiled ", profile->version, ": ", profile->pairs, " pairs, mean rate ",
-                           profile->mean_rate, " in ", profile->profile_seconds, " s",
-                           comparison ? absl::StrCat("; vs ", comparison->from_version, ": KS ",
-                                                     comparison->ks_distance, ", mean delta ",
-                                                     comparison->mean_delta)
-                                      : ""));
+    ServerLog(absl::StrCat(
+        "profiled ", profile->version, ": ", profile->pairs, " pairs, mean rate ",
+        profile->mean_rate, " in ", profile->profile_seconds, " s",
+        comparison ? absl::StrCat("; vs ", comparison->from_version, ": KS ",
+                                  comparison->ks_distance, ", mean delta ", comparison->mean_delta)
+                   : ""));
     profile_ = std::make_shared<const RateProfile>(*std::move(profile));
     if (comparison) comparison_ = std::move(comparison);
   }
@@ -79,14 +80,15 @@ void VersionProfiler::Run() {
 nlohmann::json VersionProfiler::ToJson() const {
   absl::MutexLock lock(&mu_);
   const CanaryThresholds limits;
-  return {{"rate_profile", profile_ ? RateProfileToJson(*profile_) : nlohmann::json(nullptr)},
-          {"rate_profile_state", state_},
-          {"comparison", comparison_ ? VersionComparisonToJson(*comparison_) : nlohmann::json(nullptr)},
-          {"comparison_limits",
-           {{"max_mean_delta", limits.max_mean_delta},
-            {"max_ks", limits.max_ks},
-            {"max_fraction_over", limits.max_fraction_over},
-            {"delta_threshold", limits.delta_threshold}}}};
+  return {
+      {"rate_profile", profile_ ? RateProfileToJson(*profile_) : nlohmann::json(nullptr)},
+      {"rate_profile_state", state_},
+      {"comparison", comparison_ ? VersionComparisonToJson(*comparison_) : nlohmann::json(nullptr)},
+      {"comparison_limits",
+       {{"max_mean_delta", limits.max_mean_delta},
+        {"max_ks", limits.max_ks},
+        {"max_fraction_over", limits.max_fraction_over},
+        {"delta_threshold", limits.delta_threshold}}}};
 }
 
 }  // namespace graphsieve

@@ -24,12 +24,13 @@ void Row(std::string* out, const char* key, const std::string& value) {
 // (docs/METHOD.md "Rate rules"); versions from before the rule was recorded
 // used the floor rule.
 std::string RateRule(const v1::SnapshotSummary& a) {
-  const nlohmann::json m = nlohmann::json::parse(a.manifest_json(), nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json m =
+      nlohmann::json::parse(a.manifest_json(), nullptr, /*allow_exceptions=*/false);
   const nlohmann::json* p = m.is_object() && m.contains("parameters") ? &m["parameters"] : nullptr;
   const bool known = p != nullptr && p->is_object();
-  const std::string rule =
-      known && p->contains("rate_rule") && (*p)["rate_rule"].is_string() ? (*p)["rate_rule"].get<std::string>()
-                                                                         : "floor";
+  const std::string rule = known && p->contains("rate_rule") && (*p)["rate_rule"].is_string()
+                               ? (*p)["rate_rule"].get<std::string>()
+                               : "floor";
   if (rule == "mixture" && known && p->contains("kappa") && (*p)["kappa"].is_number()) {
     return absl::StrFormat("mixture (kappa %.6g)", (*p)["kappa"].get<double>());
   }
@@ -50,8 +51,8 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
   Row(&out, "created at", OrNone(a.created_at()));
   Row(&out, "snapshot age", absl::StrFormat("%.1f s", s.snapshot_age_seconds()));
   Row(&out, "method",
-      absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()),
-                   ", node rows ", a.sketch_dim(), " floats)"));
+      absl::StrCat(OrNone(a.method()), " (resistance ", OrNone(a.resistance()), ", node rows ",
+                   a.sketch_dim(), " floats)"));
   Row(&out, "alpha / gamma", absl::StrFormat("%.6g / %.6g", a.alpha(), a.gamma()));
   Row(&out, "rate rule", a.version().empty() ? "-" : RateRule(a));
   Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));

@@ -59,7 +59,9 @@ class SingleProcessCommunicator final : public Communicator {
   void AllReduceMin(absl::Span<double>) override {}
   std::vector<std::string> AllGather(std::string_view mine) override { return {std::string(mine)}; }
   std::vector<std::string> AllToAll(const std::vector<std::string>& out) override { return out; }
-  std::vector<std::string> GatherToRoot(std::string_view mine) override { return {std::string(mine)}; }
+  std::vector<std::string> GatherToRoot(std::string_view mine) override {
+    return {std::string(mine)};
+  }
   void Barrier() override {}
 };
 

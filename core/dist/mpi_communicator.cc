@@ -29,13 +29,21 @@ class MpiCommunicator final : public Communicator {
   ~MpiCommunicator() override { MPI_Comm_free(&comm_); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
-  void AllReduceSum(absl::Span<double> v) override { AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_SUM); }
-  void AllReduceSum(absl::Span<float> v) override { AllReduceChunked(comm_, v, MPI_FLOAT, MPI_SUM); }
+  void AllReduceSum(absl::Span<double> v) override {
+    AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_SUM);
+  }
+  void AllReduceSum(absl::Span<float> v) override {
+    AllReduceChunked(comm_, v, MPI_FLOAT, MPI_SUM);
+  }
   void AllReduceSum(absl::Span<uint64_t> v) override {
     AllReduceChunked(comm_, v, MPI_UINT64_T, MPI_SUM);
   }
-  void AllReduceMax(absl::Span<double> v) override { AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_MAX); }
-  void AllReduceMin(absl::Span<double> v) override { AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_MIN); }
+  void AllReduceMax(absl::Span<double> v) override {
+    AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_MAX);
+  }
+  void AllReduceMin(absl::Span<double> v) override {
+    AllReduceChunked(comm_, v, MPI_DOUBLE, MPI_MIN);
+  }
 
   std::vector<std::string> AllGather(std::string_view mine) override {
     const int n = static_cast<int>(mine.size());

@@ -66,9 +66,9 @@ GRAPHSIEVE_CLONES void UpdateP(const double* beta, const double* z, size_t n, in
 
 // t_e = (Σ_{k∼e} x_k) / d_e for the eliminated rows, then
 // y_k = d_k x_k − Σ_{e∼k} t_e for the kept rows (y = S x).
-GRAPHSIEVE_CLONES void SchurTimes(const uint64_t* row_ptr, const uint32_t* cols, const double* degree,
-                                  uint32_t k0, uint32_t nk, uint32_t e0, uint32_t ne, int b,
-                                  const double* x, double* t, double* y) {
+GRAPHSIEVE_CLONES void SchurTimes(const uint64_t* row_ptr, const uint32_t* cols,
+                                  const double* degree, uint32_t k0, uint32_t nk, uint32_t e0,
+                                  uint32_t ne, int b, const double* x, double* t, double* y) {
   for (uint32_t e = 0; e < ne; ++e) {
     double* te = t + size_t{e} * b;
     for (int j = 0; j < b; ++j) te[j] = 0.0;
@@ -94,9 +94,10 @@ GRAPHSIEVE_CLONES void SchurTimes(const uint64_t* row_ptr, const uint32_t* cols,
 // out_r = (base_r + Σ_{c∼r} src_c · scale_c) · row_scale_r for rows r in
 // [r0, r0 + nr); neighbour c reads src row (c − src0). scale / row_scale may
 // be null (= 1). Serves the reduced rhs and the back-substitution.
-GRAPHSIEVE_CLONES void GatherRows(const uint64_t* row_ptr, const uint32_t* cols, uint32_t r0, uint32_t nr,
-                                  uint32_t src0, int b, const double* base, const double* src,
-                                  const double* inv_degree, bool scale_src, double* out) {
+GRAPHSIEVE_CLONES void GatherRows(const uint64_t* row_ptr, const uint32_t* cols, uint32_t r0,
+                                  uint32_t nr, uint32_t src0, int b, const double* base,
+                                  const double* src, const double* inv_degree, bool scale_src,
+                                  double* out) {
   for (uint32_t r = 0; r < nr; ++r) {
     double* o = out + size_t{r} * b;
     const double* bs = base + size_t{r0 + r} * b;
@@ -139,8 +140,7 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   const uint32_t k0 = keep_users ? 0 : nu, nk = keep_users ? nu : ni;
   const uint32_t e0 = keep_users ? nu : 0, ne = keep_users ? ni : nu;
   BlockPcgResult result;
-  std::vector<double> mean(b), rz(b), rz_new(b), rr(b), bnorm2(b), pap(b), alpha(b),
-      beta(b);
+  std::vector<double> mean(b), rz(b), rz_new(b), rr(b), bnorm2(b), pap(b), alpha(b), beta(b);
 
   // Π b, then the reduced right-hand side b_K + A D_E⁻¹ b_E.
   RowMatrix& pb = pb_;  // Π b, kept for the back-substitution
@@ -152,13 +152,15 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   inv_degree_.resize(n);
   for (size_t i = 0; i < n; ++i) inv_degree_[i] = 1.0 / lap.degree[i];
   r_.resize(nk, b);
-  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), k0, nk, 0, b, pb.data(), pb.data(), inv_degree_.data(),
+  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), k0, nk, 0, b, pb.data(), pb.data(),
+                 inv_degree_.data(),
                  /*scale_src=*/true, r_.data());
   // diag(S) for the Jacobi preconditioner.
   diag_.resize(nk);
   for (uint32_t k = 0; k < nk; ++k) {
     double d = lap.degree[k0 + k];
-    for (uint64_t q = lap.row_ptr[k0 + k]; q < lap.row_ptr[k0 + k + 1]; ++q) d -= 1.0 / lap.degree[lap.cols[q]];
+    for (uint64_t q = lap.row_ptr[k0 + k]; q < lap.row_ptr[k0 + k + 1]; ++q)
+      d -= 1.0 / lap.degree[lap.cols[q]];
     diag_[k] = d > 0.0 ? d : lap.degree[k0 + k];
   }
   xk_.setZero(nk, b);
@@ -167,7 +169,8 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   ap_.resize(nk, b);
   t_.resize(ne, b);
   ColumnMeans(r_, mean.data());
-  kr::ProjectPrecondition(mean.data(), diag_.data(), nk, b, r_.data(), z_.data(), rz.data(), bnorm2.data());
+  kr::ProjectPrecondition(mean.data(), diag_.data(), nk, b, r_.data(), z_.data(), rz.data(),
+                          bnorm2.data());
   p_ = z_;
   rr = bnorm2;
   auto all_converged = [&](const std::vector<double>& r2) {
@@ -180,13 +183,14 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   int it = 0;
   while (!done && it < max_iterations) {
     ++it;
-    kr::SchurTimes(lap.row_ptr.data(), lap.cols.data(), lap.degree.data(), k0, nk, e0, ne, b, p_.data(),
-                   t_.data(), ap_.data());
+    kr::SchurTimes(lap.row_ptr.data(), lap.cols.data(), lap.degree.data(), k0, nk, e0, ne, b,
+                   p_.data(), t_.data(), ap_.data());
     kr::ColumnDots(p_.data(), ap_.data(), nk, b, pap.data());
     for (int j = 0; j < b; ++j) alpha[j] = pap[j] > 0.0 ? rz[j] / pap[j] : 0.0;
     kr::UpdateXR(alpha.data(), p_.data(), ap_.data(), nk, b, xk_.data(), r_.data(), mean.data());
     for (int j = 0; j < b; ++j) mean[j] /= static_cast<double>(nk);
-    kr::ProjectPrecondition(mean.data(), diag_.data(), nk, b, r_.data(), z_.data(), rz_new.data(), rr.data());
+    kr::ProjectPrecondition(mean.data(), diag_.data(), nk, b, r_.data(), z_.data(), rz_new.data(),
+                            rr.data());
     if (all_converged(rr)) {
       done = true;
       break;
@@ -200,7 +204,8 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   // Back-substitution x_E = D_E⁻¹ (b_E + Aᵀ x_K), then zero column means.
   x->resize(n, b);
   x->middleRows(k0, nk) = xk_;
-  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), e0, ne, k0, b, pb_.data(), xk_.data(), inv_degree_.data(),
+  kr::GatherRows(lap.row_ptr.data(), lap.cols.data(), e0, ne, k0, b, pb_.data(), xk_.data(),
+                 inv_degree_.data(),
                  /*scale_src=*/false, x->data() + size_t{e0} * b);
   ColumnMeans(*x, mean.data());
   for (size_t i = 0; i < n; ++i) {
@@ -212,7 +217,8 @@ BlockPcgResult BlockPcg::Solve(const ComponentLaplacian& lap, const RowMatrix& r
   // tests compare the solutions with dense references instead.
   for (int j = 0; j < b; ++j) {
     if (bnorm2[j] > 0.0) {
-      result.max_relative_residual = std::max(result.max_relative_residual, std::sqrt(rr[j] / bnorm2[j]));
+      result.max_relative_residual =
+          std::max(result.max_relative_residual, std::sqrt(rr[j] / bnorm2[j]));
     }
   }
   result.iterations = it;

@@ -22,8 +22,8 @@ namespace graphsieve {
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 struct BlockPcgResult {
-  int iterations = 0;                 // iterations until every column met the tolerance
-  double max_relative_residual = 0;   // max_j ‖r_j‖ / ‖b_j‖ of the reduced system (CG recurrence)
+  int iterations = 0;                // iterations until every column met the tolerance
+  double max_relative_residual = 0;  // max_j ‖r_j‖ / ‖b_j‖ of the reduced system (CG recurrence)
   bool converged = false;
 };
 

@@ -16,8 +16,9 @@ namespace graphsieve {
 namespace {
 
 // Resistance and hardness into *out (whose timings `clock` records).
-absl::Status Conductance(const PairTable& pairs, const PositiveGraph& graph, const PipelineOptions& o,
-                         maec_internal::StageClock& clock, ConductanceResult* out) {
+absl::Status Conductance(const PairTable& pairs, const PositiveGraph& graph,
+                         const PipelineOptions& o, maec_internal::StageClock& clock,
+                         ConductanceResult* out) {
   ConductanceResult& c = *out;
   c.component = graph.component;
   c.num_components = graph.num_components;
@@ -48,7 +49,8 @@ absl::Status Conductance(const PairTable& pairs, const PositiveGraph& graph, con
 
 }  // namespace
 
-absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs, const PipelineOptions& o) {
+absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs,
+                                                     const PipelineOptions& o) {
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   ConductanceResult c;
   maec_internal::StageClock clock(&c.timings, o);
@@ -59,7 +61,8 @@ absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs, con
   return c;
 }
 
-absl::StatusOr<ConductanceResult> ComputeConductanceOnGraph(const PairTable& pairs, const PositiveGraph& graph,
+absl::StatusOr<ConductanceResult> ComputeConductanceOnGraph(const PairTable& pairs,
+                                                            const PositiveGraph& graph,
                                                             const PipelineOptions& o) {
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   if (graph.num_users != pairs.num_users() || graph.num_items != pairs.num_items()) {

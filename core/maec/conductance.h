@@ -21,14 +21,14 @@
 namespace graphsieve {
 
 struct ConductanceResult {
-  std::vector<float> geff;             // per pair
-  std::vector<float> hardness;         // per pair: geff - label (counterfactual for positives), >= 0
-  std::vector<uint32_t> component;     // per node
+  std::vector<float> geff;          // per pair
+  std::vector<float> hardness;      // per pair: geff - label (counterfactual for positives), >= 0
+  std::vector<uint32_t> component;  // per node
   int sketch_dim = 0;
-  std::vector<float> sketch;           // per node rows (NodeTable::sketch)
+  std::vector<float> sketch;  // per node rows (NodeTable::sketch)
   uint32_t num_components = 0;
   uint32_t positive_pairs = 0;
-  std::string resistance_route;        // route of the largest component: dense | one-sided | sketch
+  std::string resistance_route;  // route of the largest component: dense | one-sided | sketch
   std::vector<SolveSummary> solves;
   std::vector<StageTiming> timings;
 };

@@ -24,7 +24,8 @@ absl::StatusOr<PositiveGraph> BuildPositiveGraph(const PairTable& pairs) {
   g.offsets.assign(n + 1, 0);
   for (size_t p = 0; p < pairs.num_pairs(); ++p) {
     if (pairs.pair_user[p] >= g.num_users || pairs.pair_item[p] >= g.num_items) {
-      return absl::InvalidArgumentError(absl::StrCat("pair table: pair ", p, " has index out of range"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("pair table: pair ", p, " has index out of range"));
     }
     if (!pairs.label[p]) continue;
     ++g.offsets[pairs.pair_user[p] + 1];
@@ -67,7 +68,8 @@ absl::StatusOr<PositiveGraph> BuildPositiveGraph(const PairTable& pairs) {
   }
   g.component_offsets.assign(g.num_components + 1, 0);
   for (uint32_t c : g.component) ++g.component_offsets[c + 1];
-  for (uint32_t c = 0; c < g.num_components; ++c) g.component_offsets[c + 1] += g.component_offsets[c];
+  for (uint32_t c = 0; c < g.num_components; ++c)
+    g.component_offsets[c + 1] += g.component_offsets[c];
   g.component_nodes.resize(n);
   g.local_index.resize(n);
   std::vector<uint64_t> cursor(g.component_offsets.begin(), g.component_offsets.end() - 1);
@@ -97,7 +99,8 @@ ComponentLaplacian ComponentLaplacian::Build(const PositiveGraph& g, uint32_t co
   for (size_t i = 0; i < n; ++i) {
     const uint32_t v = lap.nodes[i];
     uint64_t out = lap.row_ptr[i];
-    for (uint64_t k = g.offsets[v]; k < g.offsets[v + 1]; ++k) lap.cols[out++] = g.local_index[g.neighbors[k]];
+    for (uint64_t k = g.offsets[v]; k < g.offsets[v + 1]; ++k)
+      lap.cols[out++] = g.local_index[g.neighbors[k]];
     std::sort(lap.cols.begin() + lap.row_ptr[i], lap.cols.begin() + lap.row_ptr[i + 1]);
   }
   return lap;

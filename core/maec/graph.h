@@ -20,10 +20,10 @@ namespace graphsieve {
 struct PositiveGraph {
   uint32_t num_users = 0;
   uint32_t num_items = 0;
-  uint64_t num_edges = 0;               // positive pairs
-  std::vector<uint64_t> offsets;        // CSR, size num_nodes()+1
-  std::vector<uint32_t> neighbors;      // node ids
-  std::vector<uint32_t> component;      // per node; numbered by smallest node
+  uint64_t num_edges = 0;           // positive pairs
+  std::vector<uint64_t> offsets;    // CSR, size num_nodes()+1
+  std::vector<uint32_t> neighbors;  // node ids
+  std::vector<uint32_t> component;  // per node; numbered by smallest node
   uint32_t num_components = 0;
   std::vector<uint64_t> component_offsets;  // size num_components+1
   std::vector<uint32_t> component_nodes;    // nodes grouped by component, ascending inside
@@ -48,11 +48,11 @@ absl::StatusOr<PositiveGraph> BuildPositiveGraph(const PairTable& pairs);
 // PositiveGraph::component_nodes), unit conductances.
 struct ComponentLaplacian {
   uint32_t component = 0;
-  std::vector<uint32_t> nodes;          // local -> global node (users first, ascending)
-  uint32_t num_users = 0;               // local rows [0, num_users) are users, the rest items
-  std::vector<uint64_t> row_ptr;        // off-diagonal pattern
+  std::vector<uint32_t> nodes;    // local -> global node (users first, ascending)
+  uint32_t num_users = 0;         // local rows [0, num_users) are users, the rest items
+  std::vector<uint64_t> row_ptr;  // off-diagonal pattern
   std::vector<uint32_t> cols;
-  std::vector<double> degree;           // diagonal
+  std::vector<double> degree;  // diagonal
   size_t size() const { return nodes.size(); }
 
   static ComponentLaplacian Build(const PositiveGraph& graph, uint32_t component);
@@ -61,9 +61,10 @@ struct ComponentLaplacian {
 // For each node the pairs (positive or negative) it belongs to. Users' pairs
 // are contiguous in the pair table; items get an explicit list.
 struct PairIncidence {
-  std::vector<uint64_t> user_begin;     // size U+1: pairs of user u are [user_begin[u], user_begin[u+1])
-  std::vector<uint64_t> item_begin;     // size I+1
-  std::vector<uint32_t> item_pairs;     // pair indices grouped by item
+  std::vector<uint64_t>
+      user_begin;  // size U+1: pairs of user u are [user_begin[u], user_begin[u+1])
+  std::vector<uint64_t> item_begin;  // size I+1
+  std::vector<uint32_t> item_pairs;  // pair indices grouped by item
 
   // with_items = false leaves the item lists empty (only one-sided solves
   // over items read them; they cost a scattered pass over every pair).

@@ -55,14 +55,13 @@ absl::Status CheckLog(const ImpressionLog& log) {
   const size_t n = log.user_ids.size();
   if (n == 0) return absl::InvalidArgumentError("impression log is empty (no instances)");
   if (log.item_ids.size() != n || log.labels.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "impression log columns differ in length: user_ids ", n, ", item_ids ",
-        log.item_ids.size(), ", labels ", log.labels.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("impression log columns differ in length: user_ids ", n, ", item_ids ",
+                     log.item_ids.size(), ", labels ", log.labels.size()));
   }
   if (!log.pilot_scores.empty() && log.pilot_scores.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat("impression log: pilot_scores has ",
-                                                   log.pilot_scores.size(),
-                                                   " entries, expected ", n));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "impression log: pilot_scores has ", log.pilot_scores.size(), " entries, expected ", n));
   }
   for (size_t i = 0; i < n; ++i) {
     if (log.labels[i] > 1) {
@@ -73,8 +72,9 @@ absl::Status CheckLog(const ImpressionLog& log) {
   for (size_t i = 0; i < log.pilot_scores.size(); ++i) {
     const float s = log.pilot_scores[i];
     if (!std::isfinite(s) || s < 0.0f || s > 1.0f) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "impression log: instance ", i, " has pilot score ", s, ", expected a probability in [0, 1]"));
+      return absl::InvalidArgumentError(absl::StrCat("impression log: instance ", i,
+                                                     " has pilot score ", s,
+                                                     ", expected a probability in [0, 1]"));
     }
   }
   return absl::OkStatus();
@@ -95,7 +95,10 @@ absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) 
     std::thread items;
     if (threads >= 2) items = std::thread(rank_items);
     user_status = RankIds(log.user_ids, "user", &table.user_ids, &uidx);
-    if (threads >= 2) items.join(); else rank_items();
+    if (threads >= 2)
+      items.join();
+    else
+      rank_items();
   }
   if (!user_status.ok()) return user_status;
   if (!item_status.ok()) return item_status;

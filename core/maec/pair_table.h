@@ -18,14 +18,14 @@ namespace graphsieve {
 // Users are indexed 0..U-1 and items 0..I-1 in ascending id order; pairs are
 // sorted by (user_id, item_id), which is also the snapshot's key order.
 struct PairTable {
-  std::vector<uint64_t> user_ids;      // index -> original id
+  std::vector<uint64_t> user_ids;  // index -> original id
   std::vector<uint64_t> item_ids;
-  std::vector<uint32_t> pair_user;     // per pair: user index
-  std::vector<uint32_t> pair_item;     // per pair: item index
-  std::vector<uint8_t> label;          // 1 if any instance of the pair is positive
-  std::vector<uint32_t> instances;     // instances of the pair
-  std::vector<uint32_t> negatives;     // negative instances of the pair
-  std::vector<float> pilot_mean;       // mean pilot score; empty without a pilot column
+  std::vector<uint32_t> pair_user;  // per pair: user index
+  std::vector<uint32_t> pair_item;  // per pair: item index
+  std::vector<uint8_t> label;       // 1 if any instance of the pair is positive
+  std::vector<uint32_t> instances;  // instances of the pair
+  std::vector<uint32_t> negatives;  // negative instances of the pair
+  std::vector<float> pilot_mean;    // mean pilot score; empty without a pilot column
   uint64_t total_instances = 0;
   uint64_t total_negatives = 0;
   size_t num_pairs() const { return pair_user.size(); }

@@ -19,9 +19,10 @@ namespace graphsieve {
 namespace {
 
 struct Corrected {
-  std::vector<double> uncertainty;  // B̂ per pair, propagated with every pair's own label (node sums)
-  std::vector<double> score;        // Ẑ per pair, likewise (node sums)
-  std::vector<double> rate_score;   // what rates are made from: Ẑ, counterfactual for positive pairs
+  std::vector<double>
+      uncertainty;            // B̂ per pair, propagated with every pair's own label (node sums)
+  std::vector<double> score;  // Ẑ per pair, likewise (node sums)
+  std::vector<double> rate_score;  // what rates are made from: Ẑ, counterfactual for positive pairs
   PropagationReport uncertainty_report, score_report;
 };
 
@@ -34,7 +35,8 @@ struct Corrected {
 void CounterfactualPositives(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                              const std::vector<double>& z, const PipelineOptions& o, Corrected* c) {
   const bool any_step = o.uncertainty_propagation || o.score_propagation;
-  const std::vector<double> self = any_step ? SelfInfluence(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
+  const std::vector<double> self =
+      any_step ? SelfInfluence(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
   for (size_t p = 0; p < z.size(); ++p) {
     if (!pairs.label[p]) continue;
     const double mb = o.uncertainty_propagation ? self[p] : 1.0;
@@ -46,8 +48,8 @@ void CounterfactualPositives(const PairTable& pairs, absl::Span<const uint32_t> 
 }
 
 // docs/DESIGN.md §2.5–2.6 applied to a base prediction z ∈ [0, 1] per pair.
-Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, const std::vector<double>& z,
-                  const PipelineOptions& o) {
+Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                  const std::vector<double>& z, const PipelineOptions& o) {
   Corrected c;
   PropagationOptions po;
   po.gamma = o.gamma;
@@ -58,7 +60,8 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
   po.comm = o.comm;
   c.uncertainty.resize(z.size());
   for (size_t p = 0; p < z.size(); ++p) c.uncertainty[p] = std::abs(double(pairs.label[p]) - z[p]);
-  if (o.uncertainty_propagation) c.uncertainty_report = Propagate(pairs, degrees, po, &c.uncertainty);
+  if (o.uncertainty_propagation)
+    c.uncertainty_report = Propagate(pairs, degrees, po, &c.uncertainty);
   c.score.resize(z.size());
   for (size_t p = 0; p < c.score.size(); ++p) {
     c.score[p] = pairs.label[p] ? 1.0 - c.uncertainty[p] : c.uncertainty[p];
@@ -71,7 +74,8 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
   return c;
 }
 
-absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond, const PipelineOptions& o) {
+absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond,
+                         const PipelineOptions& o) {
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   if (NeedsPilot(o.method) && pairs.pilot_mean.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -104,10 +108,12 @@ HardnessRange RangeOf(const std::vector<float>& hardness, Communicator* comm) {
 
 // MA-EC prediction: min-max normalised hardness, then correction.
 Corrected MaecScore(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                    const ConductanceResult& cond, const HardnessRange& range, const PipelineOptions& o) {
+                    const ConductanceResult& cond, const HardnessRange& range,
+                    const PipelineOptions& o) {
   const double span = range.max - range.min;
   std::vector<double> z(pairs.num_pairs());
-  for (size_t p = 0; p < z.size(); ++p) z[p] = span > 0 ? (cond.hardness[p] - range.min) / span : 0.0;
+  for (size_t p = 0; p < z.size(); ++p)
+    z[p] = span > 0 ? (cond.hardness[p] - range.min) / span : 0.0;
   return Correct(pairs, degrees, z, o);
 }
 
@@ -124,7 +130,9 @@ struct RuleParams {
   double kappa;
 };
 RuleParams MaecRule(const PipelineOptions& o) { return {o.rate_rule, o.floor, o.kappa}; }
-RuleParams PilotRule(const PipelineOptions& o) { return {o.rate_rule, o.PilotFloor(), o.PilotKappa()}; }
+RuleParams PilotRule(const PipelineOptions& o) {
+  return {o.rate_rule, o.PilotFloor(), o.PilotKappa()};
+}
 // The refit of a max/product ensemble. Under the mixture rule the max of two
 // mixture rates is > 0 everywhere, so a pure rescale (floor rule, ϱ = 0)
 // reaches every α; the product gets its own uniform share.
@@ -134,8 +142,9 @@ RuleParams CombinedRule(const PipelineOptions& o) {
   return {o.rate_rule, o.floor, o.kappa};
 }
 
-absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTable& pairs, const RuleParams& r,
-                                  const PipelineOptions& o, std::vector<double>* rate) {
+absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTable& pairs,
+                                  const RuleParams& r, const PipelineOptions& o,
+                                  std::vector<double>* rate) {
   if (r.rule == RateRule::kMixture) {
     return FitMixtureRates(score, pairs.negatives, o.alpha, r.kappa, rate, o.threads, o.comm);
   }
@@ -143,8 +152,10 @@ absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTa
 }
 
 // max / mean / product of the MA-EC and pilot rates (docs/METHOD.md "Methods").
-absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs, const std::vector<double>& maec_score,
-                                          const std::vector<double>& pilot, const PipelineOptions& o) {
+absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs,
+                                          const std::vector<double>& maec_score,
+                                          const std::vector<double>& pilot,
+                                          const PipelineOptions& o) {
   const size_t P = pairs.num_pairs();
   MethodRates out;
   std::vector<double> rate_m, rate_o;
@@ -175,7 +186,8 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs, const std::vec
 
 // Rates per method from the MA-EC score (and the pilot score).
 absl::StatusOr<MethodRates> RatesFor(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                     const std::vector<double>& maec_score, const PipelineOptions& o) {
+                                     const std::vector<double>& maec_score,
+                                     const PipelineOptions& o) {
   const size_t P = pairs.num_pairs();
   MethodRates out;
   if (o.method == Method::kUniform) {
@@ -201,9 +213,9 @@ absl::StatusOr<MethodRates> RatesFor(const PairTable& pairs, absl::Span<const ui
 }
 
 // Per node: component, degree, propagation sums, mean rate (unseen.h).
-void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, const ConductanceResult& cond,
-                   const Corrected& maec, const std::vector<double>& rate, const PipelineOptions& o,
-                   NodeTable* nt) {
+void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                   const ConductanceResult& cond, const Corrected& maec,
+                   const std::vector<double>& rate, const PipelineOptions& o, NodeTable* nt) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t N = degrees.size();
   nt->ids.reserve(N);
@@ -214,8 +226,8 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
   nt->sketch_dim = cond.sketch_dim;
   nt->sketch = cond.sketch;
   nt->records.resize(N);
-  const std::vector<double> sum_b =
-      PropagationNodeSums(pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads, o.comm);
+  const std::vector<double> sum_b = PropagationNodeSums(
+      pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads, o.comm);
   const std::vector<double> sum_s =
       PropagationNodeSums(pairs, degrees, maec.score, o.symmetric_normalisation, o.threads, o.comm);
   // Per node: Σ negatives·rate, Σ negatives, Σ rate, side by side (an item's
@@ -234,7 +246,8 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
     }
     for (int k = 0; k < 3; ++k) sums[3 * size_t(u) + k] += user[k];
   }
-  if (o.comm != nullptr) o.comm->AllReduceSum(absl::MakeSpan(sums));  // nodes whose pairs live on several ranks
+  if (o.comm != nullptr)
+    o.comm->AllReduceSum(absl::MakeSpan(sums));  // nodes whose pairs live on several ranks
   for (size_t w = 0; w < N; ++w) {
     NodeRecord& rec = nt->records[w];
     const double rate_sum = sums[3 * w], neg = sums[3 * w + 1], plain_sum = sums[3 * w + 2];
@@ -242,16 +255,20 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees, c
     rec.degree = degrees[w];
     rec.sum_uncertainty = static_cast<float>(sum_b[w]);
     rec.sum_score = static_cast<float>(sum_s[w]);
-    rec.mean_rate = static_cast<float>(neg > 0 ? rate_sum / neg : degrees[w] > 0 ? plain_sum / degrees[w] : o.alpha);
+    rec.mean_rate = static_cast<float>(neg > 0          ? rate_sum / neg
+                                       : degrees[w] > 0 ? plain_sum / degrees[w]
+                                                        : o.alpha);
   }
 }
 
-UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit, const HardnessRange& range,
-                            int sketch_dim) {
+UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
+                            const HardnessRange& range, int sketch_dim) {
   UnseenModel m;
   m.method = static_cast<int>(o.method);
   m.alpha = o.alpha;
-  m.floor = o.method == Method::kProduct ? o.product_floor : o.method == Method::kOpt ? o.PilotFloor() : o.floor;
+  m.floor = o.method == Method::kProduct ? o.product_floor
+            : o.method == Method::kOpt   ? o.PilotFloor()
+                                         : o.floor;
   m.rate_rule = static_cast<int>(o.rate_rule);
   m.kappa = o.kappa;
   m.score_power = o.score_power;

@@ -11,18 +11,25 @@ absl::StatusOr<Method> ParseMethod(std::string_view name) {
                    Method::kProduct}) {
     if (name == MethodName(m)) return m;
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown method '", std::string(name), "': expected maec, uniform, opt, max, mean or product"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown method '", std::string(name),
+                   "': expected maec, uniform, opt, max, mean or product"));
 }
 
 const char* MethodName(Method m) {
   switch (m) {
-    case Method::kMaec: return "maec";
-    case Method::kUniform: return "uniform";
-    case Method::kOpt: return "opt";
-    case Method::kMax: return "max";
-    case Method::kMean: return "mean";
-    case Method::kProduct: return "product";
+    case Method::kMaec:
+      return "maec";
+    case Method::kUniform:
+      return "uniform";
+    case Method::kOpt:
+      return "opt";
+    case Method::kMax:
+      return "max";
+    case Method::kMean:
+      return "mean";
+    case Method::kProduct:
+      return "product";
   }
   return "?";
 }
@@ -52,22 +59,26 @@ absl::Status PipelineOptions::Validate() const {
   if (!(alpha > 0.0 && alpha <= 1.0)) return bad("alpha must be in (0, 1], got ", alpha);
   if (rate_rule == RateRule::kFloor) {
     // The floor rule cannot reach α at or below a floor.
-    for (auto [name, value] : {std::pair{"floor", floor}, {"pilot_floor", PilotFloor()},
+    for (auto [name, value] : {std::pair{"floor", floor},
+                               {"pilot_floor", PilotFloor()},
                                {"product_floor", product_floor}}) {
       if (!(value >= 0.0 && value < alpha)) {
-        return bad(name, " must be in [0, alpha) = [0, ", alpha, ") with rate rule 'floor', got ", value,
-                   " (rate rule 'mixture' reaches every alpha)");
+        return bad(name, " must be in [0, alpha) = [0, ", alpha, ") with rate rule 'floor', got ",
+                   value, " (rate rule 'mixture' reaches every alpha)");
       }
     }
   } else {
-    for (auto [name, value] : {std::pair{"kappa", kappa}, {"pilot_kappa", PilotKappa()},
+    for (auto [name, value] : {std::pair{"kappa", kappa},
+                               {"pilot_kappa", PilotKappa()},
                                {"product_kappa", product_kappa}}) {
       if (!(value > 0.0 && value <= 1e6)) return bad(name, " must be in (0, 1e6], got ", value);
     }
   }
-  if (!(score_power > 0.0 && score_power <= 4.0)) return bad("score_power must be in (0, 4], got ", score_power);
+  if (!(score_power > 0.0 && score_power <= 4.0))
+    return bad("score_power must be in (0, 4], got ", score_power);
   if (!(gamma >= 0.0 && gamma < 1.0)) return bad("gamma must be in [0, 1), got ", gamma);
-  if (!(propagation_tolerance > 0.0)) return bad("propagation_tolerance must be > 0, got ", propagation_tolerance);
+  if (!(propagation_tolerance > 0.0))
+    return bad("propagation_tolerance must be > 0, got ", propagation_tolerance);
   if (propagation_max_iterations < 0) {
     return bad("propagation_max_iterations must be >= 0, got ", propagation_max_iterations);
   }

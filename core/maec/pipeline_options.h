@@ -28,7 +28,7 @@ bool NeedsPilot(Method m);
 
 struct PipelineOptions {
   Method method = Method::kMaec;
-  double alpha = 0.2;                  // target mean rate over negative instances
+  double alpha = 0.2;  // target mean rate over negative instances
   // How a score becomes a rate (rates.h, docs/METHOD.md "Rate rules"):
   //   kFloor    π = min(max(ρs, ϱ), 1); α can be unreachable (the error says so)
   //   kMixture  π = min(1, ρ(s/h̄ + κ)); every α ∈ (0, 1] is reachable
@@ -36,12 +36,13 @@ struct PipelineOptions {
   // "Verdict": best worst case over MovieLens and the preference-driven log, in
   // today's and the deployed mode); it reaches every α on every log.
   RateRule rate_rule = RateRule::kMixture;
-  double floor = 0.01;                 // floor rule: ϱ of the MA-EC score; must be < alpha
-  std::optional<double> pilot_floor;   // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
-  double product_floor = 0.01;         // floor rule: floor of the product ensemble
-  double kappa = 0.1;                  // mixture: uniform share κ of the MA-EC score, > 0
-  std::optional<double> pilot_kappa;   // mixture: κ of the pilot score; unset = kappa
-  double product_kappa = 0.25;         // mixture: κ of the product ensemble's refit
+  double floor = 0.01;  // floor rule: ϱ of the MA-EC score; must be < alpha
+  std::optional<double>
+      pilot_floor;  // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
+  double product_floor = 0.01;        // floor rule: floor of the product ensemble
+  double kappa = 0.1;                 // mixture: uniform share κ of the MA-EC score, > 0
+  std::optional<double> pilot_kappa;  // mixture: κ of the pilot score; unset = kappa
+  double product_kappa = 0.25;        // mixture: κ of the product ensemble's refit
   // Rates are made from t = s^β of the MA-EC score s (either rule; the pilot
   // score is a probability and is used as it is). β in (0, 1]; 1 = s itself.
   double score_power = 1.0;
@@ -49,23 +50,24 @@ struct PipelineOptions {
   // as a negative (docs/METHOD.md "Counterfactual positives"). false = the
   // label-dependent rate of earlier versions (for measurement only).
   bool counterfactual_positives = true;
-  double gamma = 0.5;                  // propagation weight γ in [0, 1)
-  bool uncertainty_propagation = true; // docs/DESIGN.md §2.5
-  bool score_propagation = true;       // docs/DESIGN.md §2.6
-  bool symmetric_normalisation = false;// D^-1/2 A D^-1/2 instead of the edge rule
-  bool correct_pilot = false;          // apply §2.5-6 to the pilot score before combining
-  double propagation_tolerance = 1e-6; // max |Δ| between iterations
+  double gamma = 0.5;                    // propagation weight γ in [0, 1)
+  bool uncertainty_propagation = true;   // docs/DESIGN.md §2.5
+  bool score_propagation = true;         // docs/DESIGN.md §2.6
+  bool symmetric_normalisation = false;  // D^-1/2 A D^-1/2 instead of the edge rule
+  bool correct_pilot = false;            // apply §2.5-6 to the pilot score before combining
+  double propagation_tolerance = 1e-6;   // max |Δ| between iterations
   int propagation_max_iterations = 100;
   ResistanceMethod resistance = ResistanceMethod::kAuto;
-  int sketch_dim = 64;                 // k for the sketch (and the node rows kept for unseen pairs)
+  int sketch_dim = 64;  // k for the sketch (and the node rows kept for unseen pairs)
   // Node rows for unseen pairs with the control variate (ResistanceOptions::
   // unseen_control_variate): sketch_dim + 2 floats; false = plain rows.
   bool unseen_control_variate = true;
-  double solver_tolerance = 1e-6;      // relative residual of every CG solve
+  double solver_tolerance = 1e-6;  // relative residual of every CG solve
   int solver_max_iterations = 1000;
-  int exact_max_nodes = 1000;          // kAuto: dense exact up to this component size
-  int64_t one_sided_max_solves = 20000; // kAuto: one-sided exact while a component's smaller side is at most this (else sketch)
-  int block_columns = 32;              // right-hand sides per PCG block (one-sided route)
+  int exact_max_nodes = 1000;            // kAuto: dense exact up to this component size
+  int64_t one_sided_max_solves = 20000;  // kAuto: one-sided exact while a component's smaller side
+                                         // is at most this (else sketch)
+  int block_columns = 32;                // right-hand sides per PCG block (one-sided route)
   uint64_t seed = 42;
   int threads = 2;
   std::function<void(const std::string& stage, double fraction)> progress;  // may be empty

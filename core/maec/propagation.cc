@@ -87,8 +87,8 @@ std::vector<size_t> UserStarts(const PairTable& pairs) {
 // d_p = deg(u) + deg(v) − 2 per pair, once per Propagate instead of two
 // random degree lookups per pair and iteration (an integer: converting it
 // to double gives exactly the double sum the operator used before).
-std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                          int threads) {
+std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs,
+                                          absl::Span<const uint32_t> degrees, int threads) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   std::vector<uint32_t> d(pairs.num_pairs());
   ParallelChunks(pairs.num_pairs(), threads, [&](int, size_t begin, size_t end) {
@@ -109,7 +109,8 @@ std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs, absl::Span<con
 // pairs' user column at all.
 template <bool kSymmetric>
 double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, const uint32_t* dcount,
-                 const double* x0, double* x, double gamma, size_t begin, size_t end, NodeSums* sums) {
+                 const double* x0, double* x, double gamma, size_t begin, size_t end,
+                 NodeSums* sums) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const uint32_t* pair_item = pairs.pair_item.data();
   double max_change = 0.0;
@@ -165,11 +166,10 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
     }
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
-      change[t] = o.symmetric
-                      ? StepRange<true>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
-                                        sums[t].data())
-                      : StepRange<false>(pairs, starts, dcount.data(), x0.data(), x->data(), o.gamma, begin, end,
-                                         sums[t].data());
+      change[t] = o.symmetric ? StepRange<true>(pairs, starts, dcount.data(), x0.data(), x->data(),
+                                                o.gamma, begin, end, sums[t].data())
+                              : StepRange<false>(pairs, starts, dcount.data(), x0.data(), x->data(),
+                                                 o.gamma, begin, end, sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
       double sum = 0.0;
@@ -190,12 +190,13 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   return report;
 }
 
-std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma,
-                                  Communicator* comm) {
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                  double gamma, Communicator* comm) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t P = pairs.num_pairs();
   std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
-  for (size_t p = 0; p < P;) {  // a user's sums in registers over its run (same order: bit-identical)
+  for (size_t p = 0;
+       p < P;) {  // a user's sums in registers over its run (same order: bit-identical)
     const uint32_t u = pairs.pair_user[p];
     double u1 = 0.0, u2 = 0.0;
     for (; p < P && pairs.pair_user[p] == u; ++p) {

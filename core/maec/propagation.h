@@ -31,17 +31,17 @@ class Communicator;  // core/dist/communicator.h
 // get the values a single process would compute.
 
 struct PropagationOptions {
-  double gamma = 0.5;                 // weight of the neighbours, in [0, 1)
-  double tolerance = 1e-6;            // max |Δ| between two iterates
+  double gamma = 0.5;       // weight of the neighbours, in [0, 1)
+  double tolerance = 1e-6;  // max |Δ| between two iterates
   int max_iterations = 100;
-  bool symmetric = false;             // D^-1/2 A D^-1/2 instead of the edge rule
+  bool symmetric = false;  // D^-1/2 A D^-1/2 instead of the edge rule
   int threads = 2;
-  Communicator* comm = nullptr;       // distributed build; not owned
+  Communicator* comm = nullptr;  // distributed build; not owned
 };
 
 struct PropagationReport {
   int iterations = 0;
-  double last_change = 0.0;           // max |Δ| of the last iteration
+  double last_change = 0.0;  // max |Δ| of the last iteration
   bool converged = false;
 };
 
@@ -72,8 +72,8 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
 // similar matrices, so both have these diagonals. The omitted tail is
 // between 0 and γ⁴·max_{q∼p} 1/d_q (S is row-stochastic). A pair without
 // neighbours (d_p = 0) maps to itself: M_pp = 1.
-std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees, double gamma,
-                                  Communicator* comm = nullptr);
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                  double gamma, Communicator* comm = nullptr);
 
 }  // namespace graphsieve
 

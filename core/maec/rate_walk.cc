@@ -31,12 +31,13 @@ uint32_t UpperBits(double s) {
 struct Walk {
   double alpha, floor, total_w;
   double cap_w = 0.0, lin_ws = 0.0, floor_w = 0.0;  // Σ w capped, Σ w·s linear, Σ w at the floor
-  uint64_t left_floor = 0, capped = 0;               // entries moved by each stream
+  uint64_t left_floor = 0, capped = 0;              // entries moved by each stream
   double rho_prev = 0.0;
   double F(double rho) const { return (cap_w + rho * lin_ws + floor * floor_w) / total_w; }
   // ρ on the linear piece that ends at rho_next (f(rho_next) ≥ α).
   double Solve(double rho_next) const {
-    const double rho = lin_ws > 0.0 ? (alpha * total_w - cap_w - floor * floor_w) / lin_ws : rho_next;
+    const double rho =
+        lin_ws > 0.0 ? (alpha * total_w - cap_w - floor * floor_w) / lin_ws : rho_next;
     return std::min(std::max(rho, rho_prev), rho_next);
   }
   void Move(bool leave_floor, double w, double ws, uint64_t n) {
@@ -78,7 +79,8 @@ struct Stream {
   }
 };
 
-bool BuildHistogram(absl::Span<const double> scores, absl::Span<const uint32_t> weights, Histogram* h) {
+bool BuildHistogram(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                    Histogram* h) {
   double lo = kInf, hi = 0.0;
   for (size_t i = 0; i < scores.size(); ++i) {
     if (weights[i] == 0 || !(scores[i] > 0.0)) continue;
@@ -108,8 +110,8 @@ bool BuildHistogram(absl::Span<const double> scores, absl::Span<const uint32_t> 
 
 // The entries of `st`'s bucket in descending score (a copy of the other
 // stream's when it has the same bucket open, else one pass over the scores).
-void OpenBucket(absl::Span<const double> scores, absl::Span<const uint32_t> weights, const Histogram& h,
-                const Stream& other, Stream* st, int* passes) {
+void OpenBucket(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                const Histogram& h, const Stream& other, Stream* st, int* passes) {
   st->next = 0;
   if (other.bucket == st->bucket && !other.open.empty()) {
     st->open.assign(other.open.begin(), other.open.end());
@@ -154,8 +156,8 @@ void SortDescending(std::vector<Entry>* v) {
 
 }  // namespace
 
-double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t> weights, double alpha,
-                      double floor, double total_w) {
+double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                      double alpha, double floor, double total_w) {
   std::vector<Entry> pos;
   for (size_t i = 0; i < scores.size(); ++i) {
     if (weights[i] != 0 && scores[i] > 0.0) pos.push_back({scores[i], double(weights[i])});

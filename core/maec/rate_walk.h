@@ -30,8 +30,8 @@ namespace graphsieve {
 namespace maec_internal {
 
 struct RateWalkStats {
-  int gather_passes = 0;      // passes over the scores that sorted one bucket
-  bool fell_back = false;     // the full sort was used
+  int gather_passes = 0;   // passes over the scores that sorted one bucket
+  bool fell_back = false;  // the full sort was used
 };
 
 // ρ for the fit above. Entries with weight 0 are ignored; `total_w` is
@@ -44,8 +44,8 @@ double SolveRho(absl::Span<const double> scores, absl::Span<const uint32_t> weig
 
 // The same ρ by sorting every positive-score entry (the fallback; kept
 // callable so tests can compare the two).
-double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t> weights, double alpha,
-                      double floor, double total_w);
+double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
+                      double alpha, double floor, double total_w);
 
 }  // namespace maec_internal
 }  // namespace graphsieve

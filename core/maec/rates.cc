@@ -22,8 +22,10 @@ absl::StatusOr<RateRule> ParseRateRule(std::string_view name) {
 
 const char* RateRuleName(RateRule rule) {
   switch (rule) {
-    case RateRule::kFloor: return "floor";
-    case RateRule::kMixture: return "mixture";
+    case RateRule::kFloor:
+      return "floor";
+    case RateRule::kMixture:
+      return "mixture";
   }
   return "?";
 }
@@ -38,16 +40,17 @@ absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alp
     return absl::InvalidArgumentError(absl::StrFormat(
         "alpha %g is unreachable with floor %g: the mean rate over negative instances can be any "
         "value in [%g, %.9g] for these scores (%.4g%% of negative instances score 0 and stay at "
-        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' (--rate-rule=mixture), "
+        "the floor); lower alpha, raise the floor, or use rate rule 'mixture' "
+        "(--rate-rule=mixture), "
         "which reaches every alpha",
         alpha, floor, floor, fit.max_alpha, 100.0 * zero_w / total_w));
   }
   return fit;
 }
 
-absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                 double alpha, double floor, std::vector<double>* rates, int threads,
-                                 Communicator* comm) {
+absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores,
+                                 absl::Span<const uint32_t> weights, double alpha, double floor,
+                                 std::vector<double>* rates, int threads, Communicator* comm) {
   if (comm != nullptr && comm->size() > 1) {
     return maec_internal::FitRatesAcrossRanks(scores, weights, alpha, floor, rates, *comm);
   }
@@ -55,7 +58,8 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
     return absl::InvalidArgumentError("FitRates: scores and weights differ in length");
   }
   if (!(floor >= 0.0 && floor < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrFormat("rate floor must be in [0, 1), got %g", floor));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rate floor must be in [0, 1), got %g", floor));
   }
   if (!(alpha > 0.0 && alpha <= 1.0)) {
     return absl::InvalidArgumentError(absl::StrFormat("alpha must be in (0, 1], got %g", alpha));
@@ -64,7 +68,8 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
   for (size_t i = 0; i < scores.size(); ++i) {
     const double s = scores[i];
     if (!std::isfinite(s) || s < 0.0) {
-      return absl::InvalidArgumentError(absl::StrFormat("FitRates: score %d is %g, expected >= 0", i, s));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("FitRates: score %d is %g, expected >= 0", i, s));
     }
     total_w += weights[i];
     if (s == 0.0) zero_w += weights[i];
@@ -89,14 +94,16 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<con
   return fit;
 }
 
-absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                        double alpha, double kappa, std::vector<double>* rates, int threads,
+absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores,
+                                        absl::Span<const uint32_t> weights, double alpha,
+                                        double kappa, std::vector<double>* rates, int threads,
                                         Communicator* comm) {
   if (scores.size() != weights.size()) {
     return absl::InvalidArgumentError("FitMixtureRates: scores and weights differ in length");
   }
   if (!(kappa > 0.0 && kappa <= 1e6)) {
-    return absl::InvalidArgumentError(absl::StrFormat("kappa (uniform share) must be in (0, 1e6], got %g", kappa));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("kappa (uniform share) must be in (0, 1e6], got %g", kappa));
   }
   if (!(alpha > 0.0 && alpha <= 1.0)) {
     return absl::InvalidArgumentError(absl::StrFormat("alpha must be in (0, 1], got %g", alpha));
@@ -105,7 +112,8 @@ absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::S
   for (size_t i = 0; i < scores.size(); ++i) {
     const double s = scores[i];
     if (!std::isfinite(s) || s < 0.0) {
-      return absl::InvalidArgumentError(absl::StrFormat("FitMixtureRates: score %d is %g, expected >= 0", i, s));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("FitMixtureRates: score %d is %g, expected >= 0", i, s));
     }
     total_w += weights[i];
     total_ws += weights[i] * s;

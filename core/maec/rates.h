@@ -42,9 +42,9 @@ const char* RateRuleName(RateRule rule);
 
 struct RateFit {
   double rho = 0.0;
-  double achieved_mean = 0.0;   // Σ w π / Σ w of the returned rates (double precision)
-  double max_alpha = 1.0;       // f(∞): the largest reachable α for these scores and floor
-  double score_mean = 0.0;      // mixture: h̄ = Σ w s / Σ w (0 for the floor rule)
+  double achieved_mean = 0.0;  // Σ w π / Σ w of the returned rates (double precision)
+  double max_alpha = 1.0;      // f(∞): the largest reachable α for these scores and floor
+  double score_mean = 0.0;     // mixture: h̄ = Σ w s / Σ w (0 for the floor rule)
 };
 
 // The hardness-to-rate map's transform t(s) = s^β (β = `score_power` in
@@ -72,9 +72,10 @@ inline double MixtureRate(double score, double rho, double score_mean, double ka
 // Errors: INVALID_ARGUMENT naming the valid α range when α is unreachable
 // (or floor/α out of [0, 1]); FAILED_PRECONDITION when Σ weights == 0.
 // `rates` (may be null) receives π per entry.
-absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                 double alpha, double floor, std::vector<double>* rates,
-                                 int threads = 1, Communicator* comm = nullptr);
+absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores,
+                                 absl::Span<const uint32_t> weights, double alpha, double floor,
+                                 std::vector<double>* rates, int threads = 1,
+                                 Communicator* comm = nullptr);
 
 // The floor rule's reachable range for negative-instance weight `total_w`, of
 // which `zero_w` scores 0: a RateFit with max_alpha = f(∞) set (rho and
@@ -88,9 +89,10 @@ absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alp
 // give the uniform rate α for every entry (ρ = α/κ).
 // REQUIRES as FitRates. Errors: INVALID_ARGUMENT when κ is not in (0, 1e6]
 // or α not in (0, 1], or a score is negative or not finite.
-absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
-                                        double alpha, double kappa, std::vector<double>* rates,
-                                        int threads = 1, Communicator* comm = nullptr);
+absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores,
+                                        absl::Span<const uint32_t> weights, double alpha,
+                                        double kappa, std::vector<double>* rates, int threads = 1,
+                                        Communicator* comm = nullptr);
 
 }  // namespace graphsieve
 

@@ -37,7 +37,10 @@ Piece PieceAt(absl::Span<const double> scores, absl::Span<const uint32_t> weight
       sums[2] += w;
     }
     for (double bp : {leave_floor, reach_cap}) {
-      if (bp <= rho) below = std::max(below, bp); else above = std::min(above, bp);
+      if (bp <= rho)
+        below = std::max(below, bp);
+      else
+        above = std::min(above, bp);
     }
   }
   comm.AllReduceSum(absl::MakeSpan(sums, 3));
@@ -70,7 +73,8 @@ absl::StatusOr<RateFit> FitRatesAcrossRanks(absl::Span<const double> scores,
   }
   comm.AllReduceSum(absl::MakeSpan(totals, 3));
   comm.AllReduceMax(absl::MakeSpan(max_min, 2));
-  if (totals[2] > 0) return absl::InvalidArgumentError("FitRates: a score is negative or not finite");
+  if (totals[2] > 0)
+    return absl::InvalidArgumentError("FitRates: a score is negative or not finite");
   const double total_w = totals[0], zero_w = totals[1];
   absl::StatusOr<RateFit> range = FloorRuleRange(total_w, zero_w, alpha, floor);
   if (!range.ok()) return range.status();
@@ -96,7 +100,10 @@ absl::StatusOr<RateFit> FitRatesAcrossRanks(absl::Span<const double> scores,
       }
     }
     // The whole piece lies on one side of α: move the bracket past it.
-    if (f < alpha) lo = std::max(lo, std::min(p.above, hi)); else hi = std::min(hi, std::max(p.below, lo));
+    if (f < alpha)
+      lo = std::max(lo, std::min(p.above, hi));
+    else
+      hi = std::min(hi, std::max(p.below, lo));
     if (hi <= lo) {  // α sits exactly on a breakpoint
       fit.rho = lo;
       break;

@@ -41,17 +41,17 @@ absl::StatusOr<Eigen::MatrixXd> DensePseudoInverse(const ComponentLaplacian& lap
   }
   Eigen::LLT<Eigen::MatrixXd> llt(a);
   if (llt.info() != Eigen::Success) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "component ", lap.component, " (", n, " nodes): dense Cholesky of L + J/n failed"));
+    return absl::FailedPreconditionError(absl::StrCat("component ", lap.component, " (", n,
+                                                      " nodes): dense Cholesky of L + J/n failed"));
   }
   Eigen::MatrixXd p = llt.solve(Eigen::MatrixXd::Identity(n, n));
   if (llt.info() != Eigen::Success) {
-    return absl::FailedPreconditionError(absl::StrCat("component ", lap.component, ": dense solve failed"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("component ", lap.component, ": dense solve failed"));
   }
   p.array() -= 1.0 / n;
   return p;
 }
-
 
 namespace {
 
@@ -90,7 +90,8 @@ void RunDenseTask(Work& w, const Task& task, TaskResult* res) {
     for (size_t i = 0; i < lap.size(); ++i) {
       const double inv_degree = w.o.unseen_control_variate ? 1.0 / lap.degree[i] : 0.0;
       for (int j = 0; j < k; ++j) {
-        w.out->sketch[lap.nodes[i] * row + j] = static_cast<float>(z(i, j) - rhs(i, j) * inv_degree);
+        w.out->sketch[lap.nodes[i] * row + j] =
+            static_cast<float>(z(i, j) - rhs(i, j) * inv_degree);
       }
     }
   }
@@ -115,7 +116,8 @@ void RunPcgTask(Work& w, BlockPcg& solver, const Task& task, TaskResult* res) {
     SketchRhs(lap, w.g, w.o.sketch_dim, task.begin, task.end, w.o.seed, &rhs);
   } else {
     rhs.setZero(lap.size(), task.end - task.begin);
-    for (uint32_t j = task.begin; j < task.end; ++j) rhs(first + w.plan.columns[c][j], j - task.begin) = 1.0;
+    for (uint32_t j = task.begin; j < task.end; ++j)
+      rhs(first + w.plan.columns[c][j], j - task.begin) = 1.0;
   }
   res->pcg = solver.Solve(lap, rhs, w.o.solver_tolerance, w.o.solver_max_iterations, &x);
   res->columns = static_cast<int>(rhs.cols());
@@ -200,7 +202,8 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
     const bool first = s.right_hand_sides == 0;
     s.right_hand_sides += results[ti].columns;
     s.max_iterations = std::max(s.max_iterations, results[ti].pcg.iterations);
-    s.max_relative_residual = std::max(s.max_relative_residual, results[ti].pcg.max_relative_residual);
+    s.max_relative_residual =
+        std::max(s.max_relative_residual, results[ti].pcg.max_relative_residual);
     s.converged = (first || s.converged) && results[ti].pcg.converged;
   }
   ReduceSummaries(w.o, &per_component);
@@ -220,13 +223,14 @@ absl::Status Summarise(const Work& w, const std::vector<TaskResult>& results) {
     s.component = c;
     s.nodes = g.component_size(c);
     s.method = w.plan.route[c] == Route::kOneSided ? "pcg-one-sided" : "pcg-sketch";
-    s.message = absl::StrFormat("%d right-hand sides, Jacobi block PCG, tolerance %g", s.right_hand_sides,
-                                w.o.solver_tolerance);
+    s.message = absl::StrFormat("%d right-hand sides, Jacobi block PCG, tolerance %g",
+                                s.right_hand_sides, w.o.solver_tolerance);
     if (w.plan.route[c] == Route::kSketch && w.o.compute_pairs) {
-      absl::StrAppendFormat(&s.message, "; pair sketch k = %d, %s", w.plan.pair_k,
-                            w.o.pair_sketch_control_variate
-                                ? absl::StrFormat("control variate, residual share %.4f", w.plan.residual_share)
-                                : std::string("no control variate"));
+      absl::StrAppendFormat(
+          &s.message, "; pair sketch k = %d, %s", w.plan.pair_k,
+          w.o.pair_sketch_control_variate
+              ? absl::StrFormat("control variate, residual share %.4f", w.plan.residual_share)
+              : std::string("no control variate"));
     }
     if (!s.converged) {
       return absl::FailedPreconditionError(absl::StrFormat(
@@ -303,7 +307,8 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   out.sketch.assign(g.num_nodes() * size_t(out.sketch_dim), 0.0f);
   if (o.compute_pairs) out.resistance.assign(pairs.num_pairs(), kInf);
   // Item lists only once a one-sided component solves over its items (phase 2).
-  PairIncidence inc = o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
+  PairIncidence inc =
+      o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
   absl::StatusOr<Plan> plan = PlanComponents(pairs, g, o, &out);
   if (!plan.ok()) return plan.status();
 
@@ -318,7 +323,8 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   }
   if (o.compute_pairs) w.diag.assign(g.num_nodes(), 0.0);
   const auto blocks = [](int k) { return size_t(k + Work::kDistBlock - 1) / Work::kDistBlock; };
-  if (any_pair_sketch) w.pair_z.assign(blocks(o.sketch_dim) * g.num_nodes() * Work::kDistBlock, 0.0f);
+  if (any_pair_sketch)
+    w.pair_z.assign(blocks(o.sketch_dim) * g.num_nodes() * Work::kDistBlock, 0.0f);
 
   // Phase 1: dense components and the node rows, which also size the pair sketch.
   std::vector<TaskResult> results;
@@ -336,7 +342,8 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
     out.residual_share = share;
   }
   // Phase 2: one-sided columns and the rest of the pair sketch.
-  const bool phase2_sketch = out.sketch_components > 0 && o.compute_pairs && plan->pair_k > o.sketch_dim;
+  const bool phase2_sketch =
+      out.sketch_components > 0 && o.compute_pairs && plan->pair_k > o.sketch_dim;
   if (phase2_sketch) {
     w.pair_z.resize(blocks(plan->pair_k) * g.num_nodes() * Work::kDistBlock, 0.0f);
   }

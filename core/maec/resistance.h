@@ -35,16 +35,16 @@
 namespace graphsieve {
 
 struct ResistanceResult {
-  std::vector<double> resistance;       // per pair; +inf across components
-  int sketch_dim = 0;                   // floats per node row (ResistanceOptions::NodeRowDim)
-  std::vector<float> sketch;            // node-major rows of sketch_dim floats
-  std::vector<SolveSummary> solves;     // one per PCG component + one for all dense ones
+  std::vector<double> resistance;    // per pair; +inf across components
+  int sketch_dim = 0;                // floats per node row (ResistanceOptions::NodeRowDim)
+  std::vector<float> sketch;         // node-major rows of sketch_dim floats
+  std::vector<SolveSummary> solves;  // one per PCG component + one for all dense ones
   uint32_t dense_components = 0, one_sided_components = 0, sketch_components = 0;
   // The pair sketch (when a component used it): its columns and the residual
   // share ρ of R it was sized with (1 without the control variate).
   int pair_sketch_dim = 0;
   double residual_share = 0.0;
-  std::string route;                    // route of the largest component ("dense", ...)
+  std::string route;  // route of the largest component ("dense", ...)
 };
 
 // REQUIRES: graph was built from pairs. Errors: INVALID_ARGUMENT (options),

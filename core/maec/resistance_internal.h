@@ -32,8 +32,8 @@ struct Work {
   Plan& plan;
   ResistanceResult* out;
   const PairIncidence& inc;
-  std::vector<std::unique_ptr<ComponentLaplacian>> laps; // PCG components, built once and shared
-  std::vector<double> diag;                              // L⁺_ss of the solved side (one-sided)
+  std::vector<std::unique_ptr<ComponentLaplacian>> laps;  // PCG components, built once and shared
+  std::vector<double> diag;                               // L⁺_ss of the solved side (one-sided)
   // Pair sketch, column blocks of kDistBlock: [block][node][kDistBlock]; every
   // column scaled 1/√sketch_dim like the node rows (distances rescale by
   // sketch_dim/pair_k). Block-major, so phase 2 appends blocks.
@@ -44,7 +44,8 @@ struct Work {
   void ForPairsAt(uint32_t s, Fn&& fn) const {
     const uint32_t U = g.num_users;
     if (s < U) {
-      for (uint64_t p = inc.user_begin[s]; p < inc.user_begin[s + 1]; ++p) fn(p, U + pairs.pair_item[p]);
+      for (uint64_t p = inc.user_begin[s]; p < inc.user_begin[s + 1]; ++p)
+        fn(p, U + pairs.pair_item[p]);
     } else {
       const uint32_t it = s - U;
       for (uint64_t q = inc.item_begin[it]; q < inc.item_begin[it + 1]; ++q) {
@@ -53,7 +54,8 @@ struct Work {
     }
   }
   float& PairZ(uint32_t node, uint32_t col) {
-    return pair_z[(size_t(col / kDistBlock) * g.num_nodes() + node) * kDistBlock + col % kDistBlock];
+    return pair_z[(size_t(col / kDistBlock) * g.num_nodes() + node) * kDistBlock +
+                  col % kDistBlock];
   }
   static constexpr uint32_t kDistBlock = 32;
 };
@@ -68,13 +70,14 @@ void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uin
 // sketch_dim columns) and the pair sketch. With the control variate either
 // holds z'_v = z_v − (BᵀQᵀ)_v / d_v, the sketch of W^½B(L⁺ − D⁻¹)e_v
 // (docs/METHOD.md "Control variate", "Unseen pairs").
-void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& rhs,
-                        const RowMatrix& x);
+void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap,
+                        const RowMatrix& rhs, const RowMatrix& x);
 
 // The node rows' exact coordinates (ResistanceOptions::unseen_control_variate):
 // √(1/d_v) at k for a user, at k + 1 for an item; 0 for a node without a
 // positive edge (its own component: the server never measures it).
-void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o, ResistanceResult* out);
+void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o,
+                             ResistanceResult* out);
 
 // ρ, the root mean square over sampled pairs of components the pair sketch
 // may serve of (R − exact part) / R, estimated from the phase-1 columns (the

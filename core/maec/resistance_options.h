@@ -23,12 +23,13 @@ const char* ResistanceMethodName(ResistanceMethod m);
 
 struct ResistanceOptions {
   ResistanceMethod method = ResistanceMethod::kAuto;
-  int sketch_dim = 64;                  // k of the node sketch rows (and of the sketch route)
-  double solver_tolerance = 1e-6;       // relative residual of every PCG column
+  int sketch_dim = 64;             // k of the node sketch rows (and of the sketch route)
+  double solver_tolerance = 1e-6;  // relative residual of every PCG column
   int solver_max_iterations = 1000;
-  int exact_max_nodes = 1000;           // kAuto: dense for components up to this many nodes
-  int64_t one_sided_max_solves = 20000; // kAuto: one-sided at most this many solves, and only while
-                                        // cheaper than the accuracy sketch (OneSidedIsCheaper)
+  int exact_max_nodes = 1000;  // kAuto: dense for components up to this many nodes
+  int64_t one_sided_max_solves =
+      20000;  // kAuto: one-sided at most this many solves, and only while
+              // cheaper than the accuracy sketch (OneSidedIsCheaper)
   // kAuto's pair sketch (the seen pairs) uses enough columns for this median relative error of
   // R_eff: k = 2·(0.6745·ρ/e)², ρ the residual share of R the sketch estimates (measured on the
   // graph from the node-row columns; 1 without the control variate), at least 32.
@@ -44,8 +45,8 @@ struct ResistanceOptions {
   // 1/d_v + ‖z'_u − z'_v‖², the control-variate estimate (docs/METHOD.md
   // "Unseen pairs"). false = the plain rows z_v (for measurement).
   bool unseen_control_variate = true;
-  int block_columns = 32;               // right-hand sides per PCG block (one-sided)
-  bool compute_pairs = true;            // false: node sketch rows only
+  int block_columns = 32;     // right-hand sides per PCG block (one-sided)
+  bool compute_pairs = true;  // false: node sketch rows only
   uint64_t seed = 42;
   int threads = 2;
   // Distributed run (docs/DESIGN.md §5), not owned; null = one process. The
@@ -74,7 +75,8 @@ const char* RouteFor(const ResistanceOptions& options, uint32_t n, uint32_t s);
 // more solves — the node rows are solved either way — plus a k-long distance
 // for each of its `pairs`)? The cost ratio of a distance coordinate to a
 // solve-edge is measured (docs/METHOD.md "How auto picks").
-bool OneSidedIsCheaper(const ResistanceOptions& options, uint64_t s, uint64_t edges, uint64_t pairs, int k);
+bool OneSidedIsCheaper(const ResistanceOptions& options, uint64_t s, uint64_t edges, uint64_t pairs,
+                       int k);
 
 }  // namespace graphsieve
 

@@ -30,7 +30,8 @@ uint64_t EdgesOf(const PositiveGraph& g, uint32_t c) {
 }
 
 // The phase-1 route of one component: dense, or the PCG route RouteFor names.
-absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c, uint32_t s) {
+absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c,
+                                  uint32_t s) {
   const uint32_t n = g.component_size(c);
   const std::string r = RouteFor(o, n, s);
   if (r == "dense") {
@@ -50,20 +51,21 @@ absl::StatusOr<Route> ChooseRoute(const PositiveGraph& g, const ResistanceOption
 void AddSketchTasks(const PositiveGraph& g, const ResistanceOptions& o, uint32_t c, uint32_t begin,
                     uint32_t end, uint32_t* block, std::vector<Task>* tasks) {
   const uint32_t k = end - begin;
-  const uint32_t width = g.component_size(c) >= 2000
-                             ? std::max<uint32_t>(1, std::min<uint32_t>(o.block_columns,
-                                                                        (k + o.threads - 1) / o.threads))
-                             : k;
+  const uint32_t width =
+      g.component_size(c) >= 2000
+          ? std::max<uint32_t>(1,
+                               std::min<uint32_t>(o.block_columns, (k + o.threads - 1) / o.threads))
+          : k;
   for (uint32_t b = begin; b < end; b += width, ++*block) {
-    if (int(*block % Ranks(o)) == Rank(o)) tasks->push_back({c, Route::kSketch, b, std::min<uint32_t>(end, b + width)});
+    if (int(*block % Ranks(o)) == Rank(o))
+      tasks->push_back({c, Route::kSketch, b, std::min<uint32_t>(end, b + width)});
   }
 }
 
 // The solved side's positions this rank solves: all of S in one process; in
 // a distributed run the users whose pairs this rank holds.
-std::vector<uint32_t> OneSidedColumns(const PositiveGraph& g,
-                                      const PairIncidence& inc, const ResistanceOptions& o,
-                                      uint32_t c, uint32_t s) {
+std::vector<uint32_t> OneSidedColumns(const PositiveGraph& g, const PairIncidence& inc,
+                                      const ResistanceOptions& o, uint32_t c, uint32_t s) {
   std::vector<uint32_t> cols;
   if (!Distributed(o)) {
     cols.resize(s);
@@ -80,8 +82,8 @@ std::vector<uint32_t> OneSidedColumns(const PositiveGraph& g,
 
 }  // namespace
 
-absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g, const ResistanceOptions& o,
-                                    ResistanceResult* out) {
+absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g,
+                                    const ResistanceOptions& o, ResistanceResult* out) {
   Plan plan;
   plan.route.assign(g.num_components, Route::kSkip);
   plan.s_is_users.assign(g.num_components, 1);
@@ -104,7 +106,8 @@ absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph&
       continue;
     }
     // kAuto may still serve a one-sided candidate by the pair sketch (phase 2).
-    plan.pair_sketch[c] = o.compute_pairs && (*route == Route::kSketch || o.method == ResistanceMethod::kAuto);
+    plan.pair_sketch[c] =
+        o.compute_pairs && (*route == Route::kSketch || o.method == ResistanceMethod::kAuto);
     AddSketchTasks(g, o, c, 0, uint32_t(o.sketch_dim), &block, &plan.tasks);  // the node rows
   }
   plan.phase1_tasks = plan.tasks.size();
@@ -128,11 +131,14 @@ void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const Res
       r = Route::kSketch;
     }
     if (r == Route::kOneSided) plan->pair_sketch[c] = 0;
-    if (r == Route::kOneSided) ++out->one_sided_components; else ++out->sketch_components;
+    if (r == Route::kOneSided)
+      ++out->one_sided_components;
+    else
+      ++out->sketch_components;
     if (!o.compute_pairs) continue;
     if (r == Route::kSketch) {
-      AddSketchTasks(g, o, c, uint32_t(o.sketch_dim), uint32_t(std::max(plan->pair_k, o.sketch_dim)), &block,
-                     &plan->tasks);
+      AddSketchTasks(g, o, c, uint32_t(o.sketch_dim),
+                     uint32_t(std::max(plan->pair_k, o.sketch_dim)), &block, &plan->tasks);
       continue;
     }
     plan->columns[c] = OneSidedColumns(g, inc, o, c, s);
@@ -142,7 +148,7 @@ void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const Res
     }
   }
   const uint32_t nl = g.component_size(largest);
-  out->route = nl < 2 ? "none"
+  out->route = nl < 2                                     ? "none"
                : plan->route[largest] == Route::kDense    ? "dense"
                : plan->route[largest] == Route::kOneSided ? "one-sided"
                                                           : "sketch";

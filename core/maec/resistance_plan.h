@@ -25,8 +25,8 @@ enum class Route { kSkip, kDense, kOneSided, kSketch };
 
 struct Task {
   uint32_t component;
-  Route kind;          // kDense: whole component; kOneSided: S columns; kSketch: sketch columns
-  uint32_t begin, end; // column range; kOneSided: range of Plan::columns[component]
+  Route kind;           // kDense: whole component; kOneSided: S columns; kSketch: sketch columns
+  uint32_t begin, end;  // column range; kOneSided: range of Plan::columns[component]
 };
 
 // What ComputeResistance decided per component, and the work list. Two
@@ -35,20 +35,23 @@ struct Task {
 // sketch is measured from them — one-sided columns or the remaining pair
 // sketch columns [sketch_dim, pair_k).
 struct Plan {
-  std::vector<Route> route;         // per component (a phase-1 kOneSided may become kSketch)
-  std::vector<uint8_t> s_is_users;  // per component: the solved side S is the users
+  std::vector<Route> route;           // per component (a phase-1 kOneSided may become kSketch)
+  std::vector<uint8_t> s_is_users;    // per component: the solved side S is the users
   std::vector<uint32_t> solved_side;  // per component: |S|
-  std::vector<uint64_t> pairs_in;   // per component: pairs inside it, over all ranks
-  std::vector<uint8_t> pair_sketch; // per component: its pairs may be (or are) served by the pair sketch
+  std::vector<uint64_t> pairs_in;     // per component: pairs inside it, over all ranks
+  std::vector<uint8_t>
+      pair_sketch;  // per component: its pairs may be (or are) served by the pair sketch
   std::vector<std::vector<uint32_t>> columns;  // one-sided: S positions (inside S) this rank solves
-  std::vector<Task> tasks;          // phase 1, then phase 2 appended by PlanSecondPhase
+  std::vector<Task> tasks;                     // phase 1, then phase 2 appended by PlanSecondPhase
   size_t phase1_tasks = 0;
-  uint32_t next_block = 0;          // round-robin position after phase 1
-  int pair_k = 0;                   // columns of the pair sketch (ResistanceOptions::PairSketchDim)
-  double residual_share = 1.0;      // ρ the pair sketch was sized with
+  uint32_t next_block = 0;      // round-robin position after phase 1
+  int pair_k = 0;               // columns of the pair sketch (ResistanceOptions::PairSketchDim)
+  double residual_share = 1.0;  // ρ the pair sketch was sized with
 };
 
-inline bool Distributed(const ResistanceOptions& o) { return o.comm != nullptr && o.comm->size() > 1; }
+inline bool Distributed(const ResistanceOptions& o) {
+  return o.comm != nullptr && o.comm->size() > 1;
+}
 inline int Rank(const ResistanceOptions& o) { return o.comm ? o.comm->rank() : 0; }
 inline int Ranks(const ResistanceOptions& o) { return o.comm ? o.comm->size() : 1; }
 
@@ -57,8 +60,8 @@ inline int Ranks(const ResistanceOptions& o) { return o.comm ? o.comm->size() : 
 // tasks: dense components and the node-row sketch columns. In a distributed
 // run the pair counts are summed over the ranks and sketch blocks are dealt
 // round-robin. Errors: RESOURCE_EXHAUSTED (dense too big).
-absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g, const ResistanceOptions& o,
-                                    ResistanceResult* out);
+absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g,
+                                    const ResistanceOptions& o, ResistanceResult* out);
 
 // Stage 2: with the measured residual share ρ, the pair sketch's k; kAuto's
 // one-sided components that the sketch serves cheaper become sketch ones

@@ -53,8 +53,8 @@ void SketchRhs(const ComponentLaplacian& lap, const PositiveGraph& g, int k, uin
   }
 }
 
-void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap, const RowMatrix& rhs,
-                        const RowMatrix& x) {
+void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap,
+                        const RowMatrix& rhs, const RowMatrix& x) {
   const int k = w.o.sketch_dim;
   const size_t row = size_t(w.out->sketch_dim);
   const bool pair_sketch = w.plan.pair_sketch[task.component];
@@ -64,19 +64,22 @@ void StoreSketchColumns(Work& w, const Task& task, const ComponentLaplacian& lap
     for (uint32_t j = task.begin; j < task.end; ++j) {
       const double v = x(i, j - task.begin), shift = rhs(i, j - task.begin) * inv_degree;
       if (j < uint32_t(k)) {
-        w.out->sketch[lap.nodes[i] * row + j] = static_cast<float>(w.o.unseen_control_variate ? v - shift : v);
+        w.out->sketch[lap.nodes[i] * row + j] =
+            static_cast<float>(w.o.unseen_control_variate ? v - shift : v);
       }
       if (pair_sketch) w.PairZ(lap.nodes[i], j) = static_cast<float>(cv ? v - shift : v);
     }
   }
 }
 
-void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o, ResistanceResult* out) {
+void NodeRowExactCoordinates(const PositiveGraph& g, const ResistanceOptions& o,
+                             ResistanceResult* out) {
   if (!o.unseen_control_variate) return;
   const size_t row = size_t(out->sketch_dim), k = size_t(o.sketch_dim);
   for (uint32_t v = 0; v < g.num_nodes(); ++v) {
     const uint32_t d = g.degree(v);
-    if (d > 0) out->sketch[v * row + k + (v < g.num_users ? 0 : 1)] = static_cast<float>(std::sqrt(1.0 / d));
+    if (d > 0)
+      out->sketch[v * row + k + (v < g.num_users ? 0 : 1)] = static_cast<float>(std::sqrt(1.0 / d));
   }
 }
 
@@ -84,7 +87,8 @@ double ResidualShare(Work& w) {
   const PositiveGraph& g = w.g;
   const uint32_t U = g.num_users, K = uint32_t(w.o.sketch_dim);
   uint64_t total = 0;
-  for (uint32_t c = 0; c < g.num_components; ++c) total += w.plan.pair_sketch[c] ? w.plan.pairs_in[c] : 0;
+  for (uint32_t c = 0; c < g.num_components; ++c)
+    total += w.plan.pair_sketch[c] ? w.plan.pairs_in[c] : 0;
   const uint64_t m = std::max<uint64_t>(1, total / 16384);
   double sums[2] = {0.0, 0.0};  // Σ ρ², count
   for (size_t p = 0; p < w.pairs.num_pairs(); ++p) {

@@ -13,9 +13,9 @@ namespace graphsieve {
 struct SolveSummary {
   uint32_t component = 0;
   uint32_t nodes = 0;
-  std::string method;                  // "dense", "pcg-one-sided", "pcg-sketch"
+  std::string method;  // "dense", "pcg-one-sided", "pcg-sketch"
   int right_hand_sides = 0;
-  int max_iterations = 0;              // over the block
+  int max_iterations = 0;  // over the block
   double max_relative_residual = 0.0;
   bool converged = false;
   std::string message;

@@ -19,7 +19,8 @@ namespace maec_internal {
 class StageClock {
  public:
   // Both pointees must outlive the clock.
-  StageClock(std::vector<StageTiming>* timings, const PipelineOptions& o) : timings_(timings), o_(o) {}
+  StageClock(std::vector<StageTiming>* timings, const PipelineOptions& o)
+      : timings_(timings), o_(o) {}
   // Records the time since the previous Done (or construction) under `stage`.
   void Done(const std::string& stage) {
     const absl::Time now = absl::Now();

@@ -16,7 +16,8 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   };
   const Method method = static_cast<Method>(m.method);
   if (method == Method::kUniform) return static_cast<float>(m.alpha);
-  if (method != Method::kMaec) return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
+  if (method != Method::kMaec)
+    return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
 
   // Effective conductance from the sketch rows; 0 across components.
   double g = 0.0;
@@ -38,14 +39,17 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   const double norm = m.symmetric_normalisation ? std::sqrt(d) : d;
   double b = z;  // uncertainty |y − z| of a negative
   if (m.uncertainty_propagation && d > 0) {
-    b = (1.0 - m.gamma) * b + m.gamma * (double(user.record.sum_uncertainty) + item.record.sum_uncertainty) / norm;
+    b = (1.0 - m.gamma) * b +
+        m.gamma * (double(user.record.sum_uncertainty) + item.record.sum_uncertainty) / norm;
   }
   double s = b;  // corrected score y + (−1)^y b̂ of a negative
   if (m.score_propagation && d > 0) {
-    s = (1.0 - m.gamma) * s + m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
+    s = (1.0 - m.gamma) * s +
+        m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
   }
   s = ScorePower(std::max(s, 0.0), m.score_power);
-  return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa) : FloorRate(s, m.rho, m.floor));
+  return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
+                                    : FloorRate(s, m.rho, m.floor));
 }
 
 float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const UnseenModel& m) {

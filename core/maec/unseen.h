@@ -21,11 +21,11 @@ namespace graphsieve {
 // two sums are Σ x_q / √d_q (d_q = neighbours of pair q), the node sums that
 // operator uses.
 struct NodeRecord {
-  uint32_t component = 0;              // connected component in the positive graph
-  uint32_t degree = 0;                 // pairs (positive and negative) at this node
-  float sum_uncertainty = 0.0f;        // Σ propagated uncertainty B̂ over its pairs
-  float sum_score = 0.0f;              // Σ propagated score over its pairs
-  float mean_rate = 0.0f;              // mean rate over its negative instances (default policy)
+  uint32_t component = 0;        // connected component in the positive graph
+  uint32_t degree = 0;           // pairs (positive and negative) at this node
+  float sum_uncertainty = 0.0f;  // Σ propagated uncertainty B̂ over its pairs
+  float sum_score = 0.0f;        // Σ propagated score over its pairs
+  float mean_rate = 0.0f;        // mean rate over its negative instances (default policy)
   // Instances at the node and how many were positive, saturated at 2^32 - 1
   // (snapshot format 3; 0 when read from an older snapshot). The server's
   // positive-rate DEFAULT policy (core/serving/node_default.h) rates a pair
@@ -35,10 +35,10 @@ struct NodeRecord {
 };
 
 struct NodeTable {
-  std::vector<uint64_t> ids;           // original id per node
-  std::vector<uint8_t> is_item;        // 0 user, 1 item
+  std::vector<uint64_t> ids;     // original id per node
+  std::vector<uint8_t> is_item;  // 0 user, 1 item
   std::vector<NodeRecord> records;
-  int sketch_dim = 0;                  // floats per row: k, or k + 2 with the control variate
+  int sketch_dim = 0;  // floats per row: k, or k + 2 with the control variate
   // Row-major, ids.size() x sketch_dim; ‖row_u − row_v‖² ≈ R_eff of a user–item
   // non-edge (docs/METHOD.md "Pairs the builder never saw").
   std::vector<float> sketch;
@@ -49,13 +49,13 @@ struct NodeTable {
 
 // Global constants of one snapshot. Stored in the snapshot's meta.
 struct UnseenModel {
-  int method = 0;                      // Method enum value (pipeline_options.h)
-  int rate_rule = 0;                   // RateRule enum value (rates.h): 0 floor, 1 mixture
-  double alpha = 0.2, floor = 0.01;    // floor: ϱ of the floor rule
-  double kappa = 0.0;                  // mixture: uniform share κ
-  double score_mean = 0.0;             // mixture: h̄, mean of t(s) over the negative instances
-  double score_power = 1.0;            // MA-EC: rates from t(s) = s^β (rates.h ScorePower)
-  double rho = 1.0;                    // rate scale ρ
+  int method = 0;                    // Method enum value (pipeline_options.h)
+  int rate_rule = 0;                 // RateRule enum value (rates.h): 0 floor, 1 mixture
+  double alpha = 0.2, floor = 0.01;  // floor: ϱ of the floor rule
+  double kappa = 0.0;                // mixture: uniform share κ
+  double score_mean = 0.0;           // mixture: h̄, mean of t(s) over the negative instances
+  double score_power = 1.0;          // MA-EC: rates from t(s) = s^β (rates.h ScorePower)
+  double rho = 1.0;                  // rate scale ρ
   double gamma = 0.5;
   double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
                                           // over the seen pairs (h = G_eff for a negative pair)
@@ -66,8 +66,8 @@ struct UnseenModel {
   // The positive-rate DEFAULT policy's fit (core/serving/node_default.h,
   // docs/METHOD.md "Pairs the builder never saw"); 0 = not fitted (older
   // snapshots, uniform): the policy falls back to node-mean.
-  double default_prior = 0.0;        // p̄ = Σ positives / Σ impressions
-  double default_smoothing = 0.0;    // m pseudo-impressions at p̄
+  double default_prior = 0.0;                              // p̄ = Σ positives / Σ impressions
+  double default_smoothing = 0.0;                          // m pseudo-impressions at p̄
   double default_user_rho = 0.0, default_user_mean = 0.0;  // known user, unknown item
   double default_item_rho = 0.0, default_item_mean = 0.0;  // known item, unknown user
 };
@@ -75,7 +75,7 @@ struct UnseenModel {
 // One known node as the server sees it.
 struct NodeView {
   NodeRecord record;
-  absl::Span<const float> sketch;      // sketch_dim floats
+  absl::Span<const float> sketch;  // sketch_dim floats
 };
 
 // The rate for an unseen (user, item) pair of known nodes, treated as a

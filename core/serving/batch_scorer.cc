@@ -19,8 +19,8 @@ absl::Status CheckPartition(const ManifestSummary& manifest, absl::Span<const ui
     const uint32_t p = PartitionOfUser(user, parts);
     if (p != manifest.partition) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "user ", user, " belongs to partition ", p, " of ", parts, "; this server holds partition ",
-          manifest.partition, " of version ", manifest.version,
+          "user ", user, " belongs to partition ", p, " of ", parts,
+          "; this server holds partition ", manifest.partition, " of version ", manifest.version,
           " (route by core/io/partition.h, e.g. graphsieve --server HOST:PORT,HOST:PORT)"));
     }
     last = user;
@@ -67,8 +67,8 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
         sources[i] = RateSource::kInferred;
         ++local.inferred;
       } else {
-        rates[i] = static_cast<float>(policy_.Rate(snapshot.model(), u_known ? &u : nullptr,
-                                                   v_known ? &v : nullptr));
+        rates[i] = static_cast<float>(
+            policy_.Rate(snapshot.model(), u_known ? &u : nullptr, v_known ? &v : nullptr));
         sources[i] = RateSource::kDefault;
         ++local.by_default;
       }

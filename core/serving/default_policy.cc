@@ -75,7 +75,8 @@ double DefaultPolicy::Rate(double alpha, const NodeRecord* user, const NodeRecor
   return alpha;
 }
 
-double DefaultPolicy::Rate(const UnseenModel& model, const NodeView* user, const NodeView* item) const {
+double DefaultPolicy::Rate(const UnseenModel& model, const NodeView* user,
+                           const NodeView* item) const {
   if (kind == Kind::kModel) return ScoreUnknownNodePair(user, item, model);
   if (kind == Kind::kPositiveRate) {
     // One side is unknown (both known is an INFERRED pair); a snapshot
@@ -87,7 +88,8 @@ double DefaultPolicy::Rate(const UnseenModel& model, const NodeView* user, const
       return NodeDefaultRate(user->record, /*is_item=*/false, model);
     }
   }
-  return Rate(model.alpha, user != nullptr ? &user->record : nullptr, item != nullptr ? &item->record : nullptr);
+  return Rate(model.alpha, user != nullptr ? &user->record : nullptr,
+              item != nullptr ? &item->record : nullptr);
 }
 
 }  // namespace graphsieve

@@ -15,18 +15,19 @@ namespace graphsieve {
 
 struct DefaultPolicy {
   enum class Kind {
-    kNodeMean,  // the known node's mean rate over its negatives; alpha when neither is known
-    kAlpha,     // the snapshot's alpha (target mean rate over negatives)
-    kFixed,     // a fixed rate in (0, 1]
-    kModel,     // the snapshot's rate rule, the unknown node taken as a node with no pairs
-                // (ScoreUnknownNodePair, core/maec/unseen.h)
+    kNodeMean,      // the known node's mean rate over its negatives; alpha when neither is known
+    kAlpha,         // the snapshot's alpha (target mean rate over negatives)
+    kFixed,         // a fixed rate in (0, 1]
+    kModel,         // the snapshot's rate rule, the unknown node taken as a node with no pairs
+                    // (ScoreUnknownNodePair, core/maec/unseen.h)
     kPositiveRate,  // the rule applied to the known node's smoothed positive rate, fitted to α
                     // at build time (node_default.h); node-mean for a snapshot without the fit
   };
   Kind kind = Kind::kNodeMean;
   double fixed_rate = 0.0;  // used by kFixed only
 
-  // "node-mean" | "alpha" | "model" | "positive-rate" | a number in (0, 1] (e.g. "0.25"). Errors name the text.
+  // "node-mean" | "alpha" | "model" | "positive-rate" | a number in (0, 1] (e.g. "0.25"). Errors
+  // name the text.
   static absl::StatusOr<DefaultPolicy> Parse(absl::string_view text);
   std::string ToString() const;
 

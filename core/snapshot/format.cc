@@ -89,10 +89,9 @@ absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* r, absl::Span<
   const size_t sketch_bytes = 4 * sketch.size();
   const bool with_counts = value.size() == kNodeRecordBytes + sketch_bytes;
   if (!with_counts && value.size() != kNodeRecordBytesV2 + sketch_bytes) {
-    return absl::DataLossError(absl::StrCat("node value has ", value.size(), " bytes, expected ",
-                                            kNodeRecordBytes + sketch_bytes, " (or ",
-                                            kNodeRecordBytesV2 + sketch_bytes,
-                                            " before format 3)"));
+    return absl::DataLossError(absl::StrCat(
+        "node value has ", value.size(), " bytes, expected ", kNodeRecordBytes + sketch_bytes,
+        " (or ", kNodeRecordBytesV2 + sketch_bytes, " before format 3)"));
   }
   const size_t record_bytes = with_counts ? kNodeRecordBytes : kNodeRecordBytesV2;
   const char* p = value.data();
@@ -175,8 +174,9 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: sketch_dim ", m.sketch_dim));
   }
   if (m.rate_rule != 0 && m.rate_rule != 1) {
-    return absl::DataLossError(absl::StrCat("meta/unseen_model: rate_rule ", m.rate_rule,
-                                            " (expected 0 floor or 1 mixture; written by a newer builder?)"));
+    return absl::DataLossError(
+        absl::StrCat("meta/unseen_model: rate_rule ", m.rate_rule,
+                     " (expected 0 floor or 1 mixture; written by a newer builder?)"));
   }
   if (m.rate_rule == 1 && !(m.kappa > 0.0 && m.score_mean >= 0.0)) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: mixture rule with kappa ", m.kappa,

@@ -45,11 +45,11 @@ inline constexpr char kNodesCf[] = "nodes";
 inline constexpr char kMetaCf[] = "meta";
 inline constexpr char kMetaUnseenModelKey[] = "unseen_model";
 
-inline constexpr size_t kPairKeyBytes = 16;   // user_id BE ‖ item_id BE
-inline constexpr size_t kPairValueBytes = 4;  // rate, float32 little-endian
-inline constexpr size_t kNodeKeyBytes = 9;    // side byte (0 user, 1 item) ‖ id BE
-inline constexpr size_t kNodeRecordBytes = 28;     // format 3
-inline constexpr size_t kNodeRecordBytesV2 = 20;   // formats 1 and 2: no counts
+inline constexpr size_t kPairKeyBytes = 16;       // user_id BE ‖ item_id BE
+inline constexpr size_t kPairValueBytes = 4;      // rate, float32 little-endian
+inline constexpr size_t kNodeKeyBytes = 9;        // side byte (0 user, 1 item) ‖ id BE
+inline constexpr size_t kNodeRecordBytes = 28;    // format 3
+inline constexpr size_t kNodeRecordBytesV2 = 20;  // formats 1 and 2: no counts
 
 // How the pairs column family's SST files are laid out. The nodes and meta
 // column families are always block-based (they are small).

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "xxhash.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/memory_index.h"
+#include "xxhash.h"
 
 namespace graphsieve {
 namespace {
@@ -43,7 +43,7 @@ enum Section {
   kItemIds,      // u64 per item
   kUserRecords,  // NodeRecord per user
   kItemRecords,
-  kUserSketch,   // f32 x sketch_dim per user
+  kUserSketch,  // f32 x sketch_dim per user
   kItemSketch,
   kRegionStart,  // u64 per user: first slot of its region
   kRegionSize,   // u32 per user: slots of its region (0 = no pairs)
@@ -154,14 +154,18 @@ absl::Status MemoryIndex::WriteFile(const std::string& path, const IndexFileInfo
     }
   }
   const bool v1 = h.format_version == 1;
-  const void* data[kSections] = {user_id_list_.data(),  item_id_list_.data(),
+  const void* data[kSections] = {user_id_list_.data(),
+                                 item_id_list_.data(),
                                  v1 ? static_cast<const void*>(v1_records[0].data())
                                     : static_cast<const void*>(user_records_.data()),
                                  v1 ? static_cast<const void*>(v1_records[1].data())
                                     : static_cast<const void*>(item_records_.data()),
-                                 user_sketch_.data(),   item_sketch_.data(),
-                                 region_start_.data(),  region_size_.data(),
-                                 slots_,                info.unseen_model.data()};
+                                 user_sketch_.data(),
+                                 item_sketch_.data(),
+                                 region_start_.data(),
+                                 region_size_.data(),
+                                 slots_,
+                                 info.unseen_model.data()};
   uint64_t bytes[kSections];
   SectionBytes(h, bytes);
   uint64_t at = kHeaderBytes;
@@ -234,16 +238,14 @@ absl::Status CheckDigests(int fd, const std::string& path, const MapFileOptions&
     at += static_cast<uint64_t>(n);
   }
   if (options.check_file_xxh3 && XXH3_64bits_digest(file.get()) != options.file_xxh3) {
-    return absl::DataLossError(absl::StrCat(path, ": checksum mismatch (XXH3-64 ",
-                                            snapshot::Hex64(XXH3_64bits_digest(file.get())),
-                                            ", manifest says ", snapshot::Hex64(options.file_xxh3),
-                                            ")"));
+    return absl::DataLossError(absl::StrCat(
+        path, ": checksum mismatch (XXH3-64 ", snapshot::Hex64(XXH3_64bits_digest(file.get())),
+        ", manifest says ", snapshot::Hex64(options.file_xxh3), ")"));
   }
   if (XXH3_64bits_digest(body.get()) != body_xxh3) {
-    return absl::DataLossError(absl::StrCat(
-        path, ": checksum mismatch (XXH3-64 of the body ",
-        snapshot::Hex64(XXH3_64bits_digest(body.get())), ", its header says ",
-        snapshot::Hex64(body_xxh3), ")"));
+    return absl::DataLossError(absl::StrCat(path, ": checksum mismatch (XXH3-64 of the body ",
+                                            snapshot::Hex64(XXH3_64bits_digest(body.get())),
+                                            ", its header says ", snapshot::Hex64(body_xxh3), ")"));
   }
   return absl::OkStatus();
 }
@@ -251,8 +253,8 @@ absl::Status CheckDigests(int fd, const std::string& path, const MapFileOptions&
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
-    const std::string& path, int sketch_dim, uint64_t expected_pairs,
-    const MapFileOptions& options, IndexFileInfo* info) {
+    const std::string& path, int sketch_dim, uint64_t expected_pairs, const MapFileOptions& options,
+    IndexFileInfo* info) {
   auto loss = [&](const std::string& what) {
     return absl::DataLossError(absl::StrCat(path, ": ", what));
   };
@@ -294,9 +296,9 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   if (h.header_xxh3 != HeaderDigest(h)) return loss("header checksum mismatch");
   if (h.format_version < snapshot::kOldestIndexFileFormatVersion ||
       h.format_version > kIndexFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": index format_version ", h.format_version, ", this reader reads ",
-        snapshot::kOldestIndexFileFormatVersion, " to ", kIndexFormatVersion));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": index format_version ", h.format_version, ", this reader reads ",
+                     snapshot::kOldestIndexFileFormatVersion, " to ", kIndexFormatVersion));
   }
   if (static_cast<int>(h.sketch_dim) != sketch_dim || h.pairs != expected_pairs) {
     return loss(absl::StrCat("holds ", h.pairs, " pairs with sketch_dim ", h.sketch_dim,
@@ -354,8 +356,8 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   for (uint64_t u = 0; u < h.users; ++u) {
     const uint64_t start = index->region_start_[u], size = index->region_size_[u];
     if (size > h.slots || start > h.slots - size) {
-      return loss(absl::StrCat("user index ", u, ": region [", start, ", +", size,
-                               ") outside the ", h.slots, " slots"));
+      return loss(absl::StrCat("user index ", u, ": region [", start, ", +", size, ") outside the ",
+                               h.slots, " slots"));
     }
     covered += size;
   }

@@ -147,8 +147,9 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
   }
   m["partitioning"] = {{"partition", part.partition},
                        {"num_partitions", part.num_partitions},
-                       {"rule", "XXH3-64 of the user id's 8 little-endian bytes, seed "
-                                "0x9e3779b97f4a7c15, modulo num_partitions (core/io/partition.h)"}};
+                       {"rule",
+                        "XXH3-64 of the user id's 8 little-endian bytes, seed "
+                        "0x9e3779b97f4a7c15, modulo num_partitions (core/io/partition.h)"}};
   return m;
 }
 

@@ -90,32 +90,32 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   const size_t dim = static_cast<size_t>(sketch_dim);
 
   absl::Status first_error;
-  absl::Status io = for_each_node([&](bool is_item, uint64_t id, const NodeRecord& record,
-                                      absl::Span<const float> sketch) {
-    if (!first_error.ok()) return;
-    auto& ids = is_item ? index->item_ids_ : index->user_ids_;
-    auto& id_list = is_item ? index->item_id_list_ : index->user_id_list_;
-    auto& records = is_item ? index->owned_item_records_ : index->owned_user_records_;
-    auto& sketches = is_item ? index->owned_item_sketch_ : index->owned_user_sketch_;
-    if (sketch.size() != dim) {
-      first_error = absl::DataLossError(absl::StrCat(is_item ? "item " : "user ", id, " has ",
-                                                     sketch.size(), " sketch floats, expected ",
-                                                     dim));
-      return;
-    }
-    if (records.size() >= kEmpty) {
-      first_error = absl::DataLossError("more than 2^32-1 nodes on one side");
-      return;
-    }
-    if (!ids.emplace(id, static_cast<uint32_t>(records.size())).second) {
-      first_error = absl::DataLossError(
-          absl::StrCat(is_item ? "item " : "user ", id, " is stored twice in the nodes table"));
-      return;
-    }
-    records.push_back(record);
-    id_list.push_back(id);
-    sketches.insert(sketches.end(), sketch.begin(), sketch.end());
-  });
+  absl::Status io = for_each_node(
+      [&](bool is_item, uint64_t id, const NodeRecord& record, absl::Span<const float> sketch) {
+        if (!first_error.ok()) return;
+        auto& ids = is_item ? index->item_ids_ : index->user_ids_;
+        auto& id_list = is_item ? index->item_id_list_ : index->user_id_list_;
+        auto& records = is_item ? index->owned_item_records_ : index->owned_user_records_;
+        auto& sketches = is_item ? index->owned_item_sketch_ : index->owned_user_sketch_;
+        if (sketch.size() != dim) {
+          first_error =
+              absl::DataLossError(absl::StrCat(is_item ? "item " : "user ", id, " has ",
+                                               sketch.size(), " sketch floats, expected ", dim));
+          return;
+        }
+        if (records.size() >= kEmpty) {
+          first_error = absl::DataLossError("more than 2^32-1 nodes on one side");
+          return;
+        }
+        if (!ids.emplace(id, static_cast<uint32_t>(records.size())).second) {
+          first_error = absl::DataLossError(
+              absl::StrCat(is_item ? "item " : "user ", id, " is stored twice in the nodes table"));
+          return;
+        }
+        records.push_back(record);
+        id_list.push_back(id);
+        sketches.insert(sketches.end(), sketch.begin(), sketch.end());
+      });
   if (!io.ok()) return io;
   if (!first_error.ok()) return first_error;
 
@@ -154,7 +154,8 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   auto close_user = [&]() {
     if (current_uid == kEmpty || !first_error.ok()) return;
     absl::Status s = index->AddUser(current_uid, current);
-    if (!s.ok()) first_error = absl::DataLossError(absl::StrCat("user ", current_user, ": ", s.message()));
+    if (!s.ok())
+      first_error = absl::DataLossError(absl::StrCat("user ", current_user, ": ", s.message()));
     done[current_uid] = true;
     current.clear();
   };
@@ -163,9 +164,9 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
     if (current_uid == kEmpty || user != current_user) {
       auto it = index->user_ids_.find(user);
       if (it == index->user_ids_.end()) {
-        first_error = absl::DataLossError(
-            absl::StrCat("pair (", user, ", ", item, ") names user ", user,
-                         " which the nodes table does not have"));
+        first_error =
+            absl::DataLossError(absl::StrCat("pair (", user, ", ", item, ") names user ", user,
+                                             " which the nodes table does not have"));
         return;
       }
       close_user();

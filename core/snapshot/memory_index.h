@@ -103,9 +103,11 @@ class MemoryIndex {
   // here (no MAP_POPULATE): they join the process's RSS as lookups first read
   // them. Errors: DATA_LOSS ("checksum mismatch", ...) / FAILED_PRECONDITION
   // (another format version), naming `path`.
-  static absl::StatusOr<std::unique_ptr<const MemoryIndex>> MapFile(
-      const std::string& path, int sketch_dim, uint64_t expected_pairs,
-      const MapFileOptions& options, IndexFileInfo* info);
+  static absl::StatusOr<std::unique_ptr<const MemoryIndex>> MapFile(const std::string& path,
+                                                                    int sketch_dim,
+                                                                    uint64_t expected_pairs,
+                                                                    const MapFileOptions& options,
+                                                                    IndexFileInfo* info);
 
   // For each i: found[i] = whether (users[i], items[i]) is stored, rates[i] its
   // rate (0 when not found).

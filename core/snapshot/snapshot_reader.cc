@@ -104,9 +104,10 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
 
 // kMemory over a version with an index file: map it (its bytes were checked
 // against the manifest by VerifyFiles); RocksDB is not opened.
-absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(
-    const std::string& dir, snapshot::ParsedManifest parsed, const SnapshotReaderOptions& options,
-    SnapshotLoadStats* stats) {
+absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(const std::string& dir,
+                                                               snapshot::ParsedManifest parsed,
+                                                               const SnapshotReaderOptions& options,
+                                                               SnapshotLoadStats* stats) {
   const absl::Time t0 = absl::Now();
   const std::string path = absl::StrCat(dir, "/", parsed.index_path);
   IndexFileInfo info;
@@ -125,15 +126,14 @@ absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(
   if (!index.ok()) return index.status();
   if (info.partition != parsed.summary.partition ||
       info.num_partitions != parsed.summary.num_partitions) {
-    return absl::DataLossError(absl::StrCat(path, ": partition ", info.partition, " of ",
-                                            info.num_partitions, ", the manifest says ",
-                                            parsed.summary.partition, " of ",
-                                            parsed.summary.num_partitions));
+    return absl::DataLossError(absl::StrCat(
+        path, ": partition ", info.partition, " of ", info.num_partitions, ", the manifest says ",
+        parsed.summary.partition, " of ", parsed.summary.num_partitions));
   }
   absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(info.unseen_model);
   if (!model.ok()) return absl::DataLossError(absl::StrCat(path, ": ", model.status().message()));
-  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(parsed), *model, nullptr, dir,
-                                                     options);
+  auto reader =
+      std::make_shared<SnapshotReaderImpl>(std::move(parsed), *model, nullptr, dir, options);
   reader->SetIndex(*std::move(index));
   stats->index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
   stats->index_mapped = true;

@@ -84,7 +84,7 @@ struct ManifestSummary {
   // "Partitioned versions"); 0 of 1 for an unpartitioned version.
   uint32_t partition = 0;
   uint32_t num_partitions = 1;
-  std::string json;                // MANIFEST.json as written
+  std::string json;  // MANIFEST.json as written
 };
 
 // Where the time of Open() went (seconds).

@@ -127,15 +127,15 @@ absl::StatusOr<std::string> SnapshotStore::PublishedPartDir(absl::string_view ve
         "snapshot version ", version, " is not partitioned: it has no partition ", partition));
   }
   if (partition < 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("snapshot version ", version,
-                     " is partitioned (", *dir, "/part-<I>/): serve one part (--partition)"));
+    return absl::FailedPreconditionError(absl::StrCat("snapshot version ", version,
+                                                      " is partitioned (", *dir,
+                                                      "/part-<I>/): serve one part (--partition)"));
   }
   std::string part = absl::StrCat(*dir, "/", PartDirName(static_cast<uint32_t>(partition)));
   if (!IsDir(part)) {
     return absl::FailedPreconditionError(absl::StrCat("snapshot version ", version,
-                                                      " has no partition ", partition, " (",
-                                                      part, " is not a directory)"));
+                                                      " has no partition ", partition, " (", part,
+                                                      " is not a directory)"));
   }
   return part;
 }

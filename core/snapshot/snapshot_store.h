@@ -29,9 +29,9 @@
 // the previous complete version.
 //
 // Retention keeps the newest N versions and always the CURRENT one, every
-// pinned one and every one with an unexpired hold. Pin/Unpin need no lock: retention hides a victim by renaming it
-// to <version>.deleting, re-checks its pin, and restores it if a pin appeared;
-// Pin checks the version still exists after creating its pin file.
+// pinned one and every one with an unexpired hold. Pin/Unpin need no lock: retention hides a victim
+// by renaming it to <version>.deleting, re-checks its pin, and restores it if a pin appeared; Pin
+// checks the version still exists after creating its pin file.
 //
 // Thread-safety: a SnapshotStore holds no mutable state; its methods are safe
 // to call from many threads and processes (the file system is the state).

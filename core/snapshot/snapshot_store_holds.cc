@@ -61,8 +61,8 @@ std::vector<std::string> HoldNames(const std::string& dir) {
 absl::Status SnapshotStore::Hold(const std::string& version, absl::string_view holder,
                                  absl::Time until) const {
   if (!ValidHolder(holder)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "hold of '", version, "': holder '", holder, "' must be 1-128 of [A-Za-z0-9._-]"));
+    return absl::InvalidArgumentError(absl::StrCat("hold of '", version, "': holder '", holder,
+                                                   "' must be 1-128 of [A-Za-z0-9._-]"));
   }
   absl::StatusOr<std::string> dir = PublishedVersionDir(version);
   if (!dir.ok()) return dir.status();

@@ -151,15 +151,15 @@ absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const
   for (uint32_t p = 0; p < num_partitions; ++p) {
     PartSlice slice = SlicePartition(pairs, result, p, num_partitions);
     if (slice.pairs.num_pairs() == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "partition ", p, " of ", num_partitions, " holds no pairs (", pairs.num_users(),
-          " users in all): use fewer partitions"));
+      return absl::InvalidArgumentError(absl::StrCat("partition ", p, " of ", num_partitions,
+                                                     " holds no pairs (", pairs.num_users(),
+                                                     " users in all): use fewer partitions"));
     }
     part_options.partition = p;
     part_options.num_partitions = num_partitions;
-    absl::StatusOr<SnapshotWriteStats> w = WriteSnapshotDir(
-        absl::StrCat(dir, "/", SnapshotStore::PartDirName(p)), slice.pairs, slice.result, info,
-        part_options);
+    absl::StatusOr<SnapshotWriteStats> w =
+        WriteSnapshotDir(absl::StrCat(dir, "/", SnapshotStore::PartDirName(p)), slice.pairs,
+                         slice.result, info, part_options);
     if (!w.ok()) return w.status();
     total.db_bytes += w->db_bytes;
     total.pairs_sst_bytes += w->pairs_sst_bytes;

@@ -46,8 +46,7 @@ struct StagedFiles {
 absl::Status WriteStagedFiles(const std::string& staging, const PairTable& pairs,
                               const PipelineResult& result, const snapshot::ManifestInfo& info,
                               const SnapshotWriterOptions& options,
-                              const std::function<absl::Status()>& first_task,
-                              StagedFiles* staged);
+                              const std::function<absl::Status()>& first_task, StagedFiles* staged);
 
 // Step 2: a fresh RocksDB at `db_dir` holding the staged files.
 absl::Status IngestIntoFreshDb(const std::string& db_dir, const StagedFiles& staged,

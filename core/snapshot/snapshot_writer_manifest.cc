@@ -77,7 +77,10 @@ absl::Status DigestFiles(const std::vector<std::string>& paths, int threads,
   auto work = [&] {
     for (size_t k = next.fetch_add(1); k < paths.size(); k = next.fetch_add(1)) {
       absl::StatusOr<snapshot::FileDigest> d = snapshot::DigestFile(paths[k]);
-      if (d.ok()) (*digests)[k] = *d; else status[k] = d.status();
+      if (d.ok())
+        (*digests)[k] = *d;
+      else
+        status[k] = d.status();
     }
   };
   std::vector<std::thread> workers;

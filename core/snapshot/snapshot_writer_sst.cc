@@ -145,8 +145,8 @@ absl::Status WritePairsParallel(const std::string& staging, const PairTable& pai
       if (reports) Report(options, "write pairs", std::min(1.0, static_cast<double>(w) / n));
     };
     for (size_t p = next.fetch_add(1); p < parts && !failed; p = next.fetch_add(1)) {
-      part_status[p] = WritePairsSst((*files)[p], pairs, rates, n * p / parts,
-                                     n * (p + 1) / parts, tick);
+      part_status[p] =
+          WritePairsSst((*files)[p], pairs, rates, n * p / parts, n * (p + 1) / parts, tick);
       if (!part_status[p].ok()) failed = true;
     }
   };

@@ -214,8 +214,7 @@ TEST_F(BuilderBinaryTest, WarnsWhenThreadsExceedItsCpuAffinity) {
   const testing_util::RunResult single = Run({"--threads=1"});
   ASSERT_EQ(::sched_setaffinity(0, sizeof(saved), &saved), 0);
   ASSERT_EQ(two.exit_code, 0) << two.err;  // a warning, not an error
-  EXPECT_NE(two.err.find("--threads=2 but this process may run on 1 CPU only"),
-            std::string::npos)
+  EXPECT_NE(two.err.find("--threads=2 but this process may run on 1 CPU only"), std::string::npos)
       << two.err;
   EXPECT_NE(two.err.find("--bind-to none"), std::string::npos) << two.err;
   ASSERT_EQ(single.exit_code, 0) << single.err;

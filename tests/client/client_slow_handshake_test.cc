@@ -30,7 +30,8 @@ namespace {
 // server, holds both directions for `hold`, then relays bytes until a side closes.
 class SlowRelay {
  public:
-  SlowRelay(int server_port, std::chrono::milliseconds hold) : server_port_(server_port), hold_(hold) {
+  SlowRelay(int server_port, std::chrono::milliseconds hold)
+      : server_port_(server_port), hold_(hold) {
     listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;

@@ -174,8 +174,7 @@ TEST(Partitioned, ServerRefusesAUserOfAnotherPartitionNamingIt) {
   auto r = direct->GetRates(std::vector<uint64_t>{foreign}, std::vector<uint64_t>{1});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "belongs to partition 1 of 2"))
-      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "belongs to partition 1 of 2")) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "holds partition 0")) << r.status();
 }
 
@@ -196,7 +195,8 @@ TEST(Partitioned, CliWithAServerListMatchesTheSingleServer) {
   ASSERT_EQ(run(world->single.target(), world->dir + "/single.csv"), 0);
   ASSERT_EQ(run(PartsTarget(), world->dir + "/routed.csv"), 0);
   std::ifstream a(world->dir + "/single.csv"), b(world->dir + "/routed.csv");
-  std::string ta((std::istreambuf_iterator<char>(a)), {}), tb((std::istreambuf_iterator<char>(b)), {});
+  std::string ta((std::istreambuf_iterator<char>(a)), {}),
+      tb((std::istreambuf_iterator<char>(b)), {});
   EXPECT_GT(ta.size(), 200u * 10);
   EXPECT_EQ(ta, tb);
 }
@@ -363,8 +363,7 @@ TEST(Partitioned, NoVersionHeldByEveryPartFailsClearlyAfterTheBound) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v1)) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), world->parts_v3)) << r.status();
-  EXPECT_TRUE(absl::StrContains(r.status().message(), "is not held by this server"))
-      << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "is not held by this server")) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "in each of 2 attempts")) << r.status();
   ASSERT_TRUE(part0->PinVersion(world->parts_v1, false).ok());
   auto back = (*client)->GetRates(users, items);

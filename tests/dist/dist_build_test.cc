@@ -17,9 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/snapshot/snapshot_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "core/snapshot/snapshot_reader.h"
 #include "tests/io/test_files.h"
 
 namespace graphsieve {
@@ -45,8 +45,8 @@ Result RunCommand(const std::string& command) {
 }
 
 std::string Mpirun(int np, const std::string& extra = "") {
-  return absl::StrCat(GRAPHSIEVE_MPIEXEC, " --allow-run-as-root --oversubscribe -np ", np, " ", extra, " ",
-                      GRAPHSIEVE_BUILD_BINARY);
+  return absl::StrCat(GRAPHSIEVE_MPIEXEC, " --allow-run-as-root --oversubscribe -np ", np, " ",
+                      extra, " ", GRAPHSIEVE_BUILD_BINARY);
 }
 
 // A generated log split into two files by alternating rows (each with the header).
@@ -54,9 +54,11 @@ class DistBuildTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const std::string log = files_.Path("log.csv");
-    Result g = RunCommand(absl::StrCat(GRAPHSIEVE_GEN_BINARY, " --preset small --seed 3 --quiet --output ", log));
+    Result g = RunCommand(
+        absl::StrCat(GRAPHSIEVE_GEN_BINARY, " --preset small --seed 3 --quiet --output ", log));
     ASSERT_EQ(g.exit_code, 0) << g.output;
-    std::vector<std::string> lines = absl::StrSplit(testing_io::ReadFile(log), '\n', absl::SkipEmpty());
+    std::vector<std::string> lines =
+        absl::StrSplit(testing_io::ReadFile(log), '\n', absl::SkipEmpty());
     std::string a = lines[0] + "\n", b = a;
     for (size_t i = 1; i < lines.size(); ++i) (i % 2 ? a : b) += lines[i] + "\n";
     a_ = files_.Write("a.csv", a);
@@ -65,7 +67,8 @@ class DistBuildTest : public ::testing::Test {
   // Exported rates by "user,item".
   std::map<std::string, double> Rates(const std::string& csv) {
     std::map<std::string, double> rates;
-    std::vector<std::string> lines = absl::StrSplit(testing_io::ReadFile(csv), '\n', absl::SkipEmpty());
+    std::vector<std::string> lines =
+        absl::StrSplit(testing_io::ReadFile(csv), '\n', absl::SkipEmpty());
     for (size_t i = 1; i < lines.size(); ++i) {
       std::vector<std::string> f = absl::StrSplit(lines[i], ',');
       rates[f[0] + "," + f[1]] = std::stod(f.back());
@@ -92,16 +95,19 @@ class SameRatesTest : public DistBuildTest, public ::testing::WithParamInterface
 
 TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
   const std::string rule = absl::StrCat(" --rate_rule ", GetParam());
-  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("r0")), rule, " --export ",
-                                         files_.Path("e0.csv")));
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("r0")), rule,
+                                         " --export ", files_.Path("e0.csv")));
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
-  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("r1")) + rule + " --export " + files_.Path("e1.csv"));
+  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("r1")) + rule + " --export " +
+                          files_.Path("e1.csv"));
   ASSERT_EQ(np1.exit_code, 0) << np1.output;
-  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("r2")) + rule + " --export " + files_.Path("e2.csv"));
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("r2")) + rule + " --export " +
+                          files_.Path("e2.csv"));
   ASSERT_EQ(np2.exit_code, 0) << np2.output;
   EXPECT_THAT(np2.output, HasSubstr("rank 1:"));  // the per-rank resource lines
   EXPECT_FALSE(testing_io::ReadFile(files_.Path("r2/CURRENT")).empty());
-  const std::map<std::string, double> r0 = Rates(files_.Path("e0.csv")), r1 = Rates(files_.Path("e1.csv")),
+  const std::map<std::string, double> r0 = Rates(files_.Path("e0.csv")),
+                                      r1 = Rates(files_.Path("e1.csv")),
                                       r2 = Rates(files_.Path("e2.csv"));
   ASSERT_GT(r1.size(), 100000u);
   ASSERT_EQ(r1.size(), r2.size());
@@ -120,7 +126,8 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
   for (int k = 0; k < 3; ++k) {
     const std::string root = files_.Path(absl::StrCat("r", k));
     std::string version = testing_io::ReadFile(root + "/CURRENT");
-    while (!version.empty() && (version.back() == '\n' || version.back() == ' ')) version.pop_back();
+    while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
+      version.pop_back();
     auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
     ASSERT_TRUE(reader.ok()) << reader.status();
     snap[k] = *reader;
@@ -151,8 +158,9 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
     }
   }
   EXPECT_EQ(nodes, 2 * r1.size());
-  std::printf("rule %s: max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n", GetParam(),
-              worst, worst_alone);
+  std::printf(
+      "rule %s: max relative rate difference: np=2 vs np=1 %.3g, np=1 vs one process %.3g\n",
+      GetParam(), worst, worst_alone);
 }
 
 INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
@@ -173,9 +181,9 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string current = testing_io::ReadFile(root + "/CURRENT");
   std::set<std::string> before = Entries(root);
-  Result killed = RunCommand(
-      Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage)) +
-      Flags(root) + GetParam().extra_flags);
+  Result killed =
+      RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage)) +
+                 Flags(root) + GetParam().extra_flags);
   EXPECT_NE(killed.exit_code, 0) << killed.output;
   EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
   EXPECT_THAT(killed.output, ::testing::Not(HasSubstr("published")));
@@ -237,7 +245,8 @@ PartData ReadPart(const std::string& root, int part) {
 // builder/dist_parts.h); the parts hold the rates, the per-node counts and
 // the DEFAULT fit of a single-process --partitions 2 build.
 TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
-  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("p0")), " --partitions 2"));
+  Result alone = RunCommand(
+      absl::StrCat(GRAPHSIEVE_BUILD_BINARY, Flags(files_.Path("p0")), " --partitions 2"));
   ASSERT_EQ(alone.exit_code, 0) << alone.output;
   Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("p2")) + " --partitions 2");
   ASSERT_EQ(np2.exit_code, 0) << np2.output;
@@ -245,7 +254,8 @@ TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
   EXPECT_THAT(np2.output, ::testing::Not(HasSubstr("gather")));  // the gather stage did not run
   size_t pairs = 0;
   for (int part = 0; part < 2; ++part) {
-    const PartData want = ReadPart(files_.Path("p0"), part), got = ReadPart(files_.Path("p2"), part);
+    const PartData want = ReadPart(files_.Path("p0"), part),
+                   got = ReadPart(files_.Path("p2"), part);
     ASSERT_GT(want.rates.size(), 10000u);
     ASSERT_EQ(got.rates.size(), want.rates.size()) << "part " << part;
     double worst = 0;
@@ -265,16 +275,17 @@ TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
   std::printf("--partitions 2: %zu pairs in 2 parts written by 2 ranks\n", pairs);
 }
 
-
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
   std::string bad = testing_io::ReadFile(b_);
   std::vector<std::string> lines = absl::StrSplit(bad, '\n');
   lines[4] = "12,34,maybe";  // line 5 of b.csv, read by rank 1
   const std::string bad_path = files_.Write("bad.csv", absl::StrJoin(lines, "\n"));
   const std::string root = files_.Path("bad_root");
-  Result r = RunCommand(Mpirun(2) + absl::StrCat(" --input ", a_, ",", bad_path, " --snapshot_root ", root));
+  Result r = RunCommand(Mpirun(2) +
+                        absl::StrCat(" --input ", a_, ",", bad_path, " --snapshot_root ", root));
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_THAT(r.output, HasSubstr(absl::StrCat("rank 1: --input ", bad_path, ": ", bad_path, ":5: column 'label'")));
+  EXPECT_THAT(r.output, HasSubstr(absl::StrCat("rank 1: --input ", bad_path, ": ", bad_path,
+                                               ":5: column 'label'")));
   EXPECT_THAT(r.output, HasSubstr("nothing published"));
   EXPECT_EQ(Entries(root).count("CURRENT"), 0u);
 }

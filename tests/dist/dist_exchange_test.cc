@@ -86,7 +86,9 @@ TEST(DistExchangeTest, ARankWithoutRowsStillReceivesItsUsers) {
   ASSERT_EQ(log.size(), expected.size());
   ASSERT_EQ(log.pilot_scores.size(), expected.size());  // pilot is known on every rank
   for (size_t k = 0; k < expected.size(); ++k) {
-    EXPECT_EQ((Row{log.user_ids[k], log.item_ids[k], log.labels[k], log.pilot_scores[k]}), expected[k]) << k;
+    EXPECT_EQ((Row{log.user_ids[k], log.item_ids[k], log.labels[k], log.pilot_scores[k]}),
+              expected[k])
+        << k;
   }
 }
 

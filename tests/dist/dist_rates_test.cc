@@ -48,7 +48,8 @@ TEST(DistRatesTest, FloorRuleMatchesTheSingleProcessFit) {
     const Entries all = Make(20000, 7), mine = Mine(all);
     absl::StatusOr<RateFit> one = FitRates(all.scores, all.weights, alpha, 0.01, nullptr);
     std::vector<double> rates;
-    absl::StatusOr<RateFit> dist = FitRates(mine.scores, mine.weights, alpha, 0.01, &rates, 1, g_comm);
+    absl::StatusOr<RateFit> dist =
+        FitRates(mine.scores, mine.weights, alpha, 0.01, &rates, 1, g_comm);
     ASSERT_TRUE(one.ok()) << one.status();
     ASSERT_TRUE(dist.ok()) << dist.status();
     // Both solve the same linear piece exactly; they differ only by the
@@ -67,7 +68,8 @@ TEST(DistRatesTest, MixtureRuleMatchesTheSingleProcessFit) {
   for (double alpha : {0.05, 0.2, 0.7, 1.0}) {
     const Entries all = Make(20000, 11), mine = Mine(all);
     absl::StatusOr<RateFit> one = FitMixtureRates(all.scores, all.weights, alpha, 0.25, nullptr);
-    absl::StatusOr<RateFit> dist = FitMixtureRates(mine.scores, mine.weights, alpha, 0.25, nullptr, 1, g_comm);
+    absl::StatusOr<RateFit> dist =
+        FitMixtureRates(mine.scores, mine.weights, alpha, 0.25, nullptr, 1, g_comm);
     ASSERT_TRUE(one.ok()) << one.status();
     ASSERT_TRUE(dist.ok()) << dist.status();
     EXPECT_NEAR(dist->rho, one->rho, 1e-9 * one->rho) << "alpha " << alpha;
@@ -78,7 +80,8 @@ TEST(DistRatesTest, MixtureRuleMatchesTheSingleProcessFit) {
 
 TEST(DistRatesTest, UnreachableAlphaIsTheSameErrorOnEveryRank) {
   Entries all = Make(1000, 3);
-  for (size_t i = 0; i < all.scores.size(); i += 2) all.scores[i] = 0.0;  // half the entries score 0
+  for (size_t i = 0; i < all.scores.size(); i += 2)
+    all.scores[i] = 0.0;  // half the entries score 0
   const Entries mine = Mine(all);
   absl::StatusOr<RateFit> one = FitRates(all.scores, all.weights, 0.9, 0.01, nullptr);
   absl::StatusOr<RateFit> dist = FitRates(mine.scores, mine.weights, 0.9, 0.01, nullptr, 1, g_comm);

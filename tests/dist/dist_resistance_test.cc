@@ -52,10 +52,11 @@ TEST(DistResistanceTest, EveryRouteMatchesOneProcess) {
   const PairTable mine = Mine(all, &index);
   // sketch_dim 16: the pair sketch's phase 2 starts inside the first
   // 32-column distance block (the block both phases write).
-  for (const Case& c : {Case{"auto, control variate", ResistanceMethod::kAuto, true, 0.05, "sketch"},
-                        Case{"auto, plain", ResistanceMethod::kAuto, false, 0.17, "sketch"},
-                        Case{"sketch", ResistanceMethod::kSketch, true, 0.05, "sketch"},
-                        Case{"auto, one-sided", ResistanceMethod::kAuto, true, 0.005, "one-sided"}}) {
+  for (const Case& c :
+       {Case{"auto, control variate", ResistanceMethod::kAuto, true, 0.05, "sketch"},
+        Case{"auto, plain", ResistanceMethod::kAuto, false, 0.17, "sketch"},
+        Case{"sketch", ResistanceMethod::kSketch, true, 0.05, "sketch"},
+        Case{"auto, one-sided", ResistanceMethod::kAuto, true, 0.005, "one-sided"}}) {
     ResistanceOptions o;
     o.method = c.method;
     o.exact_max_nodes = 10;
@@ -85,8 +86,10 @@ TEST(DistResistanceTest, EveryRouteMatchesOneProcess) {
     for (size_t i = 0; i < one.sketch.size(); ++i) {
       worst_row = std::max(worst_row, double(std::abs(one.sketch[i] - dist->sketch[i])));
     }
-    std::printf("rank %d, %s: pair sketch k = %d, residual share %.4f; max relative R difference %.3g, node rows %.3g\n",
-                g_comm->rank(), c.name, dist->pair_sketch_dim, dist->residual_share, worst, worst_row);
+    std::printf(
+        "rank %d, %s: pair sketch k = %d, residual share %.4f; max relative R difference %.3g, "
+        "node rows %.3g\n",
+        g_comm->rank(), c.name, dist->pair_sketch_dim, dist->residual_share, worst, worst_row);
     EXPECT_LE(worst, 1e-6) << c.name;
     EXPECT_LE(worst_row, 1e-6) << c.name;
   }

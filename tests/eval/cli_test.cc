@@ -45,10 +45,13 @@ TEST(EvalCliTest, EveryMethodHasFiniteMetrics) {
   ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(100, 70, 8), log_path));
   const std::string json_path = dir + "/out.json", md_path = dir + "/out.md";
   std::string err;
-  const int rc = RunEval("--log=" + log_path + " --pilot_column=pilot_score --seeds=2 --dim=4 "
-                         "--max_epochs=4 --threads=1 --quiet --methods=uniform,opt,maec,maec-prop,max "
-                         "--output_json=" + json_path + " --output_md=" + md_path,
-                         dir, &err);
+  const int rc =
+      RunEval("--log=" + log_path +
+                  " --pilot_column=pilot_score --seeds=2 --dim=4 "
+                  "--max_epochs=4 --threads=1 --quiet --methods=uniform,opt,maec,maec-prop,max "
+                  "--output_json=" +
+                  json_path + " --output_md=" + md_path,
+              dir, &err);
   ASSERT_EQ(rc, 0) << err;
   const nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
   std::set<std::string> methods;
@@ -62,24 +65,29 @@ TEST(EvalCliTest, EveryMethodHasFiniteMetrics) {
   }
   EXPECT_EQ(methods, (std::set<std::string>{"full", "uniform", "opt", "maec", "maec-prop", "max"}));
   const std::string md = ReadAll(md_path);
-  for (const char* row : {"| full |", "| uniform |", "| opt |", "| maec |", "| maec-prop |", "| max |"}) {
+  for (const char* row :
+       {"| full |", "| uniform |", "| opt |", "| maec |", "| maec-prop |", "| max |"}) {
     EXPECT_NE(md.find(row), std::string::npos) << row << "\n" << md;
   }
   EXPECT_NE(md.find("column"), std::string::npos) << "the pilot's source is reported";
 }
 
 #ifdef GRAPHSIEVE_GEN_BIN
-// The CI path of the issue: graphsieve-gen's small preset at scale 0.1 (12k instances) with its pilot column.
+// The CI path of the issue: graphsieve-gen's small preset at scale 0.1 (12k instances) with its
+// pilot column.
 TEST(EvalCliTest, GeneratedTinyLogEveryMethodFinite) {
   const std::string dir = TempDir();
   const std::string log_path = dir + "/tiny.csv", json_path = dir + "/tiny.json";
-  const std::string gen = std::string(GRAPHSIEVE_GEN_BIN) + " --preset=small --scale=0.1 --seed=3 --pilot --quiet" +
+  const std::string gen = std::string(GRAPHSIEVE_GEN_BIN) +
+                          " --preset=small --scale=0.1 --seed=3 --pilot --quiet" +
                           " --output=" + log_path;
   ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
   std::string err;
-  const int rc = RunEval("--log=" + log_path + " --pilot_column=pilot_score --seeds=2 --dim=4 "
-                         "--max_epochs=5 --threads=1 --quiet --output_md=" + dir + "/tiny.md" +
-                         " --methods=uniform,opt,maec,maec-prop,max --output_json=" + json_path,
+  const int rc = RunEval("--log=" + log_path +
+                             " --pilot_column=pilot_score --seeds=2 --dim=4 "
+                             "--max_epochs=5 --threads=1 --quiet --output_md=" +
+                             dir + "/tiny.md" +
+                             " --methods=uniform,opt,maec,maec-prop,max --output_json=" + json_path,
                          dir, &err);
   ASSERT_EQ(rc, 0) << err;
   const nlohmann::json j = nlohmann::json::parse(ReadAll(json_path));
@@ -101,12 +109,17 @@ TEST(EvalCliTest, GeneratedTinyLogEveryMethodFinite) {
 TEST(EvalCliTest, UnreachableAlphaIsReportedNotFatal) {
   const std::string dir = TempDir();
   const std::string log_path = dir + "/tiny.csv", md_path = dir + "/tiny.md";
-  const std::string gen = std::string(GRAPHSIEVE_GEN_BIN) + " --preset=tiny --seed=3 --quiet" +
-                          " --output=" + log_path;
+  const std::string gen =
+      std::string(GRAPHSIEVE_GEN_BIN) + " --preset=tiny --seed=3 --quiet" + " --output=" + log_path;
   ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
   std::string err;
-  ASSERT_EQ(RunEval("--log=" + log_path + " --seeds=1 --dim=4 --max_epochs=3 --threads=1 --quiet "
-                    "--methods=uniform,maec --output_md=" + md_path, dir, &err), 0) << err;
+  ASSERT_EQ(RunEval("--log=" + log_path +
+                        " --seeds=1 --dim=4 --max_epochs=3 --threads=1 --quiet "
+                        "--methods=uniform,maec --output_md=" +
+                        md_path,
+                    dir, &err),
+            0)
+      << err;
   const std::string md = ReadAll(md_path);
   EXPECT_NE(md.find("| uniform |"), std::string::npos) << md;
   EXPECT_NE(md.find("Not run"), std::string::npos) << md;

@@ -117,7 +117,6 @@ TEST(CtrModelTest, FactorisationLearnsInteractionsLogisticRegressionCannot) {
   EXPECT_GT(auc[1], auc[0] + 0.1) << "fm " << auc[1] << " vs lr " << auc[0];
 }
 
-
 // Every subset of 4 item groups is liked by one of 16 user groups (user group
 // g likes item group j iff bit j of g is set). With embeddings of dimension d,
 // the rows a factorisation model can express are the item points
@@ -199,7 +198,8 @@ TEST(CtrModelTest, MlpLearnsAnInteractionTheDotProductCannot) {
   // stays clearly below it and misses the probabilities by far more.
   EXPECT_GT(auc[1], bayes - 0.004) << "mlp " << auc[1] << " vs true probabilities " << bayes;
   EXPECT_LT(auc[0], bayes - 0.006) << "fm " << auc[0] << " vs true probabilities " << bayes;
-  EXPECT_LT(error[1], 0.5 * error[0]) << "mean |p - truth|: mlp " << error[1] << ", fm " << error[0];
+  EXPECT_LT(error[1], 0.5 * error[0])
+      << "mean |p - truth|: mlp " << error[1] << ", fm " << error[0];
 }
 
 // The offset contract holds for mlp: trained on a subsample of the negatives
@@ -211,19 +211,21 @@ TEST(CtrModelTest, MlpIsCalibratedUnderTheOffset) {
   const double alpha = 0.2;
   double truth = 0.0;
   for (uint32_t u = 0; u < SubsetPattern::kUsers; ++u) {
-    for (uint32_t v = 0; v < SubsetPattern::kItems; ++v) truth += SubsetPattern::TrueProbability(u, v);
+    for (uint32_t v = 0; v < SubsetPattern::kItems; ++v)
+      truth += SubsetPattern::TrueProbability(u, v);
   }
   truth /= SubsetPattern::kUsers * SubsetPattern::kItems;
   double mean[2], error[2];
   for (bool with_offset : {true, false}) {
-    std::unique_ptr<CtrModel> model = *CtrModel::Create(SubsetPatternOptions(ModelKind::kMlp),
-                                                        SubsetPattern::kUsers, SubsetPattern::kItems);
+    std::unique_ptr<CtrModel> model = *CtrModel::Create(
+        SubsetPatternOptions(ModelKind::kMlp), SubsetPattern::kUsers, SubsetPattern::kItems);
     absl::StatusOr<TrainSummary> t =
         model->Train(Subsample(train, alpha, with_offset, 43), validation);
     ASSERT_TRUE(t.ok()) << t.status();
     double sum = 0.0;
     for (uint32_t u = 0; u < SubsetPattern::kUsers; ++u) {
-      for (uint32_t v = 0; v < SubsetPattern::kItems; ++v) sum += 1.0 / (1.0 + std::exp(-model->Logit(u, v)));
+      for (uint32_t v = 0; v < SubsetPattern::kItems; ++v)
+        sum += 1.0 / (1.0 + std::exp(-model->Logit(u, v)));
     }
     mean[with_offset] = sum / (SubsetPattern::kUsers * SubsetPattern::kItems);
     error[with_offset] = MeanAbsError(*model);

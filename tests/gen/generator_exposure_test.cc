@@ -100,7 +100,8 @@ TEST(GeneratorExposureTest, ExposureFollowsPreference) {
   EXPECT_LT(overlap, 0.5);
   const double target = 1.0 / 35.0;
   for (const GeneratorStats* s : {&pop_stats, &pref_stats}) {
-    const double rate = static_cast<double>(s->positive_instances) / static_cast<double>(s->instances);
+    const double rate =
+        static_cast<double>(s->positive_instances) / static_cast<double>(s->instances);
     EXPECT_NEAR(rate, target, 0.15 * target);
   }
   const double pop_pref = MeanPreference(pop_truth, pop_stats.mu);

@@ -173,7 +173,8 @@ TEST(GeneratorTest, NodesScaleGrowsUsersAndItemsWithTheInstances) {
   GeneratorOptions off = *GeneratorPreset("kuairec", 4.0, 0.0);
   EXPECT_EQ(off.num_users, 2 * 5765);
   EXPECT_EQ(off.num_items, 2 * 10679);
-  EXPECT_THAT(GeneratorPreset("tiny", 1, -1).status().message(), HasSubstr("--nodes_scale must be >= 0"));
+  EXPECT_THAT(GeneratorPreset("tiny", 1, -1).status().message(),
+              HasSubstr("--nodes_scale must be >= 0"));
   // Instances per node stay those of the preset: a generated log at nodes
   // scale 2 has about twice the users, items and pairs of scale 1.
   GeneratorOptions a = *GeneratorPreset("tiny", 1.0, 1.0), b = *GeneratorPreset("tiny", 2.0, 2.0);

@@ -49,8 +49,7 @@ TEST_P(SelfInfluenceTest, MatchesDenseResolventDiagonalWithinTheTailBound) {
   const std::vector<double> c = TailScale(t);
   const int n = static_cast<int>(t.num_pairs());
   for (double gamma : {0.2, 0.5, 0.8}) {
-    const Eigen::MatrixXd m =
-        (1 - gamma) * (Eigen::MatrixXd::Identity(n, n) - gamma * s).inverse();
+    const Eigen::MatrixXd m = (1 - gamma) * (Eigen::MatrixXd::Identity(n, n) - gamma * s).inverse();
     const std::vector<double> est = SelfInfluence(t, NodeDegrees(t), gamma);
     double worst = 0;
     for (int p = 0; p < n; ++p) {
@@ -71,8 +70,9 @@ TEST(SelfInfluenceTest, OneInitialValueMovesItsFixedPointByMppDelta) {
   PairTable t = *BuildPairTable(testing::RandomLog(10, 9, 0.4, 0.3, 3), 1);
   const int n = static_cast<int>(t.num_pairs());
   const double gamma = 0.5;
-  const Eigen::MatrixXd m = (1 - gamma) * (Eigen::MatrixXd::Identity(n, n) -
-                                           gamma * testing::LineGraphOperator(t, false)).inverse();
+  const Eigen::MatrixXd m =
+      (1 - gamma) *
+      (Eigen::MatrixXd::Identity(n, n) - gamma * testing::LineGraphOperator(t, false)).inverse();
   PropagationOptions po;
   po.gamma = gamma;
   po.tolerance = 1e-15;
@@ -141,19 +141,22 @@ TEST_P(FixedGraphFlip, CounterfactualScoreEqualsTheFlippedBuild) {
     const double dz = std::abs(b_cf - (1 - orig.uncertainty[p]));
     double bound = 1e-9;
     if (fc.uncertainty && !fc.score) bound += g4 * c[p] * db;
-    if (fc.uncertainty && fc.score) bound += g4 * c[p] * (db + dz) + (1 - self[p]) * o.gamma * c[p] * db;
+    if (fc.uncertainty && fc.score)
+      bound += g4 * c[p] * (db + dz) + (1 - self[p]) * o.gamma * c[p] * db;
     EXPECT_NEAR(orig.score[p], f.score[p], bound) << "pair " << p;
     worst = std::max(worst, std::abs(double(orig.score[p]) - f.score[p]));
     worst_plain = std::max(worst_plain, std::abs(double(plain.score[p]) - f.score[p]));
     ++checked;
   }
   EXPECT_GT(checked, 10);
-  std::printf("propagation u=%d s=%d: max |score - flipped score| %.2e counterfactual, %.2e label-dependent\n",
-              fc.uncertainty, fc.score, worst, worst_plain);
+  std::printf(
+      "propagation u=%d s=%d: max |score - flipped score| %.2e counterfactual, %.2e "
+      "label-dependent\n",
+      fc.uncertainty, fc.score, worst, worst_plain);
 }
 INSTANTIATE_TEST_SUITE_P(Steps, FixedGraphFlip,
-                         ::testing::Values(FlipCase{false, false}, FlipCase{true, false}, FlipCase{false, true},
-                                           FlipCase{true, true}));
+                         ::testing::Values(FlipCase{false, false}, FlipCase{true, false},
+                                           FlipCase{false, true}, FlipCase{true, true}));
 
 // The graph half needs no correction: a positive's hardness G_eff − 1 equals
 // the hardness the pair gets in a full rebuild with its label flipped (its
@@ -170,7 +173,8 @@ TEST(FullRebuildFlip, PositiveHardnessEqualsItsHardnessAsANegative) {
     flipped.label[p] = 0;
     flipped.negatives[p] = flipped.instances[p];
     const ConductanceResult f = *ComputeConductance(flipped, o);
-    EXPECT_NEAR(cond.hardness[p], f.hardness[p], 1e-5 * std::max(1.0f, f.hardness[p])) << "pair " << p;
+    EXPECT_NEAR(cond.hardness[p], f.hardness[p], 1e-5 * std::max(1.0f, f.hardness[p]))
+        << "pair " << p;
     ++checked;
   }
   EXPECT_GT(checked, 10);
@@ -203,7 +207,8 @@ TEST(GeneratedLogFlip, RatesOfPositivesMatchTheirRatesAsNegatives) {
   ImpressionLog flipped_log = log;
   for (size_t i = 0; i < log.size(); ++i) {
     for (size_t p : chosen) {
-      if (log.user_ids[i] == t.user_ids[t.pair_user[p]] && log.item_ids[i] == t.item_ids[t.pair_item[p]]) {
+      if (log.user_ids[i] == t.user_ids[t.pair_user[p]] &&
+          log.item_ids[i] == t.item_ids[t.pair_item[p]]) {
         flipped_log.labels[i] = 0;
       }
     }
@@ -224,9 +229,11 @@ TEST(GeneratedLogFlip, RatesOfPositivesMatchTheirRatesAsNegatives) {
       const PipelineResult before = *RunPipelineWithConductance(t, cond, o);
       const double after_med = MedianRelativeDifference(chosen, orig.rate, flip.rate);
       const double before_med = MedianRelativeDifference(chosen, before.rate, flip.rate);
-      std::printf("rule %s, propagation %s: median |rate as positive - rate as negative| / rate as negative = "
-                  "%.4f counterfactual (label-dependent: %.4f), %zu pairs\n",
-                  RateRuleName(rule), propagation ? "on" : "off", after_med, before_med, chosen.size());
+      std::printf(
+          "rule %s, propagation %s: median |rate as positive - rate as negative| / rate as "
+          "negative = "
+          "%.4f counterfactual (label-dependent: %.4f), %zu pairs\n",
+          RateRuleName(rule), propagation ? "on" : "off", after_med, before_med, chosen.size());
       EXPECT_LE(after_med, 0.05) << RateRuleName(rule) << " propagation " << propagation;
     }
   }

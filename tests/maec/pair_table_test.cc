@@ -9,7 +9,8 @@ namespace graphsieve {
 namespace {
 
 TEST(PairTable, CollapsesDuplicatesAndSortsByIds) {
-  ImpressionLog log = testing::MakeLog({{9, 5, 0}, {3, 7, 0}, {9, 5, 1}, {3, 2, 0}, {9, 5, 0}, {3, 7, 0}});
+  ImpressionLog log =
+      testing::MakeLog({{9, 5, 0}, {3, 7, 0}, {9, 5, 1}, {3, 2, 0}, {9, 5, 0}, {3, 7, 0}});
   log.pilot_scores = {0.1f, 0.2f, 0.4f, 0.3f, 0.7f, 0.6f};
   for (int threads : {1, 2}) {
     PairTable t = *BuildPairTable(log, threads);
@@ -37,8 +38,9 @@ TEST(PairTable, RandomLogCountsAddUp) {
   for (size_t p = 0; p < a.num_pairs(); ++p) {
     inst += a.instances[p];
     if (p > 0) {
-      const bool ordered = a.pair_user[p - 1] < a.pair_user[p] ||
-                           (a.pair_user[p - 1] == a.pair_user[p] && a.pair_item[p - 1] < a.pair_item[p]);
+      const bool ordered =
+          a.pair_user[p - 1] < a.pair_user[p] ||
+          (a.pair_user[p - 1] == a.pair_user[p] && a.pair_item[p - 1] < a.pair_item[p]);
       ASSERT_TRUE(ordered) << p;
     }
     EXPECT_EQ(a.label[p], a.negatives[p] < a.instances[p] ? 1 : 0);
@@ -50,16 +52,19 @@ TEST(PairTable, RandomLogCountsAddUp) {
 
 TEST(PairTable, BadInputIsNamed) {
   ImpressionLog empty;
-  EXPECT_THAT(std::string(BuildPairTable(empty, 1).status().message()), ::testing::HasSubstr("empty"));
+  EXPECT_THAT(std::string(BuildPairTable(empty, 1).status().message()),
+              ::testing::HasSubstr("empty"));
   ImpressionLog ragged = testing::MakeLog({{1, 2, 0}});
   ragged.item_ids.push_back(3);
-  EXPECT_THAT(std::string(BuildPairTable(ragged, 1).status().message()), ::testing::HasSubstr("item_ids 2"));
+  EXPECT_THAT(std::string(BuildPairTable(ragged, 1).status().message()),
+              ::testing::HasSubstr("item_ids 2"));
   ImpressionLog label = testing::MakeLog({{1, 2, 0}, {1, 3, 2}});
   EXPECT_THAT(std::string(BuildPairTable(label, 1).status().message()),
               ::testing::HasSubstr("instance 1 has label 2"));
   ImpressionLog pilot = testing::MakeLog({{1, 2, 0}});
   pilot.pilot_scores = {1.5f};
-  EXPECT_THAT(std::string(BuildPairTable(pilot, 1).status().message()), ::testing::HasSubstr("pilot score"));
+  EXPECT_THAT(std::string(BuildPairTable(pilot, 1).status().message()),
+              ::testing::HasSubstr("pilot score"));
   EXPECT_FALSE(BuildPairTable(testing::MakeLog({{1, 2, 0}}), 0).ok());
 }
 

@@ -70,7 +70,8 @@ TEST(Pipeline, RoutesAgreeAndAutoIsRecorded) {
 
 TEST(Pipeline, EveryMethodMeetsAlphaOverNegativeInstances) {
   ImpressionLog log = testing::PowerLawLog(60, 50, 20.0, 0.2, 3);
-  for (size_t i = 0; i < log.size(); ++i) log.pilot_scores.push_back(float((i * 37) % 100) / 100.0f);
+  for (size_t i = 0; i < log.size(); ++i)
+    log.pilot_scores.push_back(float((i * 37) % 100) / 100.0f);
   PairTable t = *BuildPairTable(log, 2);
   for (const char* name : {"maec", "uniform", "opt", "max", "mean", "product"}) {
     for (bool correct : {false, true}) {
@@ -83,7 +84,8 @@ TEST(Pipeline, EveryMethodMeetsAlphaOverNegativeInstances) {
       double sum = 0;
       for (size_t p = 0; p < t.num_pairs(); ++p) {
         sum += double(t.negatives[p]) * r->rate[p];
-        EXPECT_GE(r->rate[p], o.method == Method::kProduct ? o.product_floor - 1e-7 : o.floor - 1e-7);
+        EXPECT_GE(r->rate[p],
+                  o.method == Method::kProduct ? o.product_floor - 1e-7 : o.floor - 1e-7);
         EXPECT_LE(r->rate[p], 1.0f);
       }
       EXPECT_NEAR(r->achieved_negative_mean_rate, 0.25, 1e-9) << name;
@@ -100,7 +102,8 @@ TEST(Pipeline, EveryMethodMeetsAlphaOverNegativeInstances) {
 
 TEST(Pipeline, ConductanceOnceThenMethods) {
   ImpressionLog log = testing::PowerLawLog(40, 30, 12.0, 0.25, 6);
-  for (size_t i = 0; i < log.size(); ++i) log.pilot_scores.push_back(float((i * 13) % 100) / 100.0f);
+  for (size_t i = 0; i < log.size(); ++i)
+    log.pilot_scores.push_back(float((i * 13) % 100) / 100.0f);
   PairTable t = *BuildPairTable(log, 2);
   PipelineOptions o;
   const ConductanceResult c = *ComputeConductance(t, o);
@@ -113,14 +116,16 @@ TEST(Pipeline, ConductanceOnceThenMethods) {
   }
   PairTable other = *BuildPairTable(testing::PowerLawLog(10, 10, 5.0, 0.25, 1), 1);
   o.method = Method::kMaec;
-  EXPECT_EQ(RunPipelineWithConductance(other, c, o).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(RunPipelineWithConductance(other, c, o).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(Pipeline, OptionsAreValidated) {
   PipelineOptions o;
   o.rate_rule = RateRule::kFloor;  // the floor is only checked under its rule
   o.floor = 0.3;
-  EXPECT_THAT(std::string(o.Validate().message()), ::testing::HasSubstr("floor must be in [0, alpha)"));
+  EXPECT_THAT(std::string(o.Validate().message()),
+              ::testing::HasSubstr("floor must be in [0, alpha)"));
   o = PipelineOptions();
   o.gamma = 1.0;
   EXPECT_THAT(std::string(o.Validate().message()), ::testing::HasSubstr("gamma"));
@@ -152,7 +157,8 @@ TEST_P(Unseen, ScorerIsOnePropagationStepFromNodeSums) {
   const NodeTable& nt = r.nodes;
   const size_t U = t.num_users();
   const size_t un = std::lower_bound(t.user_ids.begin(), t.user_ids.end(), hu) - t.user_ids.begin();
-  const size_t in = U + (std::lower_bound(t.item_ids.begin(), t.item_ids.end(), hi) - t.item_ids.begin());
+  const size_t in =
+      U + (std::lower_bound(t.item_ids.begin(), t.item_ids.end(), hi) - t.item_ids.begin());
   ASSERT_EQ(nt.ids[un], hu);
   ASSERT_EQ(nt.ids[in], hi);
 
@@ -185,15 +191,19 @@ TEST_P(Unseen, ScorerIsOnePropagationStepFromNodeSums) {
   const double b = (1 - m.gamma) * z + m.gamma * (mb_u + mb_i) / norm;
   const double s = (1 - m.gamma) * b + m.gamma * (ms_u + ms_i) / norm;
   const double expected = std::clamp(m.rho * s, m.floor, 1.0);
-  const float got = ScoreUnseenPair({nt.records[un], nt.SketchRow(un)}, {nt.records[in], nt.SketchRow(in)}, m);
+  const float got =
+      ScoreUnseenPair({nt.records[un], nt.SketchRow(un)}, {nt.records[in], nt.SketchRow(in)}, m);
   EXPECT_NEAR(got, expected, 1e-5);
   EXPECT_GT(g, 0.0);  // the toy graph keeps the held-out pair inside one component
 
   // Across components the conductance term vanishes.
   NodeRecord other = nt.records[in];
   other.component += 1;
-  const double s0 = (1 - m.gamma) * ((1 - m.gamma) * std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0) +
-                                     m.gamma * (mb_u + mb_i) / norm) + m.gamma * (ms_u + ms_i) / norm;
+  const double s0 =
+      (1 - m.gamma) *
+          ((1 - m.gamma) * std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0) +
+           m.gamma * (mb_u + mb_i) / norm) +
+      m.gamma * (ms_u + ms_i) / norm;
   EXPECT_NEAR(ScoreUnseenPair({nt.records[un], nt.SketchRow(un)}, {other, nt.SketchRow(in)}, m),
               std::clamp(m.rho * s0, m.floor, 1.0), 1e-5);
 }
@@ -213,7 +223,8 @@ TEST(Unseen, MeanRateIsOverNegativeInstances) {
   EXPECT_NEAR(r.nodes.records[0].mean_rate, num / den, 1e-6);
   UnseenModel uniform = r.model;
   uniform.method = static_cast<int>(Method::kUniform);
-  EXPECT_FLOAT_EQ(ScoreUnseenPair({r.nodes.records[0], {}}, {r.nodes.records[9], {}}, uniform), 0.2f);
+  EXPECT_FLOAT_EQ(ScoreUnseenPair({r.nodes.records[0], {}}, {r.nodes.records[9], {}}, uniform),
+                  0.2f);
 }
 
 }  // namespace

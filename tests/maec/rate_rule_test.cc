@@ -22,7 +22,8 @@ constexpr double kAlphas[] = {0.05, 0.2, 0.5, 0.9, 1.0};
 // Σ w π / Σ w over negative instances, from the float rates the builder stores.
 double NegativeMean(const PairTable& t, const std::vector<float>& rate) {
   double sum = 0, w = 0;
-  for (size_t p = 0; p < t.num_pairs(); ++p) sum += double(t.negatives[p]) * rate[p], w += t.negatives[p];
+  for (size_t p = 0; p < t.num_pairs(); ++p)
+    sum += double(t.negatives[p]) * rate[p], w += t.negatives[p];
   return sum / w;
 }
 
@@ -79,9 +80,12 @@ TEST(FitMixtureRates, AllScoresZeroOrNoNegativesGiveUniformAlpha) {
 }
 
 TEST(FitMixtureRates, BadArgumentsAreNamed) {
-  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 0.2, 0.0, nullptr).status().message(), HasSubstr("kappa"));
-  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 1.5, 0.1, nullptr).status().message(), HasSubstr("alpha"));
-  EXPECT_THAT(FitMixtureRates({-1.0}, {1}, 0.2, 0.1, nullptr).status().message(), HasSubstr("score 0"));
+  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 0.2, 0.0, nullptr).status().message(),
+              HasSubstr("kappa"));
+  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 1.5, 0.1, nullptr).status().message(),
+              HasSubstr("alpha"));
+  EXPECT_THAT(FitMixtureRates({-1.0}, {1}, 0.2, 0.1, nullptr).status().message(),
+              HasSubstr("score 0"));
   EXPECT_THAT(ParseRateRule("floors").status().message(), HasSubstr("floor or mixture"));
   EXPECT_EQ(*ParseRateRule("mixture"), RateRule::kMixture);
 }
@@ -109,7 +113,8 @@ TEST(MixtureRule, SparseLogReachesEveryAlphaInStoredFloats) {
   absl::StatusOr<ConductanceResult> cond = ComputeConductance(t, Mixture(0.2));
   ASSERT_TRUE(cond.ok()) << cond.status();
   int zero_hardness = 0;
-  for (size_t p = 0; p < t.num_pairs(); ++p) zero_hardness += !t.label[p] && cond->hardness[p] == 0.0f;
+  for (size_t p = 0; p < t.num_pairs(); ++p)
+    zero_hardness += !t.label[p] && cond->hardness[p] == 0.0f;
   EXPECT_GT(zero_hardness, static_cast<int>(t.num_pairs()) / 2);
   for (bool propagation : {false, true}) {
     for (Method method : {Method::kMaec, Method::kUniform}) {
@@ -119,7 +124,8 @@ TEST(MixtureRule, SparseLogReachesEveryAlphaInStoredFloats) {
         o.uncertainty_propagation = o.score_propagation = propagation;
         absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(t, *cond, o);
         ASSERT_TRUE(r.ok()) << r.status();
-        EXPECT_NEAR(NegativeMean(t, r->rate), alpha, 1e-6) << alpha << " propagation " << propagation;
+        EXPECT_NEAR(NegativeMean(t, r->rate), alpha, 1e-6)
+            << alpha << " propagation " << propagation;
         EXPECT_NEAR(r->achieved_negative_mean_rate, alpha, 1e-9);
         for (float rate : r->rate) {
           EXPECT_GT(rate, 0.0f);
@@ -132,7 +138,8 @@ TEST(MixtureRule, SparseLogReachesEveryAlphaInStoredFloats) {
     f.rate_rule = RateRule::kFloor;
     f.uncertainty_propagation = f.score_propagation = propagation;
     if (!propagation) {
-      EXPECT_THAT(RunPipelineWithConductance(t, *cond, f).status().message(), HasSubstr("unreachable"));
+      EXPECT_THAT(RunPipelineWithConductance(t, *cond, f).status().message(),
+                  HasSubstr("unreachable"));
     }
   }
 }
@@ -196,7 +203,8 @@ TEST(MixtureRule, EnsembleMembersKeepTheirOwnKappa) {
   o.pilot_kappa = 1.5;
   PipelineResult r = *RunPipeline(t, o);
   double sw = 0, w = 0;
-  for (size_t p = 0; p < t.num_pairs(); ++p) sw += t.negatives[p] * double(t.pilot_mean[p]), w += t.negatives[p];
+  for (size_t p = 0; p < t.num_pairs(); ++p)
+    sw += t.negatives[p] * double(t.pilot_mean[p]), w += t.negatives[p];
   for (size_t p = 0; p < t.num_pairs(); ++p) {
     EXPECT_NEAR(r.rate[p], std::min(1.0, r.rho * (t.pilot_mean[p] / (sw / w) + 1.5)), 1e-6);
   }
@@ -216,19 +224,22 @@ TEST(MixtureRule, UnseenScorerWithoutPropagation) {
   EXPECT_EQ(m.rate_rule, static_cast<int>(RateRule::kMixture));
   EXPECT_DOUBLE_EQ(m.kappa, 0.25);
   double sw = 0, w = 0;
-  for (size_t p = 0; p < t.num_pairs(); ++p) sw += t.negatives[p] * double(r.score[p]), w += t.negatives[p];
+  for (size_t p = 0; p < t.num_pairs(); ++p)
+    sw += t.negatives[p] * double(r.score[p]), w += t.negatives[p];
   EXPECT_NEAR(m.score_mean, sw / w, 1e-6);
   int checked = 0;
   const size_t U = t.num_users();
   for (size_t u = 0; u < U && checked < 20; ++u) {
     for (size_t i = U; i < nt.ids.size() && checked < 20; i += 3) {
       double rs = 0;
-      for (int j = 0; j < nt.sketch_dim; ++j) rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
+      for (int j = 0; j < nt.sketch_dim; ++j)
+        rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
       const double g = nt.records[u].component == nt.records[i].component ? 1.0 / rs : 0.0;
       const double z = std::clamp((g - m.geff_min) / (m.geff_max - m.geff_min), 0.0, 1.0);
       const double expected = std::min(1.0, m.rho * (z / m.score_mean + m.kappa));
-      EXPECT_NEAR(ScoreUnseenPair({nt.records[u], nt.SketchRow(u)}, {nt.records[i], nt.SketchRow(i)}, m), expected,
-                  1e-5);
+      EXPECT_NEAR(
+          ScoreUnseenPair({nt.records[u], nt.SketchRow(u)}, {nt.records[i], nt.SketchRow(i)}, m),
+          expected, 1e-5);
       ++checked;
     }
   }
@@ -237,7 +248,8 @@ TEST(MixtureRule, UnseenScorerWithoutPropagation) {
   NodeRecord other = nt.records[U];
   other.component = nt.records[0].component + 1;
   EXPECT_NEAR(ScoreUnseenPair({nt.records[0], nt.SketchRow(0)}, {other, nt.SketchRow(U)}, m),
-              std::min(1.0, m.rho * (std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0) / m.score_mean +
+              std::min(1.0, m.rho * (std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0) /
+                                         m.score_mean +
                                      m.kappa)),
               1e-6);
 }
@@ -254,7 +266,8 @@ TEST(MixtureRule, UnknownNodePairIsAnUnseenPairWithAnEmptyNode) {
   empty.record.component = 123456;  // a component of its own, no pairs, no sketch row
   EXPECT_FLOAT_EQ(ScoreUnknownNodePair(&user, nullptr, m), ScoreUnseenPair(user, empty, m));
   const double z0 = std::clamp(-m.geff_min / (m.geff_max - m.geff_min), 0.0, 1.0);
-  EXPECT_NEAR(ScoreUnknownNodePair(nullptr, nullptr, m), std::min(1.0, m.rho * (z0 / m.score_mean + m.kappa)), 1e-6);
+  EXPECT_NEAR(ScoreUnknownNodePair(nullptr, nullptr, m),
+              std::min(1.0, m.rho * (z0 / m.score_mean + m.kappa)), 1e-6);
   UnseenModel uniform = m;
   uniform.method = static_cast<int>(Method::kUniform);
   EXPECT_FLOAT_EQ(ScoreUnknownNodePair(&user, nullptr, uniform), 0.2f);

@@ -20,7 +20,7 @@ Case RandomCase(size_t n, uint64_t seed) {
   std::uniform_int_distribution<int> w(0, 4);
   Case c;
   for (size_t i = 0; i < n; ++i) {
-    c.scores.push_back(i % 50 == 0 ? 0.0 : expo(rng));  // some zeros, heavy right tail
+    c.scores.push_back(i % 50 == 0 ? 0.0 : expo(rng));   // some zeros, heavy right tail
     if (i % 97 == 0) c.scores.back() = c.scores[i / 2];  // ties
     c.weights.push_back(w(rng));
   }

@@ -47,8 +47,9 @@ Exact ExactSplit(const PairTable& t) {
 TEST(ControlVariate, ExactPartPlusExactResidualIsR) {
   // Random graphs with bridges and leaves (sparse positives), a dense one and
   // a power-law one; positive pairs (their own edge in d and w) and negatives.
-  for (const ImpressionLog& log : {testing::RandomLog(30, 25, 0.3, 0.15, 1), testing::RandomLog(20, 40, 0.6, 0.5, 2),
-                                   testing::PowerLawLog(60, 50, 20.0, 0.3, 3)}) {
+  for (const ImpressionLog& log :
+       {testing::RandomLog(30, 25, 0.3, 0.15, 1), testing::RandomLog(20, 40, 0.6, 0.5, 2),
+        testing::PowerLawLog(60, 50, 20.0, 0.3, 3)}) {
     const PairTable t = *BuildPairTable(log, 1);
     const Exact e = ExactSplit(t);
     int checked = 0, positives = 0;
@@ -106,7 +107,8 @@ TEST(ControlVariate, MeanOverSeedsIsRAndErrorShrinksWithTheShare) {
     const ResistanceResult cv = *ComputeResistance(x.t, x.g, o);
     for (size_t p : x.inside) {
       mean[p] += cv.resistance[p] / kSeeds;
-      ASSERT_GE(cv.resistance[p], x.e.part[p] * (1 - 1e-12)) << "the sketched residual is a squared norm";
+      ASSERT_GE(cv.resistance[p], x.e.part[p] * (1 - 1e-12))
+          << "the sketched residual is a squared norm";
     }
     cv_error += MedianRelError(x, cv.resistance) / kSeeds;
     o.pair_sketch_control_variate = false;
@@ -122,9 +124,10 @@ TEST(ControlVariate, MeanOverSeedsIsRAndErrorShrinksWithTheShare) {
   }
   std::nth_element(dev.begin(), dev.begin() + dev.size() / 2, dev.end());
   const double rho = x.RmsShare();
-  std::printf("rms residual share %.4f; median |mean - R| / residual %.4f, mean signed %.4f; median rel. "
-              "error k=%d: control variate %.4f, plain %.4f\n",
-              rho, dev[dev.size() / 2], signed_dev, kDim, cv_error, plain_error);
+  std::printf(
+      "rms residual share %.4f; median |mean - R| / residual %.4f, mean signed %.4f; median rel. "
+      "error k=%d: control variate %.4f, plain %.4f\n",
+      rho, dev[dev.size() / 2], signed_dev, kDim, cv_error, plain_error);
   EXPECT_LT(dev[dev.size() / 2], 0.1);
   EXPECT_LT(std::abs(signed_dev), 0.05);
   // The JL error now applies to the residual only: ≈ ρ times the plain error.
@@ -133,7 +136,7 @@ TEST(ControlVariate, MeanOverSeedsIsRAndErrorShrinksWithTheShare) {
 }
 
 TEST(ControlVariate, SizingRule) {
-  ResistanceOptions o;  // e = 0.022, sketch_dim 64
+  ResistanceOptions o;                    // e = 0.022, sketch_dim 64
   EXPECT_EQ(o.PairSketchDim(1.0), 1888);  // 2·(0.6745/0.022)² = 1880 → 32-column blocks
   EXPECT_EQ(o.PairSketchDim(0.5), 480);   // 470 → 480
   EXPECT_EQ(o.PairSketchDim(0.02), 32);   // one distance block (of the 64 node-row columns)
@@ -152,8 +155,9 @@ TEST(ControlVariate, AutoMeasuresTheShareAndRoutesByIt) {
   ASSERT_EQ(r.route, "sketch");
   // ρ estimated from the 32 node-row columns, against the exact rms share.
   const double rho = x.RmsShare();
-  std::printf("residual share: estimated %.4f, exact %.4f; pair sketch k = %d; median rel. error %.4f\n",
-              r.residual_share, rho, r.pair_sketch_dim, MedianRelError(x, r.resistance));
+  std::printf(
+      "residual share: estimated %.4f, exact %.4f; pair sketch k = %d; median rel. error %.4f\n",
+      r.residual_share, rho, r.pair_sketch_dim, MedianRelError(x, r.resistance));
   EXPECT_GT(r.residual_share, 0.8 * rho);
   EXPECT_LT(r.residual_share, 1.5 * rho);
   EXPECT_EQ(r.pair_sketch_dim, o.PairSketchDim(r.residual_share));

@@ -38,7 +38,8 @@ Routed Resist(const std::vector<Edge>& edges, ResistanceMethod method, int k = 1
 // R of the pair (user, item) by ids.
 double R(const Routed& x, uint64_t user, uint64_t item) {
   for (size_t p = 0; p < x.table.num_pairs(); ++p) {
-    if (x.table.user_ids[x.table.pair_user[p]] == user && x.table.item_ids[x.table.pair_item[p]] == item) {
+    if (x.table.user_ids[x.table.pair_user[p]] == user &&
+        x.table.item_ids[x.table.pair_item[p]] == item) {
       return x.r[p];
     }
   }
@@ -115,7 +116,9 @@ TEST_P(ExactRoutes, MatchesDenseReferenceOnRandomGraphs) {
 
 INSTANTIATE_TEST_SUITE_P(DenseAndOneSided, ExactRoutes,
                          ::testing::Values(ResistanceMethod::kExact, ResistanceMethod::kOneSided),
-                         [](const auto& info) { return info.param == ResistanceMethod::kExact ? "Dense" : "OneSided"; });
+                         [](const auto& info) {
+                           return info.param == ResistanceMethod::kExact ? "Dense" : "OneSided";
+                         });
 
 TEST(Sketch, ErrorNearJohnsonLindenstrauss) {
   // Heavy-tailed degrees (R spreads over two orders of magnitude); pairs
@@ -140,8 +143,9 @@ TEST(Sketch, ErrorNearJohnsonLindenstrauss) {
   const double median = rel[rel.size() / 2];
   const double predicted = 0.6745 * std::sqrt(2.0 / 256);  // median |N(0, 2/k)|
   // Measured: median 0.052, Spearman 0.992 on this graph (prediction 0.0596).
-  std::printf("sketch k=256: median rel. error %.4f (JL prediction %.4f), Spearman %.4f, %zu pairs\n",
-              median, predicted, testing::Spearman(a, b), rel.size());
+  std::printf(
+      "sketch k=256: median rel. error %.4f (JL prediction %.4f), Spearman %.4f, %zu pairs\n",
+      median, predicted, testing::Spearman(a, b), rel.size());
   EXPECT_LT(median, 0.07);
   EXPECT_GT(median, 0.5 * predicted);  // a sketch that is "too good" is a wrong sketch
   EXPECT_GE(testing::Spearman(a, b), 0.98);
@@ -163,7 +167,7 @@ TEST(Sketch, AutoPairSketchFollowsItsAccuracyTargetAndKeepsTheNodeRows) {
   o.exact_max_nodes = 10;  // no dense route for the giant component
   o.sketch_dim = 16;
   o.solver_tolerance = 1e-8;
-  o.pair_sketch_median_error = 0.17;  // k = 2(0.6745/0.17)^2 = 31.5 -> 32 columns
+  o.pair_sketch_median_error = 0.17;      // k = 2(0.6745/0.17)^2 = 31.5 -> 32 columns
   o.pair_sketch_control_variate = false;  // the plain sketch (resistance_cv_test.cc: with it)
   ASSERT_EQ(o.PairSketchDim(1.0), 32);
   ResistanceResult r = *ComputeResistance(t, g, o);
@@ -174,8 +178,8 @@ TEST(Sketch, AutoPairSketchFollowsItsAccuracyTargetAndKeepsTheNodeRows) {
   }
   std::nth_element(rel.begin(), rel.begin() + rel.size() / 2, rel.end());
   const double predicted = 0.6745 * std::sqrt(2.0 / 32);
-  std::printf("auto pair sketch k=32: median rel. error %.4f (JL prediction %.4f)\n", rel[rel.size() / 2],
-              predicted);
+  std::printf("auto pair sketch k=32: median rel. error %.4f (JL prediction %.4f)\n",
+              rel[rel.size() / 2], predicted);
   EXPECT_LT(rel[rel.size() / 2], 1.4 * predicted);
   EXPECT_GT(rel[rel.size() / 2], 0.5 * predicted);
   // The stored rows are a k = 16 sketch: the first 16 columns, rescaled.
@@ -184,7 +188,8 @@ TEST(Sketch, AutoPairSketchFollowsItsAccuracyTargetAndKeepsTheNodeRows) {
   rows.compute_pairs = false;
   ResistanceResult k16 = *ComputeResistance(t, g, rows);
   ASSERT_EQ(r.sketch.size(), k16.sketch.size());
-  for (size_t i = 0; i < r.sketch.size(); ++i) ASSERT_NEAR(r.sketch[i], k16.sketch[i], 1e-4 + 1e-4 * std::abs(k16.sketch[i]));
+  for (size_t i = 0; i < r.sketch.size(); ++i)
+    ASSERT_NEAR(r.sketch[i], k16.sketch[i], 1e-4 + 1e-4 * std::abs(k16.sketch[i]));
   // A tight target makes the sketch dearer than one-sided: exact again.
   o.pair_sketch_median_error = 0.01;
   ResistanceResult exact = *ComputeResistance(t, g, o);

@@ -20,7 +20,8 @@ using ::testing::HasSubstr;
 
 double NegativeMean(const PairTable& t, const std::vector<float>& rate) {
   double sum = 0, w = 0;
-  for (size_t p = 0; p < t.num_pairs(); ++p) sum += double(t.negatives[p]) * rate[p], w += t.negatives[p];
+  for (size_t p = 0; p < t.num_pairs(); ++p)
+    sum += double(t.negatives[p]) * rate[p], w += t.negatives[p];
   return sum / w;
 }
 
@@ -43,7 +44,8 @@ TEST(ScorePower, RatesAreTheMixtureOfThePoweredScore) {
   const PipelineResult base = *RunPipelineWithConductance(t, *cond, Options(0.2, 1.0));
   for (double power : {0.5, 0.75, 1.5}) {
     for (double alpha : {0.05, 0.2, 0.5, 0.9, 1.0}) {
-      absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(t, *cond, Options(alpha, power));
+      absl::StatusOr<PipelineResult> r =
+          RunPipelineWithConductance(t, *cond, Options(alpha, power));
       ASSERT_TRUE(r.ok()) << r.status();
       EXPECT_NEAR(NegativeMean(t, r->rate), alpha, 1e-6) << power << " " << alpha;
       double tw = 0, w = 0;
@@ -55,7 +57,8 @@ TEST(ScorePower, RatesAreTheMixtureOfThePoweredScore) {
       EXPECT_NEAR(r->model.score_mean, tw / w, 1e-6 * tw / w);
       EXPECT_DOUBLE_EQ(r->model.score_power, power);
       for (size_t p = 0; p < t.num_pairs(); ++p) {
-        const double expected = std::min(1.0, r->rho * (std::pow(double(base.score[p]), power) / (tw / w) + 0.1));
+        const double expected =
+            std::min(1.0, r->rho * (std::pow(double(base.score[p]), power) / (tw / w) + 0.1));
         EXPECT_NEAR(r->rate[p], expected, 1e-5) << "pair " << p;
       }
       if (alpha == 1.0) {
@@ -98,12 +101,14 @@ TEST(ScorePower, UnseenScorerAppliesTheSamePower) {
   for (size_t u = 0; u < U && checked < 20; ++u) {
     for (size_t i = U; i < nt.ids.size() && checked < 20; i += 3) {
       double rs = 0;
-      for (int j = 0; j < nt.sketch_dim; ++j) rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
+      for (int j = 0; j < nt.sketch_dim; ++j)
+        rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
       const double g = nt.records[u].component == nt.records[i].component ? 1.0 / rs : 0.0;
       const double z = std::clamp((g - m.geff_min) / (m.geff_max - m.geff_min), 0.0, 1.0);
       const double expected = std::min(1.0, m.rho * (std::sqrt(z) / m.score_mean + m.kappa));
-      EXPECT_NEAR(ScoreUnseenPair({nt.records[u], nt.SketchRow(u)}, {nt.records[i], nt.SketchRow(i)}, m), expected,
-                  1e-5);
+      EXPECT_NEAR(
+          ScoreUnseenPair({nt.records[u], nt.SketchRow(u)}, {nt.records[i], nt.SketchRow(i)}, m),
+          expected, 1e-5);
       ++checked;
     }
   }

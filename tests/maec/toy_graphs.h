@@ -35,7 +35,8 @@ inline ImpressionLog MakeLog(const std::vector<Edge>& edges) {
 
 // Random bipartite log: every (u, i) pair present with probability `density`,
 // positive with probability `positive` (and a few duplicated instances).
-inline ImpressionLog RandomLog(int users, int items, double density, double positive, uint64_t seed) {
+inline ImpressionLog RandomLog(int users, int items, double density, double positive,
+                               uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   ImpressionLog log;
@@ -56,7 +57,8 @@ inline ImpressionLog RandomLog(int users, int items, double density, double posi
 // Like RandomLog but with heavy-tailed user activity and item popularity
 // (weights u^-0.8, i^-0.8), so resistances spread over a wide range as in
 // real logs: p(u, i) = min(1, scale · w_u · w_i).
-inline ImpressionLog PowerLawLog(int users, int items, double scale, double positive, uint64_t seed) {
+inline ImpressionLog PowerLawLog(int users, int items, double scale, double positive,
+                                 uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> unif(0.0, 1.0);
   ImpressionLog log;
@@ -89,7 +91,8 @@ inline Eigen::MatrixXd ReferenceLaplacian(const PairTable& t) {
 
 // Pseudo-inverse of the Laplacian of the positive graph (users then items).
 inline Eigen::MatrixXd ReferencePinv(const PairTable& t) {
-  return Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(ReferenceLaplacian(t)).pseudoInverse();
+  return Eigen::CompleteOrthogonalDecomposition<Eigen::MatrixXd>(ReferenceLaplacian(t))
+      .pseudoInverse();
 }
 
 // Component labels of the positive graph by a plain union-find.
@@ -129,7 +132,8 @@ inline Eigen::MatrixXd LineGraphOperator(const PairTable& t, bool symmetric) {
   Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, n);
   for (int p = 0; p < n; ++p) {
     for (int q = 0; q < n; ++q) {
-      if (p != q && (t.pair_user[p] == t.pair_user[q] || t.pair_item[p] == t.pair_item[q])) a(p, q) = 1;
+      if (p != q && (t.pair_user[p] == t.pair_user[q] || t.pair_item[p] == t.pair_item[q]))
+        a(p, q) = 1;
     }
   }
   const Eigen::VectorXd d = a.rowwise().sum();

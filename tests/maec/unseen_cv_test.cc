@@ -40,7 +40,8 @@ struct Graph {
   PairTable t = *BuildPairTable(testing::PowerLawLog(200, 150, 40.0, 0.3, 7), 2);
   PositiveGraph g = *BuildPositiveGraph(t);
   Eigen::MatrixXd pinv = testing::ReferencePinv(t);
-  std::vector<std::pair<uint32_t, uint32_t>> unseen;  // (user node, item node): same component, no edge
+  std::vector<std::pair<uint32_t, uint32_t>>
+      unseen;  // (user node, item node): same component, no edge
   Graph() {
     std::set<std::pair<uint32_t, uint32_t>> edges;
     const uint32_t U = g.num_users;
@@ -49,7 +50,8 @@ struct Graph {
     }
     for (uint32_t u = 0; u < U; ++u) {
       for (uint32_t v = U; v < g.num_nodes(); ++v) {
-        if (g.degree(u) > 0 && g.component[u] == g.component[v] && !edges.count({u, v})) unseen.push_back({u, v});
+        if (g.degree(u) > 0 && g.component[u] == g.component[v] && !edges.count({u, v}))
+          unseen.push_back({u, v});
       }
     }
   }
@@ -66,7 +68,8 @@ struct Graph {
   }
   double MedianRelError(const ResistanceResult& r) const {
     std::vector<double> rel;
-    for (const auto& [u, v] : unseen) rel.push_back(std::abs(ScorerR(r, u, v) - ExactR(u, v)) / ExactR(u, v));
+    for (const auto& [u, v] : unseen)
+      rel.push_back(std::abs(ScorerR(r, u, v) - ExactR(u, v)) / ExactR(u, v));
     std::nth_element(rel.begin(), rel.begin() + rel.size() / 2, rel.end());
     return rel[rel.size() / 2];
   }
@@ -133,10 +136,15 @@ TEST(UnseenControlVariate, ScorerErrorIsMuchSmallerThanWithPlainRows) {
   for (bool pcg : {false, true}) {
     double cv_sum = 0, plain_sum = 0;
     for (uint64_t seed = 1; seed <= 4; ++seed) {
-      const double cv = x.MedianRelError(*ComputeResistance(x.t, x.g, RowsOnly(32, seed, true, pcg)));
-      const double plain = x.MedianRelError(*ComputeResistance(x.t, x.g, RowsOnly(32, seed, false, pcg)));
-      std::printf("%s rows, seed %d: median rel. error of R over %zu unseen pairs, k = 32: control variate %.4f, "
-                  "plain %.4f\n", pcg ? "PCG" : "dense", int(seed), x.unseen.size(), cv, plain);
+      const double cv =
+          x.MedianRelError(*ComputeResistance(x.t, x.g, RowsOnly(32, seed, true, pcg)));
+      const double plain =
+          x.MedianRelError(*ComputeResistance(x.t, x.g, RowsOnly(32, seed, false, pcg)));
+      std::printf(
+          "%s rows, seed %d: median rel. error of R over %zu unseen pairs, k = 32: control variate "
+          "%.4f, "
+          "plain %.4f\n",
+          pcg ? "PCG" : "dense", int(seed), x.unseen.size(), cv, plain);
       EXPECT_LT(cv, 0.5 * plain) << "seed " << seed;
       cv_sum += cv;
       plain_sum += plain;
@@ -151,12 +159,14 @@ TEST(UnseenControlVariate, DensePcgAndPlainRowsAgreeWhereTheyShould) {
   const ResistanceResult pcg = *ComputeResistance(x.t, x.g, RowsOnly(16, 3, true, true));
   ASSERT_EQ(dense.sketch.size(), pcg.sketch.size());
   const auto pcg_solves = [](const ResistanceResult& r) {
-    return std::count_if(r.solves.begin(), r.solves.end(), [](const SolveSummary& s) { return s.method == "pcg-sketch"; });
+    return std::count_if(r.solves.begin(), r.solves.end(),
+                         [](const SolveSummary& s) { return s.method == "pcg-sketch"; });
   };
   ASSERT_EQ(pcg_solves(dense), 0);
   ASSERT_GT(pcg_solves(pcg), 0) << "the PCG path must write the rows under test";
   for (size_t i = 0; i < dense.sketch.size(); ++i) {
-    ASSERT_NEAR(dense.sketch[i], pcg.sketch[i], 1e-4 + 1e-4 * std::abs(dense.sketch[i])) << "float " << i;
+    ASSERT_NEAR(dense.sketch[i], pcg.sketch[i], 1e-4 + 1e-4 * std::abs(dense.sketch[i]))
+        << "float " << i;
   }
   // A node without a positive edge is a component of its own: every unseen
   // pair with it scores exactly as with the plain rows (conductance 0).
@@ -166,8 +176,9 @@ TEST(UnseenControlVariate, DensePcgAndPlainRowsAgreeWhereTheyShould) {
     if (x.g.degree(u) > 0) continue;
     ++isolated;
     for (uint32_t v = x.g.num_users; v < x.g.num_nodes(); v += 7) {
-      EXPECT_EQ(ScoreUnseenPair(x.View(dense, u), x.View(dense, v), ReadBackModel(dense.sketch_dim)),
-                ScoreUnseenPair(x.View(plain, u), x.View(plain, v), ReadBackModel(plain.sketch_dim)));
+      EXPECT_EQ(
+          ScoreUnseenPair(x.View(dense, u), x.View(dense, v), ReadBackModel(dense.sketch_dim)),
+          ScoreUnseenPair(x.View(plain, u), x.View(plain, v), ReadBackModel(plain.sketch_dim)));
     }
   }
   std::printf("%d users without a positive edge\n", isolated);

@@ -104,10 +104,10 @@ int Inflight(int admin_port) {
 TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   const std::string root = testing::MakeTempDir("drain");
   ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
-  Child child = Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1",
-                       "--port", "0", "--admin-port", "0", "--admin-host", "127.0.0.1",
-                       "--poll-interval-seconds", "0", "--drain-grace-seconds", "20",
-                       "--testing-hold-tagged-calls-until-drain"});
+  Child child =
+      Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1", "--port",
+             "0", "--admin-port", "0", "--admin-host", "127.0.0.1", "--poll-interval-seconds", "0",
+             "--drain-grace-seconds", "20", "--testing-hold-tagged-calls-until-drain"});
   ASSERT_GT(child.port, 0);
   ASSERT_GT(child.admin_port, 0);
   auto probe = testing::Connect(child.port);
@@ -163,9 +163,9 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   for (auto& c : clients) c.join();
   EXPECT_EQ(code, 0);
   for (int t = 0; t < kHeld; ++t) {
-    EXPECT_TRUE(statuses[t].ok()) << "call " << t << " in flight across SIGTERM: "
-                                  << statuses[t].error_code() << " "
-                                  << statuses[t].error_message();
+    EXPECT_TRUE(statuses[t].ok()) << "call " << t
+                                  << " in flight across SIGTERM: " << statuses[t].error_code()
+                                  << " " << statuses[t].error_message();
     EXPECT_EQ(sizes[t], 100000);
   }
   // The drained server is gone: a new call is refused.
@@ -193,7 +193,8 @@ TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
   std::ifstream in2(out);
   std::stringstream text2;
   text2 << in2.rdbuf();
-  EXPECT_THAT(text2.str(), HasSubstr("--lookup: lookup mode 'disk' is not one of: memory, rocksdb"));
+  EXPECT_THAT(text2.str(),
+              HasSubstr("--lookup: lookup mode 'disk' is not one of: memory, rocksdb"));
 }
 #endif  // GRAPHSIEVE_SERVER_BINARY
 

@@ -9,11 +9,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "core/snapshot/snapshot_store.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "core/snapshot/snapshot_store.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
 

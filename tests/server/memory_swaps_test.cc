@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "gtest/gtest.h"
 #include "server/allocator.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"

@@ -71,7 +71,8 @@ TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
   auto stub = testing::Connect(server->port());
   // Bounded waits for states (60 s), generous for a loaded machine; no timer
   // decides an outcome (docs/RELIABILITY.md, "No flaky tests").
-  for (int k = 0; k < 1200 && Served(stub.get()) != *v1; ++k) absl::SleepFor(absl::Milliseconds(50));
+  for (int k = 0; k < 1200 && Served(stub.get()) != *v1; ++k)
+    absl::SleepFor(absl::Milliseconds(50));
   ASSERT_EQ(Served(stub.get()), *v1);
 
   const v1::GetSamplingRateRequest req = AllStoredPairs(g1);  // same pairs in every generation

@@ -116,9 +116,9 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
   info.version = version;
   info.created_at = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", now, absl::UTCTimeZone());
   info.input_digest = absl::StrCat("synthetic-", s.generation);
-  info.parameters = {{"method", "maec"}, {"resistance", "sketch"}, {"alpha", 0.2},
-                     {"floor", 0.01},    {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
-                     {"seed", s.seed},      {"rate_rule", "mixture"}, {"kappa", 0.1},
+  info.parameters = {{"method", "maec"},  {"resistance", "sketch"}, {"alpha", 0.2},
+                     {"floor", 0.01},     {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
+                     {"seed", s.seed},    {"rate_rule", "mixture"}, {"kappa", 0.1},
                      {"score_power", 1.0}};
   SnapshotWriterOptions wo;
   wo.pairs_format = snapshot::TableFormat::kBlockBased;

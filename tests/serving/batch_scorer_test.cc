@@ -103,17 +103,17 @@ TEST_F(BatchScorerTest, ExactInferredDefaultInBothLookupModes) {
         ASSERT_EQ(rates[k], it->second) << k;
       } else if (u_known && v_known) {
         ASSERT_EQ(sources[k], RateSource::kInferred) << k;
-        ASSERT_EQ(rates[k], ScoreUnseenPair(View(false, users_[k]), View(true, items_[k]),
-                                            s_.result.model))
+        ASSERT_EQ(rates[k],
+                  ScoreUnseenPair(View(false, users_[k]), View(true, items_[k]), s_.result.model))
             << k;
       } else {
         ASSERT_EQ(sources[k], RateSource::kDefault) << k;
-        const NodeRecord* user = u_known ? &s_.result.nodes.records[node_[{false, users_[k]}]]
-                                         : nullptr;
-        const NodeRecord* item = v_known ? &s_.result.nodes.records[node_[{true, items_[k]}]]
-                                         : nullptr;
-        ASSERT_EQ(rates[k], static_cast<float>(DefaultPolicy().Rate(reader->model().alpha,
-                                                                      user, item)))
+        const NodeRecord* user =
+            u_known ? &s_.result.nodes.records[node_[{false, users_[k]}]] : nullptr;
+        const NodeRecord* item =
+            v_known ? &s_.result.nodes.records[node_[{true, items_[k]}]] : nullptr;
+        ASSERT_EQ(rates[k],
+                  static_cast<float>(DefaultPolicy().Rate(reader->model().alpha, user, item)))
             << k;
       }
     }
@@ -137,9 +137,7 @@ TEST_F(BatchScorerTest, ShouldStopAbortsBetweenChunks) {
   int calls = 0;
   absl::Status st = scorer.Score(
       *reader, users_, items_,
-      [&calls]() {
-        return ++calls == 3 ? absl::CancelledError("stop here") : absl::OkStatus();
-      },
+      [&calls]() { return ++calls == 3 ? absl::CancelledError("stop here") : absl::OkStatus(); },
       absl::MakeSpan(rates), absl::MakeSpan(sources), nullptr);
   EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
   EXPECT_EQ(calls, 3) << "asked between chunks, not before the first";

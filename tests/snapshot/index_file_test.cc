@@ -141,9 +141,8 @@ TEST(IndexFileTest, AFlippedByteAnywhereInTheIndexFileIsRejected) {
   auto digest = snapshot::DigestFile(path);
   ASSERT_TRUE(digest.ok());
   // Header, a node section, the last byte (slots or model text).
-  for (std::streamoff offset :
-       {std::streamoff{9}, std::streamoff{4096 + 3},
-        static_cast<std::streamoff>(digest->size_bytes) - 1}) {
+  for (std::streamoff offset : {std::streamoff{9}, std::streamoff{4096 + 3},
+                                static_cast<std::streamoff>(digest->size_bytes) - 1}) {
     FlipByte(path, offset);
     SnapshotReaderOptions options;
     auto reader = SnapshotReader::Open(dir.path(), version, options);

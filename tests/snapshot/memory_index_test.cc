@@ -23,7 +23,7 @@ struct Input {
 Input MakeInput(size_t users, size_t items, size_t pairs, uint64_t seed) {
   std::mt19937_64 rng(seed);
   Input in;
-  for (size_t u = 0; u < users; ++u) in.users.push_back(rng() | 1);  // odd ids
+  for (size_t u = 0; u < users; ++u) in.users.push_back(rng() | 1);             // odd ids
   for (size_t i = 0; i < items; ++i) in.items.push_back(rng() & ~uint64_t{1});  // even ids
   std::uniform_real_distribution<float> unit(0.01f, 1.0f);
   while (in.pairs.size() < pairs) {

@@ -104,8 +104,8 @@ inline absl::StatusOr<std::string> PublishSynthetic(const std::string& root, Syn
   auto lock = (*store)->AcquirePublishLock(0);
   if (!lock.ok()) return lock.status();
   s.info.version = (*store)->NewVersionId(**lock, absl::Now(), content_hash);
-  auto stats = WriteSnapshotDir((*store)->TempDir(s.info.version), s.pairs, s.result, s.info,
-                                options);
+  auto stats =
+      WriteSnapshotDir((*store)->TempDir(s.info.version), s.pairs, s.result, s.info, options);
   if (!stats.ok()) return stats.status();
   absl::Status published = (*store)->Publish(**lock, s.info.version);
   if (!published.ok()) return published;

@@ -41,7 +41,8 @@ TEST(UnseenModelFormat, ModelWithoutRuleFieldsIsTheFloorRule) {
 TEST(UnseenModelFormat, UnknownRuleOrBadKappaIsDataLoss) {
   UnseenModel m;
   m.rate_rule = 2;
-  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(), ::testing::HasSubstr("rate_rule 2"));
+  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(),
+              ::testing::HasSubstr("rate_rule 2"));
   m.rate_rule = 1;
   m.kappa = 0.0;
   EXPECT_EQ(DecodeUnseenModel(EncodeUnseenModel(m)).status().code(), absl::StatusCode::kDataLoss);

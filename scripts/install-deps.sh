@@ -16,6 +16,7 @@ PACKAGES=(
   nlohmann-json3-dev                             # MANIFEST.json, --json summaries
   prometheus-cpp-dev libcivetweb-dev             # /metrics + admin HTTP (dashboard)
   libgtest-dev libgmock-dev                      # tests
+  clang-format-14                                # scripts/check-format.sh (CI fails on unformatted lines)
   python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
   python3-xxhash  # Python client: routing by core/io/partition.h
   openssl                                        # server TLS test makes self-signed certs
@@ -30,7 +31,7 @@ command -v npm >/dev/null || PACKAGES+=(nodejs npm)              # Kubernetes sc
 
 # --build: toolchain and -dev libraries only, no test tools (docker/Dockerfile's build stage).
 if [[ "${1:-}" == "--build" ]]; then
-  TEST_ONLY=" libgtest-dev libgmock-dev python3 python3-grpcio python3-grpc-tools python3-protobuf "
+  TEST_ONLY=" libgtest-dev libgmock-dev clang-format-14 python3 python3-grpcio python3-grpc-tools python3-protobuf "
   TEST_ONLY+=" openssl curl procps chromium prometheus prometheus-alertmanager kubernetes-client nodejs npm "
   BUILD=()
   for p in "${PACKAGES[@]}"; do [[ "$TEST_ONLY" == *" $p "* ]] || BUILD+=("$p"); done

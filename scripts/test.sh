@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The full test suite, from a fresh Debian 12 machine: installs the Debian
 # packages, builds everything (warnings are errors), runs every CTest test.
+# Fails first when a tracked C++/proto file is not clang-formatted
+# (scripts/check-format.sh).
 # Usage: scripts/test.sh [ctest args...]   (BUILD_DIR=build-ci by default)
 # SANITIZE=address,undefined (or thread) builds with those sanitizers in
 # build-<name> (e.g. build-asan) and runs the same suite; see docs/RELIABILITY.md.
@@ -10,6 +12,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
+# Unformatted C++/proto lines fail the run before anything is built.
+./scripts/check-format.sh
 SANITIZE=${SANITIZE:-}
 if [[ -n "$SANITIZE" && -z "${BUILD_DIR:-}" ]]; then
   case "$SANITIZE" in

@@ -233,6 +233,7 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--alpha=-0.5"}, 2, "--alpha"},
       {{"--alpha=0.1", "--floor=0.1", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
+      {{"--floor=-0.01", "--rate-rule=floor"}, 2, "--floor"},
       {{"--kappa=0"}, 2, "--kappa"},
       {{"--gamma=1"}, 2, "--gamma"},
       {{"--score-power=0"}, 2, "score_power"},
@@ -259,6 +260,19 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
   r = Run({"--dry-run"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+// The floor rule's floor may be 0 (allowed: [0, --alpha)): pairs scoring 0
+// then get rate 0 in the fit, clipped into (0, 1] by the pipeline.
+TEST_F(BuilderBinaryTest, FloorZeroBuildsAndPublishes) {
+  auto r = Run({"--json", "--rate-rule=floor", "--floor=0", "--alpha=0.2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json summary = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(summary["ok"].get<bool>()) << r.out;
+  auto reader = SnapshotReader::Open(root_, summary["version"].get<std::string>(), {});
+  ASSERT_TRUE(reader.ok()) << reader.status();
+  EXPECT_EQ((*reader)->model().floor, 0.0);
+  EXPECT_NEAR((*reader)->manifest().achieved_negative_mean_rate, 0.2, 1e-6);
 }
 
 TEST_F(BuilderBinaryTest, LogWithoutNegativesFailsAndPublishesNothing) {

@@ -67,10 +67,11 @@ inline double MixtureRate(double score, double rho, double score_mean, double ka
 }
 
 // `comm` (may be null): a distributed build, the entries being this rank's
-// share; α is then fit exactly over every rank's entries (rates_dist.h).
-// REQUIRES: scores.size() == weights.size(); scores finite and >= 0.
+// share; α is then fit exactly over every rank's entries (rates.cc).
+// REQUIRES: scores.size() == weights.size(); α in (0, 1]; floor in [0, 1)
+// (checked in debug builds).
 // Errors: INVALID_ARGUMENT naming the valid α range when α is unreachable
-// (or floor/α out of [0, 1]); FAILED_PRECONDITION when Σ weights == 0.
+// or a score is negative or not finite; FAILED_PRECONDITION when Σ weights == 0.
 // `rates` (may be null) receives π per entry.
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores,
                                  absl::Span<const uint32_t> weights, double alpha, double floor,
@@ -80,15 +81,15 @@ absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores,
 // The floor rule's reachable range for negative-instance weight `total_w`, of
 // which `zero_w` scores 0: a RateFit with max_alpha = f(∞) set (rho and
 // achieved_mean 0), or the errors FitRates documents for an empty or
-// unreachable fit. Shared by FitRates and its distributed form (rates_dist.h).
+// unreachable fit. Shared by FitRates and its distributed form (rates.cc).
 absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alpha, double floor);
 
 // The mixture rule: π = min(1, ρ·(s/h̄ + κ)). With a_i = s_i/h̄ + κ > 0 this
 // is FitRates(a, weights, α, floor 0), whose reachable range is all of (0, 1]
 // because no a_i is 0. Edge cases: no negative instances (Σ w = 0) or h̄ = 0
 // give the uniform rate α for every entry (ρ = α/κ).
-// REQUIRES as FitRates. Errors: INVALID_ARGUMENT when κ is not in (0, 1e6]
-// or α not in (0, 1], or a score is negative or not finite.
+// REQUIRES: as FitRates, and κ in (0, 1e6] (checked in debug builds).
+// Errors: INVALID_ARGUMENT when a score is negative or not finite.
 absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores,
                                         absl::Span<const uint32_t> weights, double alpha,
                                         double kappa, std::vector<double>* rates, int threads = 1,

@@ -1,4 +1,4 @@
-// The α fit across ranks (core/maec/rates_dist.h) against the single-process
+// The α fit across ranks (core/maec/rates.cc) against the single-process
 // closed form (rates.h), for both rate rules. Started by mpirun on 2 ranks:
 // every rank builds the same entries, keeps every second one (rank r keeps
 // i % N == r) and fits with the communicator; the answer must be the fit of

@@ -309,7 +309,7 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   // Item lists only once a one-sided component solves over its items (phase 2).
   PairIncidence inc =
       o.compute_pairs ? PairIncidence::Build(pairs, /*with_items=*/false) : PairIncidence{};
-  absl::StatusOr<Plan> plan = PlanComponents(pairs, g, o, &out);
+  absl::StatusOr<Plan> plan = PlanComponents(pairs, g, o);
   if (!plan.ok()) return plan.status();
 
   Work w{pairs, g, o, *plan, &out, inc, {}, {}, {}};
@@ -335,7 +335,11 @@ absl::StatusOr<ResistanceResult> ComputeResistance(const PairTable& pairs, const
   }
   NodeRowExactCoordinates(g, o, &out);  // after the reduce: every rank writes the same values
   const double share = any_pair_sketch && o.pair_sketch_control_variate ? ResidualShare(w) : 1.0;
-  maec_internal::PlanSecondPhase(g, inc, o, share, &*plan, &out);
+  maec_internal::PlanSecondPhase(g, inc, o, share, &*plan);
+  out.dense_components = plan->dense_components;
+  out.one_sided_components = plan->one_sided_components;
+  out.sketch_components = plan->sketch_components;
+  out.route = plan->largest_route;
   if (o.compute_pairs && SolvesOverItems(*plan)) inc = PairIncidence::Build(pairs);
   if (out.sketch_components > 0 && o.compute_pairs) {
     out.pair_sketch_dim = plan->pair_k;

@@ -83,7 +83,7 @@ std::vector<uint32_t> OneSidedColumns(const PositiveGraph& g, const PairIncidenc
 }  // namespace
 
 absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g,
-                                    const ResistanceOptions& o, ResistanceResult* out) {
+                                    const ResistanceOptions& o) {
   Plan plan;
   plan.route.assign(g.num_components, Route::kSkip);
   plan.s_is_users.assign(g.num_components, 1);
@@ -101,7 +101,7 @@ absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph&
     if (!route.ok()) return route.status();
     plan.route[c] = *route;
     if (*route == Route::kDense) {
-      ++out->dense_components;
+      ++plan.dense_components;
       plan.tasks.push_back({c, Route::kDense, 0, 0});
       continue;
     }
@@ -116,7 +116,7 @@ absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph&
 }
 
 void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const ResistanceOptions& o,
-                     double residual_share, Plan* plan, ResistanceResult* out) {
+                     double residual_share, Plan* plan) {
   plan->residual_share = residual_share;
   plan->pair_k = o.PairSketchDim(residual_share);
   uint32_t block = plan->next_block;  // continue phase 1's round-robin
@@ -132,9 +132,9 @@ void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const Res
     }
     if (r == Route::kOneSided) plan->pair_sketch[c] = 0;
     if (r == Route::kOneSided)
-      ++out->one_sided_components;
+      ++plan->one_sided_components;
     else
-      ++out->sketch_components;
+      ++plan->sketch_components;
     if (!o.compute_pairs) continue;
     if (r == Route::kSketch) {
       AddSketchTasks(g, o, c, uint32_t(o.sketch_dim),
@@ -148,10 +148,10 @@ void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const Res
     }
   }
   const uint32_t nl = g.component_size(largest);
-  out->route = nl < 2                                     ? "none"
-               : plan->route[largest] == Route::kDense    ? "dense"
-               : plan->route[largest] == Route::kOneSided ? "one-sided"
-                                                          : "sketch";
+  plan->largest_route = nl < 2                                     ? "none"
+                        : plan->route[largest] == Route::kDense    ? "dense"
+                        : plan->route[largest] == Route::kOneSided ? "one-sided"
+                                                                   : "sketch";
 }
 
 }  // namespace maec_internal

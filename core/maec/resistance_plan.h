@@ -1,4 +1,5 @@
-// The route plan of ComputeResistance (resistance.h): which route serves each
+// The route plan of ComputeResistance (resistance.h, which includes this
+// header): which route serves each
 // component and the list of solve tasks. Internal to core/maec.
 //
 // Thread-safety: pure functions; PlanComponents runs collectives when
@@ -7,13 +8,13 @@
 #define GRAPHSIEVE_CORE_MAEC_RESISTANCE_PLAN_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/dist/communicator.h"
 #include "core/maec/graph.h"
 #include "core/maec/pair_table.h"
-#include "core/maec/resistance.h"
 #include "core/maec/resistance_options.h"
 
 namespace graphsieve {
@@ -47,6 +48,11 @@ struct Plan {
   uint32_t next_block = 0;      // round-robin position after phase 1
   int pair_k = 0;               // columns of the pair sketch (ResistanceOptions::PairSketchDim)
   double residual_share = 1.0;  // ρ the pair sketch was sized with
+  // Components per route (dense counted in phase 1, the others in phase 2)
+  // and the route of the largest component ("none", "dense", ...), for
+  // ResistanceResult.
+  uint32_t dense_components = 0, one_sided_components = 0, sketch_components = 0;
+  std::string largest_route;
 };
 
 inline bool Distributed(const ResistanceOptions& o) {
@@ -61,14 +67,14 @@ inline int Ranks(const ResistanceOptions& o) { return o.comm ? o.comm->size() : 
 // run the pair counts are summed over the ranks and sketch blocks are dealt
 // round-robin. Errors: RESOURCE_EXHAUSTED (dense too big).
 absl::StatusOr<Plan> PlanComponents(const PairTable& pairs, const PositiveGraph& g,
-                                    const ResistanceOptions& o, ResistanceResult* out);
+                                    const ResistanceOptions& o);
 
 // Stage 2: with the measured residual share ρ, the pair sketch's k; kAuto's
 // one-sided components that the sketch serves cheaper become sketch ones
 // (OneSidedIsCheaper); appends the phase-2 tasks (one-sided columns: this
-// rank's users when distributed) and counts the routes into `out`.
+// rank's users when distributed) and counts the routes.
 void PlanSecondPhase(const PositiveGraph& g, const PairIncidence& inc, const ResistanceOptions& o,
-                     double residual_share, Plan* plan, ResistanceResult* out);
+                     double residual_share, Plan* plan);
 
 }  // namespace maec_internal
 }  // namespace graphsieve

@@ -3,15 +3,21 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <sstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/batching.h"
+#include "core/io/partition.h"
 #include "grpcpp/grpcpp.h"
 
 namespace graphsieve {
@@ -198,7 +204,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::Call(absl::Span<const uint64_t> us
         absl::StrCat("GetRates: ", users.size(), " user_ids but ", items.size(), " item_ids"));
   }
   if (stubs_.size() == 1) return CallPart(0, users, items, labels, keys);
-  return RoutedCall(users, items, labels, keys);  // routed_call.cc
+  return RoutedCall(users, items, labels, keys);
 }
 
 absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
@@ -293,6 +299,284 @@ absl::StatusOr<v1::PinVersionResponse> SamplingRateClient::PinVersion(const std:
     if (!response.ok()) break;
   }
   return response;
+}
+
+// Over a partitioned deployment (docs/CLIENTS.md "Partitioned deployments"):
+// split by core/io/partition.h, call the parts in parallel, merge in request
+// order, one snapshot version per batch.
+// One part's share of a batch: request positions and the gathered columns.
+struct RoutedShare {
+  std::vector<size_t> positions;
+  std::vector<uint64_t> users, items, keys;
+  std::vector<uint8_t> labels;
+};
+
+namespace {
+
+using PartShare = RoutedShare;
+
+std::vector<PartShare> Split(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
+                             absl::Span<const uint8_t> labels, absl::Span<const uint64_t> keys,
+                             size_t parts) {
+  std::vector<PartShare> shares(parts);
+  const uint32_t n_parts = static_cast<uint32_t>(parts);
+  uint64_t last_user = 0;
+  uint32_t last_part = 0;
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (i == 0 || users[i] != last_user) {
+      last_user = users[i];
+      last_part = PartitionOfUser(last_user, n_parts);
+    }
+    PartShare& s = shares[last_part];
+    s.positions.push_back(i);
+    s.users.push_back(users[i]);
+    s.items.push_back(items[i]);
+    if (!labels.empty()) {
+      s.labels.push_back(labels[i]);
+      s.keys.push_back(keys[i]);
+    }
+  }
+  return shares;
+}
+
+// One part's first attempt in flight on gRPC's callback API: all parts'
+// calls overlap without a thread per part.
+struct InFlight {
+  grpc::ClientContext context;
+  v1::GetSamplingRateRequest request;
+  v1::GetSamplingRateResponse response;
+  grpc::Status status;
+};
+
+// The response as a RateBatch, or DATA_LOSS when its sizes do not match.
+absl::StatusOr<RateBatch> FromResponse(const v1::GetSamplingRateResponse& r, size_t n, bool decide,
+                                       const std::string& target) {
+  if (static_cast<size_t>(r.rates_size()) != n || static_cast<size_t>(r.sources_size()) != n ||
+      (decide && (static_cast<size_t>(r.keep_size()) != n ||
+                  static_cast<size_t>(r.log_odds_offsets_size()) != n))) {
+    return absl::DataLossError(absl::StrCat("server ", target, ": GetSamplingRate: answered ",
+                                            r.rates_size(), " rates for ", n, " pairs"));
+  }
+  RateBatch b;
+  b.rates.assign(r.rates().begin(), r.rates().end());
+  b.sources.reserve(n);
+  for (int s : r.sources()) b.sources.push_back(static_cast<v1::RateSource>(s));
+  if (decide) {
+    b.keep.assign(r.keep().begin(), r.keep().end());
+    b.log_odds_offsets.assign(r.log_odds_offsets().begin(), r.log_odds_offsets().end());
+  }
+  b.snapshot_versions.push_back(r.snapshot_version());
+  return b;
+}
+
+// Splits `versions` (distinct, in order of first use) oldest first: version
+// ids start with their UTC creation time, so byte order is age order.
+std::vector<std::string> OldestFirst(std::vector<std::string> versions) {
+  std::sort(versions.begin(), versions.end());
+  return versions;
+}
+
+bool AnsweredOnly(const RateBatch& b, const std::string& version) {
+  return b.snapshot_versions.size() == 1 && b.snapshot_versions[0] == version;
+}
+
+}  // namespace
+
+std::vector<absl::StatusOr<RateBatch>> SamplingRateClient::AskParts(
+    const std::vector<PartShare>& shares, const std::vector<bool>& ask, bool decide,
+    const std::string& pin) const {
+  const size_t parts = shares.size();
+  // Every asked part's first attempt in flight at once (callback API); a part
+  // that needs chunks, or whose attempt was UNAVAILABLE, then goes through
+  // CallPart (chunks, retries with backoff) on this thread.
+  std::vector<absl::StatusOr<RateBatch>> answers(parts, RateBatch());
+  std::vector<std::unique_ptr<InFlight>> calls(parts);
+  // Shared with the callbacks, so the last one may still be unlocking it
+  // when this thread returns.
+  struct Pending {
+    absl::Mutex mu;
+    size_t outstanding ABSL_GUARDED_BY(mu) = 0;
+  };
+  auto pending = std::make_shared<Pending>();
+  for (size_t p = 0; p < parts; ++p) {
+    const PartShare& s = shares[p];
+    if (!ask[p] || s.positions.size() > options_.max_batch_pairs) continue;
+    auto call = std::make_unique<InFlight>();
+    call->request.mutable_user_ids()->Add(s.users.begin(), s.users.end());
+    call->request.mutable_item_ids()->Add(s.items.begin(), s.items.end());
+    if (decide) {
+      for (uint8_t l : s.labels) call->request.add_labels(l != 0);
+      call->request.mutable_instance_keys()->Add(s.keys.begin(), s.keys.end());
+    }
+    if (!pin.empty()) call->request.set_snapshot_version(pin);
+    call->context.set_deadline(
+        std::chrono::system_clock::now() +
+        std::chrono::microseconds(static_cast<int64_t>(options_.deadline_seconds * 1e6)));
+    {
+      absl::MutexLock lock(&pending->mu);
+      ++pending->outstanding;
+    }
+    InFlight* c = call.get();
+    stubs_[p]->async()->GetSamplingRate(&c->context, &c->request, &c->response,
+                                        [c, pending](grpc::Status status) {
+                                          absl::MutexLock lock(&pending->mu);
+                                          c->status = std::move(status);
+                                          --pending->outstanding;
+                                        });
+    calls[p] = std::move(call);
+  }
+  for (size_t p = 0; p < parts; ++p) {
+    if (ask[p] && calls[p] == nullptr) {
+      const PartShare& s = shares[p];
+      answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys, pin);
+    }
+  }
+  {
+    absl::MutexLock lock(&pending->mu);
+    pending->mu.Await(absl::Condition(
+        +[](Pending* w) { return w->outstanding == 0; }, pending.get()));
+  }
+  for (size_t p = 0; p < parts; ++p) {
+    if (calls[p] == nullptr) continue;
+    const PartShare& s = shares[p];
+    const grpc::Status& st = calls[p]->status;
+    if (st.ok()) {
+      answers[p] = FromResponse(calls[p]->response, s.positions.size(), decide, targets_[p]);
+    } else if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      total_retries_.fetch_add(1, std::memory_order_relaxed);  // the async attempt
+      answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys, pin);
+      if (answers[p].ok()) answers[p]->retries += 1;
+    } else {
+      answers[p] = FromGrpcStatus(st, absl::StrCat("server ", targets_[p], ": GetSamplingRate"));
+    }
+  }
+  return answers;
+}
+
+absl::StatusOr<RateBatch> SamplingRateClient::RoutedCall(absl::Span<const uint64_t> users,
+                                                         absl::Span<const uint64_t> items,
+                                                         absl::Span<const uint8_t> labels,
+                                                         absl::Span<const uint64_t> keys) const {
+  const size_t n = users.size();
+  const size_t parts = stubs_.size();
+  const bool decide = !labels.empty();
+  RateBatch out;
+  if (n == 0) return out;
+  const std::vector<PartShare> shares = Split(users, items, labels, keys, parts);
+  std::vector<bool> used(parts);
+  for (size_t p = 0; p < parts; ++p) used[p] = !shares[p].positions.empty();
+  std::vector<std::string> seen;  // versions of the last disagreeing attempt
+  std::string why;                // why no version was held by every part
+  for (int attempt = 0; attempt < options_.max_version_attempts; ++attempt) {
+    if (attempt > 0) {
+      absl::SleepFor(absl::Seconds(options_.version_retry_backoff_seconds));
+      ++out.version_retries;
+    }
+    std::vector<absl::StatusOr<RateBatch>> answers = AskParts(shares, used, decide, "");
+    // Errors first (with the part's target in the message), then versions.
+    std::vector<std::string> versions;
+    for (size_t p = 0; p < parts; ++p) {
+      if (!used[p]) continue;
+      if (!answers[p].ok()) return PartError(p, answers[p].status());
+      for (const std::string& v : answers[p]->snapshot_versions) {
+        if (std::find(versions.begin(), versions.end(), v) == versions.end()) versions.push_back(v);
+      }
+    }
+    if (versions.size() > 1) {
+      // A swap in progress: ask the parts that answered otherwise for one
+      // version every part still holds, oldest first (the parts that swapped
+      // keep the version before for a while: GetSamplingRateRequest.
+      // snapshot_version). None held everywhere: ask the whole batch afresh.
+      seen = versions;
+      absl::StatusOr<bool> agreed =
+          Agree(shares, used, decide, OldestFirst(versions), &answers, &out.version_reasks, &why);
+      if (!agreed.ok()) return agreed.status();
+      if (!*agreed) continue;
+      versions = answers[FirstUsed(used)]->snapshot_versions;
+    }
+    Merge(shares, answers, decide, n, &out);
+    out.snapshot_versions = versions;
+    // UNAVAILABLE retries were counted by CallPart as they started.
+    total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
+    return out;
+  }
+  total_retries_.fetch_add(out.version_retries, std::memory_order_relaxed);
+  return absl::AbortedError(absl::StrCat(
+      "partitioned targets ", options_.target,
+      ": the parts answered from different snapshot "
+      "versions (",
+      absl::StrJoin(seen, ", "), ") in each of ", options_.max_version_attempts,
+      " attempts and no part still held a version every other part served (", why,
+      "); a swap is in progress for longer than the servers' --previous-version-hold-seconds, "
+      "or the parts follow different roots"));
+}
+
+absl::StatusOr<bool> SamplingRateClient::Agree(const std::vector<PartShare>& shares,
+                                               const std::vector<bool>& used, bool decide,
+                                               const std::vector<std::string>& candidates,
+                                               std::vector<absl::StatusOr<RateBatch>>* answers,
+                                               int* reasks, std::string* why) const {
+  const size_t parts = shares.size();
+  for (const std::string& version : candidates) {
+    std::vector<bool> ask(parts, false);
+    for (size_t p = 0; p < parts; ++p) ask[p] = used[p] && !AnsweredOnly(*(*answers)[p], version);
+    std::vector<absl::StatusOr<RateBatch>> again = AskParts(shares, ask, decide, version);
+    bool all = true;
+    for (size_t p = 0; p < parts && all; ++p) {
+      if (!ask[p]) continue;
+      ++*reasks;
+      if (again[p].ok()) {
+        all = AnsweredOnly(*again[p], version);  // an old server ignores the field
+        if (!all) *why = absl::StrCat("partition ", p, " ignored snapshot_version");
+      } else if (absl::IsNotFound(again[p].status())) {
+        all = false;
+        *why = absl::StrCat("partition ", p, ": ", again[p].status().message());
+      } else {
+        return PartError(p, again[p].status());
+      }
+    }
+    if (!all) continue;
+    for (size_t p = 0; p < parts; ++p) {
+      if (ask[p]) (*answers)[p] = std::move(again[p]);
+    }
+    return true;
+  }
+  return false;
+}
+
+absl::Status SamplingRateClient::PartError(size_t part, const absl::Status& status) const {
+  return absl::Status(status.code(), absl::StrCat("partition ", part, " of ", stubs_.size(), ": ",
+                                                  status.message()));
+}
+
+size_t SamplingRateClient::FirstUsed(const std::vector<bool>& used) {
+  return static_cast<size_t>(std::find(used.begin(), used.end(), true) - used.begin());
+}
+
+void SamplingRateClient::Merge(const std::vector<PartShare>& shares,
+                               const std::vector<absl::StatusOr<RateBatch>>& answers, bool decide,
+                               size_t n, RateBatch* out) {
+  out->rates.resize(n);
+  out->sources.resize(n);
+  if (decide) {
+    out->keep.resize(n);
+    out->log_odds_offsets.resize(n);
+  }
+  for (size_t p = 0; p < shares.size(); ++p) {
+    const PartShare& s = shares[p];
+    if (s.positions.empty()) continue;
+    const RateBatch& a = *answers[p];
+    out->retries += a.retries;
+    for (size_t k = 0; k < s.positions.size(); ++k) {
+      const size_t i = s.positions[k];
+      out->rates[i] = a.rates[k];
+      out->sources[i] = a.sources[k];
+      if (decide) {
+        out->keep[i] = a.keep[k];
+        out->log_odds_offsets[i] = a.log_odds_offsets[k];
+      }
+    }
+  }
 }
 
 }  // namespace graphsieve

@@ -44,7 +44,7 @@
 
 namespace graphsieve {
 
-struct RoutedShare;  // routed_call.cc: one part's share of a batch
+struct RoutedShare;  // one part's share of a batch (sampling_rate_client.cc)
 
 struct SamplingRateClientOptions {
   // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051";
@@ -167,18 +167,18 @@ class SamplingRateClient {
                                      absl::Span<const uint8_t> labels,
                                      absl::Span<const uint64_t> instance_keys,
                                      const std::string& pin = "") const;
-  // Split by partition, parts in parallel, merged, one version (routed_call.cc).
+  // Split by partition, parts in parallel, merged, one version.
   absl::StatusOr<RateBatch> RoutedCall(absl::Span<const uint64_t> users,
                                        absl::Span<const uint64_t> items,
                                        absl::Span<const uint8_t> labels,
                                        absl::Span<const uint64_t> instance_keys) const;
 
-  // routed_call.cc: the parts with ask[p] in parallel (pinned to `pin` when
+  // The parts with ask[p] in parallel (pinned to `pin` when
   // non-empty); one answer per part (untouched RateBatch when not asked).
   std::vector<absl::StatusOr<RateBatch>> AskParts(const std::vector<RoutedShare>& shares,
                                                   const std::vector<bool>& ask, bool decide,
                                                   const std::string& pin) const;
-  // routed_call.cc: asks the parts that answered otherwise for each candidate
+  // Asks the parts that answered otherwise for each candidate
   // version in turn; true (answers replaced) when every part answered from
   // one of them, false when none was held everywhere (*why says where), an
   // error other than NOT_FOUND as it came.

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <tuple>
 
-#include "client/canary_stats.h"
+#include "core/serving/canary_stats.h"
 #include "xxhash.h"
 
 namespace graphsieve {
@@ -21,7 +21,7 @@ uint64_t PairHash(uint64_t user, uint64_t item) {
 
 uint64_t Mask(int bits) { return bits == 0 ? 0 : (uint64_t{1} << bits) - 1; }
 
-// NearestRankQuantile (client/canary_stats.h) over sorted floats, without a
+// NearestRankQuantile (core/serving/canary_stats.h) over sorted floats, without a
 // copy as doubles.
 double NearestRankQuantileOfSorted(const std::vector<float>& sorted, double q) {
   size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));

@@ -11,7 +11,7 @@
 //   `sample_bits` bits zero, so two versions sample the same pairs and the
 //   coarser sample is a subset of the finer one.
 // - CompareProfiles: on the pairs sampled in both versions, the canary's
-//   statistics (client/canary_stats.h CompareRates): mean signed and absolute
+//   statistics (core/serving/canary_stats.h CompareRates): mean signed and absolute
 //   Δrate, the share of pairs moved more than a threshold, the
 //   Kolmogorov–Smirnov distance of the two rate distributions.
 //

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/canary_stats.h"
+#include "core/serving/canary_stats.h"
 #include "server/log.h"
 
 namespace graphsieve {

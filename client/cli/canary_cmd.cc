@@ -9,11 +9,11 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "client/canary_stats.h"
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
 #include "client/delimited_stream.h"
 #include "client/snapshot_rates.h"
+#include "core/serving/canary_stats.h"
 
 namespace graphsieve {
 namespace {

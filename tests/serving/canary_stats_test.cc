@@ -1,4 +1,4 @@
-#include "client/canary_stats.h"
+#include "core/serving/canary_stats.h"
 
 #include <cmath>
 #include <limits>

@@ -3,8 +3,8 @@
 // snapshot directories).
 //
 // Thread-safety: pure functions and plain values.
-#ifndef GRAPHSIEVE_CLIENT_CANARY_STATS_H_
-#define GRAPHSIEVE_CLIENT_CANARY_STATS_H_
+#ifndef GRAPHSIEVE_CORE_SERVING_CANARY_STATS_H_
+#define GRAPHSIEVE_CORE_SERVING_CANARY_STATS_H_
 
 #include <cstdint>
 #include <string>
@@ -88,4 +88,4 @@ nlohmann::json CanaryReportToJson(const CanaryReport& report);
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_CLIENT_CANARY_STATS_H_
+#endif  // GRAPHSIEVE_CORE_SERVING_CANARY_STATS_H_

@@ -8,13 +8,27 @@
 #include "core/io/partition.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.pb.h"
-#include "proto/graphsieve/v1/rate_source_mapping.h"
 
 namespace graphsieve {
 namespace {
 
 absl::Status Named(const absl::Status& s, const char* flag, const std::string& path) {
   return absl::Status(s.code(), absl::StrCat("--", flag, " '", path, "': ", s.message()));
+}
+
+// The API's number for a core RateSource: the CLI's offline path answers in
+// the API's vocabulary, as a server does at its border
+// (server/rate_source_mapping.h); tests/client compares the two answers.
+v1::RateSource ToProtoRateSource(RateSource source) {
+  switch (source) {
+    case RateSource::kExact:
+      return v1::RATE_SOURCE_EXACT;
+    case RateSource::kInferred:
+      return v1::RATE_SOURCE_INFERRED;
+    case RateSource::kDefault:
+      return v1::RATE_SOURCE_DEFAULT;
+  }
+  return v1::RATE_SOURCE_UNSPECIFIED;
 }
 
 }  // namespace

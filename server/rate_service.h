@@ -14,9 +14,9 @@
 #include "core/serving/batch_scorer.h"
 #include "core/serving/rate_source.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
-#include "proto/graphsieve/v1/rate_source_mapping.h"  // ToProtoRateSource, the border mapping
 #include "server/metrics.h"
 #include "server/options.h"
+#include "server/rate_source_mapping.h"  // ToProtoRateSource, the border mapping
 #include "server/snapshot_manager.h"
 
 namespace graphsieve {

@@ -1,6 +1,6 @@
 // Where a pair's sampling rate came from. The request-path core (batch_scorer.h)
 // speaks this enum; the gRPC server maps it to graphsieve.v1.RateSource at its
-// border (server/rate_service.cc), as it maps absl::Status to grpc::Status.
+// border (server/rate_source_mapping.h), as it maps absl::Status to grpc::Status.
 //
 // Thread-safety: a plain enum.
 #ifndef GRAPHSIEVE_CORE_SERVING_RATE_SOURCE_H_

@@ -1,9 +1,10 @@
-// The API's name for a core RateSource: the one mapping at the gRPC border,
-// used by graphsieve-server's handler and by the CLI's offline path (which
-// answers in the API's vocabulary, like a server). Header-only, so neither
-// side links the other.
-#ifndef GRAPHSIEVE_PROTO_GRAPHSIEVE_V1_RATE_SOURCE_MAPPING_H_
-#define GRAPHSIEVE_PROTO_GRAPHSIEVE_V1_RATE_SOURCE_MAPPING_H_
+// The API's name for a core RateSource: the server's mapping at its gRPC
+// border, beside the absl::Status -> grpc::Status one (grpc_status.h). The
+// proto room depends on nothing; core has no proto types.
+//
+// Thread-safety: a pure function.
+#ifndef GRAPHSIEVE_SERVER_RATE_SOURCE_MAPPING_H_
+#define GRAPHSIEVE_SERVER_RATE_SOURCE_MAPPING_H_
 
 #include "core/serving/rate_source.h"
 #include "graphsieve/v1/sampling.pb.h"
@@ -24,4 +25,4 @@ inline v1::RateSource ToProtoRateSource(RateSource source) {
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_PROTO_GRAPHSIEVE_V1_RATE_SOURCE_MAPPING_H_
+#endif  // GRAPHSIEVE_SERVER_RATE_SOURCE_MAPPING_H_

@@ -13,7 +13,7 @@
 # inputs, right before this build's runs of each scale (row label "base");
 # --nps "1 2" picks the process counts; --partitions P writes partitioned
 # versions (with P a multiple of np every rank writes its own parts, no
-# gather: builder/dist_parts.h). Each row also gives the CPU seconds
+# gather: core/build/dist_parts.h). Each row also gives the CPU seconds
 # of every stage (user + system of the process during the stage; the
 # comparable figure on a shared machine) when the binary reports them.
 #

@@ -20,8 +20,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "builder/build_job.h"
-#include "builder/dist_build.h"
+#include "core/build/build_job.h"
+#include "core/build/dist_build.h"
 #if GRAPHSIEVE_HAVE_MPI
 #include "core/dist/mpi_communicator.h"
 #endif
@@ -328,7 +328,7 @@ int Main(int argc, char** argv, Communicator* comm) {
 
 int main(int argc, char** argv) {
 #if GRAPHSIEVE_HAVE_MPI
-  // Started by mpirun: one rank of a distributed build (builder/dist_build.h).
+  // Started by mpirun: one rank of a distributed build (core/build/dist_build.h).
   if (graphsieve::LaunchedByMpirun()) {
     graphsieve::MpiSession session(&argc, &argv);
     std::unique_ptr<graphsieve::Communicator> world = session.World();

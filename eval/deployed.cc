@@ -8,7 +8,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 #include "core/serving/batch_scorer.h"
 #include "eval/random.h"
 

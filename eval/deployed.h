@@ -7,7 +7,7 @@
 //    and a later one (the impressions to rate, train and test on): by time
 //    when the log has timestamps, else by a seeded draw per instance.
 //  * DeployedSnapshot builds a real snapshot of the earlier period with the
-//    builder's job (builder/build_job.h: pipeline, gates, snapshot writer,
+//    builder's job (core/build/build_job.h: pipeline, gates, snapshot writer,
 //    publish) into a snapshot root, opens it as graphsieve-server does and
 //    rates pairs with the server's own scorer (core/serving/batch_scorer.h),
 //    so every rate and source (EXACT / INFERRED / DEFAULT) is the one a

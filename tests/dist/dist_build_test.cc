@@ -1,4 +1,4 @@
-// graphsieve-build under the real mpirun (builder/dist_build.h): np = 2 gives
+// graphsieve-build under the real mpirun (core/build/dist_build.h): np = 2 gives
 // the rates of np = 1 and of a run without mpirun; a rank killed mid-job
 // publishes nothing; a bad row on one rank stops every rank with the error
 // naming file and line.
@@ -242,7 +242,7 @@ PartData ReadPart(const std::string& root, int part) {
 }
 
 // --partitions 2 under 2 ranks: each rank writes its part (no gather,
-// builder/dist_parts.h); the parts hold the rates, the per-node counts and
+// core/build/dist_parts.h); the parts hold the rates, the per-node counts and
 // the DEFAULT fit of a single-process --partitions 2 build.
 TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
   Result alone = RunCommand(

@@ -1,4 +1,4 @@
-// builder/dist_exchange.h's ExchangeRowsByUser on 2 ranks against the rows
+// core/build/dist_exchange.h's ExchangeRowsByUser on 2 ranks against the rows
 // one process would hold: every rank must end with exactly the rows of its
 // users (PartitionOfUser), from rank 0's rows first then rank 1's, each in
 // its file order — whatever the round size (one row per round, a few, all).
@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "builder/dist_exchange.h"
+#include "core/build/dist_exchange.h"
 #include "core/io/partition.h"
 #include "gtest/gtest.h"
 #include "tests/dist/mpi_test_main.h"

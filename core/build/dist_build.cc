@@ -1,4 +1,4 @@
-#include "builder/dist_build.h"
+#include "core/build/dist_build.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "builder/build_stages.h"
-#include "builder/dist_exchange.h"
-#include "builder/dist_parts.h"
-#include "builder/dist_stage.h"
+#include "core/build/build_stages.h"
+#include "core/build/dist_exchange.h"
+#include "core/build/dist_parts.h"
+#include "core/build/dist_stage.h"
 #include "core/io/partition.h"
 #include "core/maec/conductance.h"
 #include "core/serving/node_default.h"

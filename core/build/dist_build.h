@@ -29,11 +29,11 @@
 // lost rank publishes nothing.
 //
 // Thread-safety: a collective; every rank calls it once with the same options.
-#ifndef GRAPHSIEVE_BUILDER_DIST_BUILD_H_
-#define GRAPHSIEVE_BUILDER_DIST_BUILD_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_DIST_BUILD_H_
+#define GRAPHSIEVE_CORE_BUILD_DIST_BUILD_H_
 
 #include "absl/status/statusor.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 #include "core/dist/communicator.h"
 
 namespace graphsieve {
@@ -45,4 +45,4 @@ absl::StatusOr<BuildReport> RunDistributedBuild(const BuildOptions& options,
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_DIST_BUILD_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_DIST_BUILD_H_

@@ -1,4 +1,4 @@
-#include "builder/dist_exchange.h"
+#include "core/build/dist_exchange.h"
 
 #include <malloc.h>
 

@@ -5,8 +5,8 @@
 //
 // Thread-safety: RunBuild is a function of its options; two RunBuild calls
 // on the same snapshot root serialise on the root's publish lock.
-#ifndef GRAPHSIEVE_BUILDER_BUILD_JOB_H_
-#define GRAPHSIEVE_BUILDER_BUILD_JOB_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_BUILD_JOB_H_
+#define GRAPHSIEVE_CORE_BUILD_BUILD_JOB_H_
 
 #include <cstdint>
 #include <functional>
@@ -40,7 +40,7 @@ struct BuildOptions {
   absl::Status Validate() const;
 };
 
-// Stage progress for the terminal (builder/progress.h implements it).
+// Stage progress (graphsieve-build shows it on the terminal).
 struct BuildObserver {
   std::function<void(const std::string& stage)> stage_started;
   std::function<void(const std::string& stage, double fraction, uint64_t items)> progress;
@@ -87,4 +87,4 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_BUILD_JOB_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_BUILD_JOB_H_

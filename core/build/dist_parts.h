@@ -3,17 +3,17 @@
 // write its part"): with --partitions P a multiple of the rank count N, part
 // p's users all live on rank p mod N ((h mod P) mod N = h mod N for the user
 // hash h of core/io/partition.h), so no pair is gathered to rank 0. Internal
-// to builder/. Every function is a collective: all ranks call it.
+// to core/build/. Every function is a collective: all ranks call it.
 //
 // Thread-safety: one thread per rank.
-#ifndef GRAPHSIEVE_BUILDER_DIST_PARTS_H_
-#define GRAPHSIEVE_BUILDER_DIST_PARTS_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_DIST_PARTS_H_
+#define GRAPHSIEVE_CORE_BUILD_DIST_PARTS_H_
 
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 #include "core/dist/communicator.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
@@ -43,4 +43,4 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
 }  // namespace dist_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_DIST_PARTS_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_DIST_PARTS_H_

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "builder/build_job.h"
-#include "builder/build_stages.h"
+#include "core/build/build_job.h"
+#include "core/build/build_stages.h"
 #include "core/snapshot/manifest.h"
 
 namespace graphsieve {

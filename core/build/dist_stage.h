@@ -1,10 +1,10 @@
 // One stage of the distributed build (dist_build.cc, dist_parts.cc): timed
 // (wall and CPU), then agreed with every rank, then the test hook
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h). Internal to builder/.
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h). Internal to core/build/.
 //
 // Thread-safety: one thread per rank.
-#ifndef GRAPHSIEVE_BUILDER_DIST_STAGE_H_
-#define GRAPHSIEVE_BUILDER_DIST_STAGE_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_
+#define GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_
 
 #include <sys/resource.h>
 
@@ -16,7 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 #include "core/dist/communicator.h"
 
 namespace graphsieve {
@@ -82,4 +82,4 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
 }  // namespace dist_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_DIST_STAGE_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_

@@ -1,9 +1,9 @@
 // Stages of the build job (build_job.cc and the build_*.cc next to it) shared
-// with the distributed build (dist_build.cc). Internal to builder/.
+// with the distributed build (dist_build.cc). Internal to core/build/.
 //
 // Thread-safety: as RunBuild (build_job.h).
-#ifndef GRAPHSIEVE_BUILDER_BUILD_STAGES_H_
-#define GRAPHSIEVE_BUILDER_BUILD_STAGES_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_BUILD_STAGES_H_
+#define GRAPHSIEVE_CORE_BUILD_BUILD_STAGES_H_
 
 #include <functional>
 #include <memory>
@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
 
@@ -68,4 +68,4 @@ absl::Status WriteAndPublishStage(const BuildOptions& options, const BuildObserv
 }  // namespace build_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_BUILD_STAGES_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_BUILD_STAGES_H_

@@ -1,4 +1,4 @@
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 
 #include <sys/stat.h>
 
@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "builder/build_stage_timer.h"
-#include "builder/build_stages.h"
+#include "core/build/build_stage_timer.h"
+#include "core/build/build_stages.h"
 #include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"

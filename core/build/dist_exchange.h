@@ -1,10 +1,10 @@
 // The data movements of the distributed build (dist_build.h). Internal to
-// builder/. Every function is a collective: all ranks call it in the same
+// core/build/. Every function is a collective: all ranks call it in the same
 // order.
 //
 // Thread-safety: one thread per rank.
-#ifndef GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_
-#define GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_DIST_EXCHANGE_H_
+#define GRAPHSIEVE_CORE_BUILD_DIST_EXCHANGE_H_
 
 #include "absl/status/status.h"
 #include "core/dist/communicator.h"
@@ -52,4 +52,4 @@ void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, Pipelin
 }  // namespace dist_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_DIST_EXCHANGE_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_DIST_EXCHANGE_H_

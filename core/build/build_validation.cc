@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "builder/build_job.h"
-#include "builder/build_stage_timer.h"
-#include "builder/build_stages.h"
-#include "builder/export_csv.h"
+#include "core/build/build_job.h"
+#include "core/build/build_stage_timer.h"
+#include "core/build/build_stages.h"
+#include "core/build/export_csv.h"
 
 namespace graphsieve {
 namespace build_internal {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "builder/build_stage_timer.h"
-#include "builder/build_stages.h"
+#include "core/build/build_stage_timer.h"
+#include "core/build/build_stages.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"

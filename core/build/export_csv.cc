@@ -1,4 +1,4 @@
-#include "builder/export_csv.h"
+#include "core/build/export_csv.h"
 
 #include <cerrno>
 #include <charconv>

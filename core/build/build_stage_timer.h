@@ -1,10 +1,10 @@
 // Stage timing of the build job (build_job.cc and the stage files next to
 // it): wall and CPU seconds per stage, with the observer's callbacks.
-// Internal to builder/.
+// Internal to core/build/.
 //
 // Thread-safety: a StageTimer belongs to the thread running its stage.
-#ifndef GRAPHSIEVE_BUILDER_BUILD_STAGE_TIMER_H_
-#define GRAPHSIEVE_BUILDER_BUILD_STAGE_TIMER_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_TIMER_H_
+#define GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_TIMER_H_
 
 #include <sys/resource.h>
 
@@ -13,7 +13,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
-#include "builder/build_job.h"
+#include "core/build/build_job.h"
 
 namespace graphsieve {
 namespace build_internal {
@@ -71,4 +71,4 @@ absl::Status TimedStage(const BuildObserver& obs, BuildReport* report, const cha
 }  // namespace build_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_BUILD_STAGE_TIMER_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_TIMER_H_

@@ -1,4 +1,4 @@
-#include "builder/dist_parts.h"
+#include "core/build/dist_parts.h"
 
 #include <sys/stat.h>
 
@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "builder/build_stages.h"
-#include "builder/dist_stage.h"
+#include "core/build/build_stages.h"
+#include "core/build/dist_stage.h"
 #include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/partition_split.h"

@@ -5,8 +5,8 @@
 // shortest text that reads back to the same float32.
 //
 // Thread-safety: a pure function of its inputs.
-#ifndef GRAPHSIEVE_BUILDER_EXPORT_CSV_H_
-#define GRAPHSIEVE_BUILDER_EXPORT_CSV_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_EXPORT_CSV_H_
+#define GRAPHSIEVE_CORE_BUILD_EXPORT_CSV_H_
 
 #include <string>
 
@@ -26,4 +26,4 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_BUILDER_EXPORT_CSV_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_EXPORT_CSV_H_

@@ -16,7 +16,7 @@
 #include "core/maec/graph.h"
 #include "core/maec/pair_table.h"
 #include "core/maec/pipeline_options.h"
-#include "core/maec/solve_summary.h"
+#include "core/records/solve_summary.h"
 
 namespace graphsieve {
 

@@ -30,7 +30,7 @@
 #include "core/maec/graph.h"
 #include "core/maec/pair_table.h"
 #include "core/maec/resistance_options.h"
-#include "core/maec/solve_summary.h"
+#include "core/records/solve_summary.h"
 
 namespace graphsieve {
 

@@ -11,7 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "core/maec/pipeline_options.h"
-#include "core/maec/solve_summary.h"
+#include "core/records/solve_summary.h"
 
 namespace graphsieve {
 namespace maec_internal {

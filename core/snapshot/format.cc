@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "core/maec/pipeline.h"
 #include "core/snapshot/json_field.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/cache.h"
@@ -167,7 +166,7 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
   }
-  if (m.method < static_cast<int>(Method::kMaec) || m.method > static_cast<int>(Method::kProduct)) {
+  if (m.method < 0 || m.method > UnseenModel::kMaxMethod) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: method ", m.method));
   }
   if (m.sketch_dim < 0 || m.sketch_dim > 65536) {

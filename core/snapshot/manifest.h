@@ -11,7 +11,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/maec/pipeline.h"
+#include "core/records/pair_table.h"
+#include "core/records/pipeline_result.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "graphsieve/version.h"

@@ -41,7 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/maec/unseen.h"
+#include "core/records/node_record.h"
 
 namespace graphsieve {
 

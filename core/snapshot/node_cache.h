@@ -24,7 +24,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/synchronization/mutex.h"
-#include "core/maec/unseen.h"
+#include "core/records/node_record.h"
 #include "core/snapshot/snapshot_reader.h"
 
 namespace graphsieve {

@@ -9,7 +9,8 @@
 
 #include <cstdint>
 
-#include "core/maec/pipeline.h"
+#include "core/records/pair_table.h"
+#include "core/records/pipeline_result.h"
 
 namespace graphsieve {
 

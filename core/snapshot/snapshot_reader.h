@@ -21,7 +21,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
-#include "core/maec/unseen.h"
+#include "core/records/node_record.h"
+#include "core/records/unseen_model.h"
 
 namespace graphsieve {
 

@@ -25,7 +25,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "core/maec/pipeline.h"
+#include "core/records/pair_table.h"
+#include "core/records/pipeline_result.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
 

@@ -15,7 +15,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "core/maec/pipeline.h"
+#include "core/records/pair_table.h"
+#include "core/records/pipeline_result.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_writer.h"

@@ -1,8 +1,9 @@
-// Reports of the solver and of the pipeline's stages.
+// Reports of the solver and of the pipeline's stages, as the manifest
+// stores them (docs/SNAPSHOT.md).
 //
 // Thread-safety: plain values.
-#ifndef GRAPHSIEVE_CORE_MAEC_SOLVE_SUMMARY_H_
-#define GRAPHSIEVE_CORE_MAEC_SOLVE_SUMMARY_H_
+#ifndef GRAPHSIEVE_CORE_RECORDS_SOLVE_SUMMARY_H_
+#define GRAPHSIEVE_CORE_RECORDS_SOLVE_SUMMARY_H_
 
 #include <cstdint>
 #include <string>
@@ -29,4 +30,4 @@ struct StageTiming {
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_CORE_MAEC_SOLVE_SUMMARY_H_
+#endif  // GRAPHSIEVE_CORE_RECORDS_SOLVE_SUMMARY_H_

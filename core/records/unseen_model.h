@@ -1,0 +1,42 @@
+// The constants a snapshot stores to score pairs the builder never saw
+// (docs/DESIGN.md §2, last paragraph): produced by the method (core/maec),
+// stored in the snapshot's meta (core/snapshot), read by the scorer
+// (ScoreUnseenPair, core/maec/unseen.h) and the DEFAULT policy.
+//
+// Thread-safety: a plain value.
+#ifndef GRAPHSIEVE_CORE_RECORDS_UNSEEN_MODEL_H_
+#define GRAPHSIEVE_CORE_RECORDS_UNSEEN_MODEL_H_
+
+namespace graphsieve {
+
+// Global constants of one snapshot. Stored in the snapshot's meta.
+struct UnseenModel {
+  // The largest stored `method` value (Method::kProduct; pipeline_options.h
+  // asserts it).
+  static constexpr int kMaxMethod = 5;
+  int method = 0;                    // Method enum value (core/maec/pipeline_options.h)
+  int rate_rule = 0;                 // RateRule enum value (core/maec/rates.h): 0 floor, 1 mixture
+  double alpha = 0.2, floor = 0.01;  // floor: ϱ of the floor rule
+  double kappa = 0.0;                // mixture: uniform share κ
+  double score_mean = 0.0;           // mixture: h̄, mean of t(s) over the negative instances
+  double score_power = 1.0;          // MA-EC: rates from t(s) = s^β (core/maec/rates.h)
+  double rho = 1.0;                  // rate scale ρ
+  double gamma = 0.5;
+  double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
+                                          // over the seen pairs (h = G_eff for a negative pair)
+  bool uncertainty_propagation = true;
+  bool score_propagation = true;
+  bool symmetric_normalisation = false;
+  int sketch_dim = 0;
+  // The positive-rate DEFAULT policy's fit (core/serving/node_default.h,
+  // docs/METHOD.md "Pairs the builder never saw"); 0 = not fitted (older
+  // snapshots, uniform): the policy falls back to node-mean.
+  double default_prior = 0.0;                              // p̄ = Σ positives / Σ impressions
+  double default_smoothing = 0.0;                          // m pseudo-impressions at p̄
+  double default_user_rho = 0.0, default_user_mean = 0.0;  // known user, unknown item
+  double default_item_rho = 0.0, default_item_mean = 0.0;  // known item, unknown user
+};
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_RECORDS_UNSEEN_MODEL_H_

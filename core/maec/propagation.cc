@@ -1,6 +1,7 @@
 #include "core/maec/propagation.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "core/dist/communicator.h"
@@ -35,6 +36,8 @@ std::vector<uint32_t> NodeDegrees(const PairTable& pairs, Communicator* comm) {
 std::vector<double> PropagationNodeSums(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                                         absl::Span<const double> x, bool symmetric, int threads,
                                         Communicator* comm) {
+  assert(x.size() == pairs.num_pairs());
+  assert(degrees.size() == pairs.num_users() + pairs.num_items());
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t nodes = degrees.size();
   std::vector<std::vector<double>> partial(std::max(1, threads), std::vector<double>(nodes, 0.0));

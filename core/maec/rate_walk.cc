@@ -1,6 +1,7 @@
 #include "core/maec/rate_walk.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -158,6 +159,7 @@ void SortDescending(std::vector<Entry>* v) {
 
 double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t> weights,
                       double alpha, double floor, double total_w) {
+  assert(scores.size() == weights.size() && total_w > 0);
   std::vector<Entry> pos;
   for (size_t i = 0; i < scores.size(); ++i) {
     if (weights[i] != 0 && scores[i] > 0.0) pos.push_back({scores[i], double(weights[i])});
@@ -181,6 +183,7 @@ double SolveRhoSorted(absl::Span<const double> scores, absl::Span<const uint32_t
 
 double SolveRho(absl::Span<const double> scores, absl::Span<const uint32_t> weights, double alpha,
                 double floor, double total_w, RateWalkStats* stats) {
+  assert(scores.size() == weights.size() && total_w > 0);
   RateWalkStats local;
   RateWalkStats& st = stats != nullptr ? *stats : local;
   Histogram h;

@@ -1,6 +1,7 @@
 #include "core/serving/canary_stats.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -86,6 +87,9 @@ double NearestRankQuantile(absl::Span<const double> sorted, double q) {
 void CompareRates(const CanaryInput& input, const CanaryThresholds& thresholds,
                   CanaryReport* report) {
   const size_t n = input.baseline_rates.size();
+  assert(input.candidate_rates.size() == n && input.baseline_sources.size() == n &&
+         input.candidate_sources.size() == n);
+  assert(input.negative.empty() || input.negative.size() == n);
   report->pairs = n;
   report->thresholds = thresholds;
   std::vector<double> abs_delta(n);

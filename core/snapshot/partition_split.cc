@@ -1,5 +1,6 @@
 #include "core/snapshot/partition_split.h"
 
+#include <cassert>
 #include <vector>
 
 #include "core/io/partition.h"
@@ -8,6 +9,8 @@ namespace graphsieve {
 
 PartSlice SlicePartition(const PairTable& pairs, const PipelineResult& result, uint32_t partition,
                          uint32_t num_partitions) {
+  assert(num_partitions >= 1 && partition < num_partitions);
+  assert(result.rate.size() == pairs.num_pairs());
   PartSlice out;
   PairTable& t = out.pairs;
   PipelineResult& r = out.result;

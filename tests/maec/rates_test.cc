@@ -69,6 +69,17 @@ TEST(FitRates, CapsAndFloorsBothActive) {
   EXPECT_NEAR(rates[5], 5 * fit.rho, 1e-12);
 }
 
+// α and the floor were validated where the options entered
+// (PipelineOptions::Validate); FitRates states them as preconditions that a
+// debug build checks.
+TEST(FitRatesDeathTest, OutOfRangeAlphaIsAProgrammerError) {
+  std::vector<double> s = {0.1, 0.2};
+  std::vector<uint32_t> w = {1, 1};
+  EXPECT_DEBUG_DEATH(FitRates(s, w, 0.0, 0.01, nullptr).IgnoreError(), "alpha");
+  EXPECT_DEBUG_DEATH(FitMixtureRates(s, w, 1.5, 0.1, nullptr).IgnoreError(), "alpha");
+  EXPECT_DEBUG_DEATH(FitMixtureRates(s, w, 0.2, 0.0, nullptr).IgnoreError(), "kappa");
+}
+
 TEST(FitRates, UnreachableAlphaNamesTheRange) {
   // Half of the negatives score 0 and stay at the floor: α ≤ (1 + 0.1)/2.
   std::vector<double> s = {0, 0, 1, 2};

@@ -21,7 +21,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/build/build_job.h"
-#include "core/build/dist_build.h"
 #if GRAPHSIEVE_HAVE_MPI
 #include "core/dist/mpi_communicator.h"
 #endif
@@ -179,12 +178,6 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   return o;
 }
 
-uint64_t PeakRssBytes() {
-  struct rusage ru;
-  ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
-}
-
 void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seconds) {
   if (r.published) {
     std::fprintf(stderr, "graphsieve-build: published %s (now CURRENT) in %s\n", r.version.c_str(),
@@ -305,9 +298,9 @@ int Main(int argc, char** argv, Communicator* comm) {
   // Under mpirun only rank 0 talks; every rank returns the same status.
   const bool speaker = comm == nullptr || comm->rank() == 0;
   StderrProgress progress(quiet || !speaker, ::isatty(STDERR_FILENO) == 1);
-  absl::StatusOr<BuildReport> report =
-      comm == nullptr ? RunBuild(*options, progress.Observer())
-                      : RunDistributedBuild(*options, progress.Observer(), *comm);
+  absl::StatusOr<BuildReport> report = comm == nullptr
+                                           ? RunBuild(*options, progress.Observer())
+                                           : RunBuild(*options, progress.Observer(), *comm);
   if (!speaker) return report.ok() ? 0 : ExitCodeOf(report.status());
   if (!report.ok()) {
     const absl::Status& s = report.status();
@@ -328,7 +321,7 @@ int Main(int argc, char** argv, Communicator* comm) {
 
 int main(int argc, char** argv) {
 #if GRAPHSIEVE_HAVE_MPI
-  // Started by mpirun: one rank of a distributed build (core/build/dist_build.h).
+  // Started by mpirun: one rank of a distributed build (core/build/build_job.h).
   if (graphsieve::LaunchedByMpirun()) {
     graphsieve::MpiSession session(&argc, &argv);
     std::unique_ptr<graphsieve::Communicator> world = session.World();

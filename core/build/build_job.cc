@@ -1,15 +1,29 @@
+// The build job's driver (build_job.h): the stage list over a communicator.
+// The stages' parts live next to it: build_validation.cc (options, gates),
+// build_manifest.cc, build_publish.cc (write, publish), dist_exchange.cc
+// (data movements between ranks), dist_parts.cc (per-rank parts).
 #include "core/build/build_job.h"
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/build/build_stage_timer.h"
+#include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
+#include "core/build/dist_exchange.h"
+#include "core/build/dist_parts.h"
+#include "core/maec/conductance.h"
 #include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
@@ -23,42 +37,6 @@ uint64_t FileSizeOrZero(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<uint64_t>(st.st_size) : 0;
 }
 
-// Digests the input files (size + XXH3-64, for the manifest) on a thread of
-// its own while the logs are parsed. Join() before reading the results.
-class InputDigester {
- public:
-  explicit InputDigester(const std::vector<std::string>& files)
-      : files_(files), infos_(files.size()), status_(files.size()), thread_([this] { Run(); }) {}
-  ~InputDigester() { Join(); }
-  void Join() {
-    if (thread_.joinable()) thread_.join();
-  }
-  // REQUIRES: Join() was called. The first failed digest, naming the flag.
-  absl::Status status() const {
-    for (const absl::Status& s : status_) {
-      if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input: ", s.message()));
-    }
-    return absl::OkStatus();
-  }
-  std::vector<snapshot::InputFileInfo>& infos() { return infos_; }
-
- private:
-  void Run() {
-    for (size_t k = 0; k < files_.size(); ++k) {
-      auto d = snapshot::DigestFile(files_[k]);
-      if (!d.ok()) {
-        status_[k] = d.status();
-        continue;
-      }
-      infos_[k] = {files_[k], d->size_bytes, d->xxh3};
-    }
-  }
-  const std::vector<std::string>& files_;
-  std::vector<snapshot::InputFileInfo> infos_;
-  std::vector<absl::Status> status_;
-  std::thread thread_;
-};
-
 void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, ImpressionLog* log) {
   if (disk_bytes_done == 0 || disk_bytes_left == 0 || log->size() == 0) return;
   const double rows_per_byte =
@@ -70,71 +48,6 @@ void ReserveForInputsLeft(uint64_t disk_bytes_done, uint64_t disk_bytes_left, Im
   log->item_ids.reserve(expect);
   log->labels.reserve(expect);
   if (!log->pilot_scores.empty()) log->pilot_scores.reserve(expect);
-}
-
-// Parses every --input into `log` in order, reporting progress by bytes.
-absl::Status ParseLogs(const BuildOptions& options, const BuildObserver& obs, ImpressionLog* log) {
-  uint64_t total_bytes = 0;
-  for (const std::string& f : options.inputs) total_bytes += FileSizeOrZero(f);
-  uint64_t done_before = 0;
-  for (const std::string& f : options.inputs) {
-    LogReaderOptions ro = options.reader;
-    ro.progress = [&](uint64_t bytes, uint64_t rows) {
-      if (obs.progress && total_bytes > 0) {
-        obs.progress("read", std::min(0.99, double(done_before + bytes) / total_bytes),
-                     log->rows_read + rows);
-      }
-    };
-    absl::Status s = ReadImpressionLog(f, ro, log);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
-    done_before += FileSizeOrZero(f);
-    if (done_before < total_bytes)
-      ReserveForInputsLeft(done_before, total_bytes - done_before, log);
-  }
-  return absl::OkStatus();
-}
-
-// Stage 1: read the logs; digest the files in parallel.
-absl::Status ReadLogsStage(const BuildOptions& options, const BuildObserver& obs,
-                           BuildReport* report, ImpressionLog* log,
-                           std::vector<snapshot::InputFileInfo>* inputs) {
-  absl::Status s = TimedStage(obs, report, "read", [&] {
-    InputDigester digester(options.inputs);
-    absl::Status parsed = ParseLogs(options, obs, log);
-    digester.Join();
-    if (!parsed.ok()) return parsed;
-    absl::Status digested = digester.status();
-    if (!digested.ok()) return digested;
-    for (const snapshot::InputFileInfo& in : digester.infos()) report->input_bytes += in.size_bytes;
-    *inputs = std::move(digester.infos());
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  report->rows_read = log->rows_read;
-  report->bad_rows_skipped = log->bad_rows_skipped;
-  if (log->size() == 0) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("gate non-empty failed: the input has no usable rows (", log->rows_read,
-                     " rows read, ", log->bad_rows_skipped, " skipped)"));
-  }
-  return absl::OkStatus();
-}
-
-// Stage 2: the pair table; the per-instance columns are released after it.
-absl::Status PairTableStage(const BuildOptions& options, const BuildObserver& obs,
-                            BuildReport* report, ImpressionLog* log, PairTable* pairs) {
-  absl::Status s = TimedStage(obs, report, "pair_table", [&] {
-    auto p = BuildPairTable(*log, options.pipeline.threads);
-    if (!p.ok()) return p.status();
-    *pairs = std::move(*p);
-    return absl::OkStatus();
-  });
-  if (!s.ok()) return s;
-  std::vector<uint64_t>().swap(log->user_ids);
-  std::vector<uint64_t>().swap(log->item_ids);
-  std::vector<uint8_t>().swap(log->labels);
-  std::vector<float>().swap(log->pilot_scores);
-  return absl::OkStatus();
 }
 
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
@@ -155,64 +68,297 @@ void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
   }
 }
 
-// Stage 3: the MA-EC pipeline (docs/DESIGN.md §2).
-absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs,
-                           const PairTable& pairs, BuildReport* report, PipelineResult* result) {
-  absl::Status s = TimedStage(obs, report, "pipeline", [&] {
-    PipelineOptions po = options.pipeline;
-    po.progress = [&](const std::string& stage, double fraction) {
-      if (obs.progress) obs.progress("pipeline: " + stage, fraction, 0);
+}  // namespace build_internal
+
+uint64_t PeakRssBytes() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+namespace {
+
+using build_internal::CpuSeconds;
+using build_internal::FileSizeOrZero;
+using build_internal::LocalStage;
+using build_internal::Stage;
+using dist_internal::GatheredPairs;
+using Clock = std::chrono::steady_clock;
+
+// Rank r parses the inputs k with k mod N == r in order, reporting progress
+// by bytes; errors name the file.
+absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm,
+                         const BuildObserver& obs, ImpressionLog* log) {
+  uint64_t left = 0, done = 0;
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    left += FileSizeOrZero(options.inputs[k]);
+  }
+  const uint64_t total = left;
+  for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
+    const std::string& f = options.inputs[k];
+    LogReaderOptions ro = options.reader;
+    ro.progress = [&](uint64_t bytes, uint64_t rows) {
+      if (obs.progress && total > 0) {
+        obs.progress("read", std::min(0.99, double(done + bytes) / total), log->rows_read + rows);
+      }
     };
-    auto r = RunPipeline(pairs, po);
-    if (!r.ok()) return r.status();
-    *result = std::move(*r);
-    // Per-node counts and the positive-rate DEFAULT fit (core/serving/node_default.h).
-    return AttachNodeDefault(pairs, NodeDefaultOptions(), result);
-  });
-  if (!s.ok()) return s;
-  RecordPipelineResult(pairs, *result, report);
+    absl::Status s = ReadImpressionLog(f, ro, log);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
+    const uint64_t size = std::min(left, FileSizeOrZero(f));
+    done += size, left -= size;
+    build_internal::ReserveForInputsLeft(done, left, log);
+  }
   return absl::OkStatus();
 }
 
-}  // namespace build_internal
+// This rank's inputs (k with k mod N == rank) digested (size + XXH3-64, for
+// the manifest) on a thread of their own, started with the parse so the two
+// overlap. Join() before reading the results.
+class RankDigester {
+ public:
+  RankDigester(const BuildOptions& options, const Communicator& comm)
+      : options_(options), rank_(comm.rank()), size_(comm.size()), thread_([this] { Run(); }) {}
+  ~RankDigester() { Join(); }
+  void Join() {
+    if (thread_.joinable()) thread_.join();
+  }
+  // REQUIRES: Join(). Records {k, size, xxh3} of this rank's files, or the
+  // first failure naming the flag.
+  const std::string& records() const { return records_; }
+  const absl::Status& status() const { return status_; }
 
-using build_internal::GatesAndExportStage;
-using build_internal::OpenStore;
-using build_internal::PairTableStage;
-using build_internal::PipelineStage;
-using build_internal::ReadLogsStage;
-using build_internal::WriteAndPublishStage;
+ private:
+  void Run() {
+    for (size_t k = rank_; k < options_.inputs.size(); k += size_) {
+      auto d = snapshot::DigestFile(options_.inputs[k]);
+      if (!d.ok()) {
+        status_ = absl::Status(d.status().code(), absl::StrCat("--input: ", d.status().message()));
+        return;
+      }
+      const uint64_t rec[3] = {k, d->size_bytes, d->xxh3};
+      records_.append(reinterpret_cast<const char*>(rec), sizeof rec);
+    }
+  }
+  const BuildOptions& options_;
+  const size_t rank_, size_;
+  std::string records_;
+  absl::Status status_;
+  std::thread thread_;
+};
 
-absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& obs) {
-  absl::Status s = options.Validate();
+// Every input's size and XXH3-64, in --input order, on rank 0, from every
+// rank's RankDigester.
+absl::Status GatherDigests(const BuildOptions& options, Communicator& comm,
+                           const RankDigester& digester,
+                           std::vector<snapshot::InputFileInfo>* infos) {
+  absl::Status status = AgreeOnStatus(comm, digester.status());
+  if (!status.ok()) return status;
+  const std::vector<std::string> all = comm.GatherToRoot(digester.records());
+  infos->assign(options.inputs.size(), {});
+  for (const std::string& part : all) {
+    for (size_t off = 0; off + 24 <= part.size(); off += 24) {
+      uint64_t rec[3];
+      std::memcpy(rec, part.data() + off, sizeof rec);
+      (*infos)[rec[0]] = {options.inputs[rec[0]], rec[1], rec[2]};
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Global row counters (for the manifest and the non-empty gate).
+void SumLogCounters(Communicator& comm, ImpressionLog* counters, uint64_t* usable_rows) {
+  uint64_t c[4] = {counters->rows_read, counters->bad_rows_skipped, counters->bytes_read,
+                   *usable_rows};
+  comm.AllReduceSum(absl::MakeSpan(c, 4));
+  counters->rows_read = c[0];
+  counters->bad_rows_skipped = c[1];
+  counters->bytes_read = c[2];
+  *usable_rows = c[3];
+}
+
+// Stage "read": this rank's files parsed and digested; `names` gets the
+// global row counters and, for --export, every rank's id names on rank 0.
+absl::Status ReadStage(const BuildOptions& options, const BuildObserver& obs, Communicator& comm,
+                       BuildReport* report, ImpressionLog* log, ImpressionLog* names,
+                       std::vector<snapshot::InputFileInfo>* inputs) {
+  RankDigester digester(options, comm);
+  absl::Status s = Stage(comm, obs, report, "read", [&] {
+    absl::Status parsed = ReadMyFiles(options, comm, obs, log);
+    digester.Join();
+    return parsed;
+  });
   if (!s.ok()) return s;
+  if (s = GatherDigests(options, comm, digester, inputs); !s.ok()) return s;
+  uint64_t usable = log->size();
+  names->rows_read = log->rows_read, names->bad_rows_skipped = log->bad_rows_skipped;
+  names->bytes_read = log->bytes_read;
+  SumLogCounters(comm, names, &usable);
+  report->rows_read = names->rows_read;
+  report->bad_rows_skipped = names->bad_rows_skipped;
+  for (const auto& in : *inputs) report->input_bytes += in.size_bytes;
+  if (usable == 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("gate non-empty failed: the input has no usable rows (", names->rows_read,
+                     " rows read, ", names->bad_rows_skipped, " skipped)"));
+  }
+  if (!options.export_csv.empty()) dist_internal::GatherNames(comm, log, names);
+  return absl::OkStatus();
+}
+
+// Stage "pipeline" (docs/DESIGN.md §2): the conductance on the positive graph
+// of every rank's pairs, then the method's half, its collectives over `comm`.
+absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs,
+                           Communicator& comm, const PairTable& pairs, BuildReport* report,
+                           PipelineResult* result) {
+  const bool ranks = comm.size() > 1;
+  return Stage(comm, obs, report, "pipeline", [&]() -> absl::Status {
+    PipelineOptions po = options.pipeline;
+    po.comm = ranks ? &comm : nullptr;
+    po.progress = [&](const std::string& stage, double f) {
+      if (obs.progress) obs.progress("pipeline: " + stage, f, 0);
+    };
+    absl::StatusOr<ConductanceResult> cond =
+        ranks ? ComputeConductanceOnGraph(pairs, dist_internal::AllGatherPositiveGraph(comm, pairs),
+                                          po)
+              : ComputeConductance(pairs, po);
+    if (!cond.ok()) return cond.status();
+    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, *cond, po);
+    if (!r.ok()) return r.status();
+    r->timings.insert(r->timings.begin(), cond->timings.begin(), cond->timings.end());
+    *result = std::move(*r);
+    return absl::OkStatus();
+  });
+}
+
+// Rank 0: gates, export, write; then the agreement every rank waits in
+// before CURRENT flips; then a final agreement on the publish's outcome.
+absl::Status FinishOnRoot(const BuildOptions& options, const BuildObserver& obs, Communicator& comm,
+                          SnapshotStore* store, absl::Time created, const GatheredPairs& g,
+                          const ImpressionLog& names,
+                          const std::vector<snapshot::InputFileInfo>& inputs, BuildReport* report) {
+  build_internal::RecordPipelineResult(g.pairs, g.result, report);
+  absl::Status s =
+      build_internal::GatesAndExportStage(options, obs, g.pairs, g.result, names, report);
+  bool agreed = false;
+  if (s.ok() && !options.dry_run) {
+    s = build_internal::WriteAndPublishStage(options, obs, store, created, g.pairs, g.result, names,
+                                             inputs, report, [&] {
+                                               agreed = true;
+                                               return AgreeOnStatus(comm, absl::OkStatus());
+                                             });
+  }
+  if (!agreed) {  // failed before the write finished, or a dry run
+    absl::Status pre = AgreeOnStatus(comm, s);
+    if (!pre.ok()) return pre;
+  }
+  return AgreeOnStatus(comm, s);
+}
+
+absl::Status FinishOnOtherRank(Communicator& comm) {
+  absl::Status pre = AgreeOnStatus(comm, absl::OkStatus());
+  if (!pre.ok()) return pre;
+  return AgreeOnStatus(comm, absl::OkStatus());
+}
+
+// Per-rank wall, CPU, peak RSS and share of the pairs, gathered to rank 0.
+nlohmann::json RankTable(Communicator& comm, Clock::time_point t0, double cpu0, uint64_t pairs,
+                         uint64_t instances) {
+  const double mine[6] = {
+      double(comm.rank()), double(pairs),
+      double(instances),   std::chrono::duration<double>(Clock::now() - t0).count(),
+      CpuSeconds() - cpu0, double(PeakRssBytes())};
+  const std::vector<std::string> all =
+      comm.GatherToRoot(std::string(reinterpret_cast<const char*>(mine), sizeof mine));
+  nlohmann::json table = nlohmann::json::array();
+  for (const std::string& part : all) {
+    double v[6];
+    std::memcpy(v, part.data(), sizeof v);
+    table.push_back({{"rank", int(v[0])},
+                     {"pairs", uint64_t(v[1])},
+                     {"instances", uint64_t(v[2])},
+                     {"wall_seconds", v[3]},
+                     {"cpu_seconds", v[4]},
+                     {"peak_rss_bytes", uint64_t(v[5])}});
+  }
+  return table;
+}
+
+// On several ranks, rank 0's report gets the per-rank resource table.
+void AddRankTable(Communicator& comm, Clock::time_point t0, double cpu0, uint64_t pairs,
+                  uint64_t instances, BuildReport* report) {
+  if (comm.size() == 1) return;
+  nlohmann::json ranks = RankTable(comm, t0, cpu0, pairs, instances);
+  if (comm.rank() == 0) report->ranks = std::move(ranks);
+}
+
+}  // namespace
+
+absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& obs,
+                                     Communicator& comm) {
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = CpuSeconds();
+  const bool root = comm.rank() == 0;
   BuildReport report;
   const absl::Time created = absl::Now();
-
   // The root first: a bad --snapshot_root fails before minutes of work.
   std::unique_ptr<SnapshotStore> store;
-  if (!options.dry_run) {
-    auto st = OpenStore(options.snapshot_root);
+  absl::Status s = Stage(comm, obs, &report, "open", [&]() -> absl::Status {
+    if (!root || options.dry_run) return absl::OkStatus();
+    auto st = build_internal::OpenStore(options.snapshot_root);
     if (!st.ok()) return st.status();
     store = std::move(*st);
-  }
+    return absl::OkStatus();
+  });
+  if (!s.ok()) return s;
+
   ImpressionLog log;
+  ImpressionLog names;  // counters (global) and, for --export, every rank's id names
   std::vector<snapshot::InputFileInfo> inputs;
-  s = ReadLogsStage(options, obs, &report, &log, &inputs);
-  if (!s.ok()) return s;
+  if (s = ReadStage(options, obs, comm, &report, &log, &names, &inputs); !s.ok()) return s;
+
   PairTable pairs;
-  s = PairTableStage(options, obs, &report, &log, &pairs);
+  s = Stage(comm, obs, &report, "pair_table", [&] {
+    dist_internal::ExchangeRowsByUser(comm, &log);
+    return dist_internal::BuildGlobalPairTable(comm, options.pipeline.threads, &log, &pairs);
+  });
   if (!s.ok()) return s;
+
   PipelineResult result;
-  s = PipelineStage(options, obs, pairs, &report, &result);
+  s = PipelineStage(options, obs, comm, pairs, &report, &result);
+  ::malloc_trim(0);  // the pipeline's freed scratch back to the system before the gather and write
   if (!s.ok()) return s;
-  s = GatesAndExportStage(options, obs, pairs, result, log, &report);
+
+  const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
+  if (dist_internal::RanksWriteParts(options, comm)) {  // no gather: each rank writes its parts
+    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs,
+                                             &result, names, inputs, &report);
+    if (!s.ok()) return s;
+    AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);
+    return report;
+  }
+  GatheredPairs gathered;
+  s = Stage(comm, obs, &report, "gather", [&] {
+    dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs),
+                                std::move(result), &gathered);
+    // The whole table is on the root: per-node counts and the positive-rate
+    // DEFAULT fit (core/serving/node_default.h) there.
+    return root ? AttachNodeDefault(gathered.pairs, NodeDefaultOptions(), &gathered.result)
+                : absl::OkStatus();
+  });
   if (!s.ok()) return s;
-  if (options.dry_run) return report;
-  s = WriteAndPublishStage(options, obs, store.get(), created, pairs, result, log, inputs, &report,
-                           /*before_publish=*/nullptr);
+  s = root
+          ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
+          : FinishOnOtherRank(comm);
   if (!s.ok()) return s;
+  build_internal::MaybeReportRss(comm, "finish");
+  AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);
   return report;
+}
+
+absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& obs) {
+  SingleProcessCommunicator one;
+  return RunBuild(options, obs, one);
 }
 
 }  // namespace graphsieve

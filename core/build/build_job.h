@@ -1,10 +1,43 @@
-// The offline build job behind graphsieve-build: read the impression logs,
-// run the MA-EC pipeline, check the validation gates, optionally export the
-// per-pair CSV, write the snapshot and publish it atomically (docs/DESIGN.md §3,
-// docs/SNAPSHOT.md).
+// The build job (docs/DESIGN.md §3 and §5, docs/SNAPSHOT.md): read the
+// impression logs, run the MA-EC pipeline, check the validation gates,
+// optionally export the per-pair CSV, write the snapshot and publish it
+// atomically. One driver runs the stages over a Communicator
+// (core/dist/communicator.h); the single-process build is the one-rank
+// communicator, `mpirun -np N graphsieve-build <the same flags>` runs it on
+// every rank with an MPI communicator and publishes one version.
 //
-// Thread-safety: RunBuild is a function of its options; two RunBuild calls
-// on the same snapshot root serialise on the root's publish lock.
+//   open       rank 0 opens (creating if missing) the snapshot root
+//   read       rank r parses the --input files k with k mod N == r (whole
+//              files: give at least N files to use every rank's reader),
+//              digesting them for the manifest on a thread of its own
+//   pair_table rows go to rank PartitionOfUser(user, N) (core/io/partition.h);
+//              a pair table per rank with global user/item indices
+//   pipeline   the positive pairs all-gathered (every rank holds the graph);
+//              resistance columns split across ranks; node sums, the
+//              hardness range and the α fit (one global ρ, exact) all-reduced
+//   gather     rates (+ export columns) streamed to rank 0 in chunks; per-node
+//              counts and the DEFAULT fit there
+//   gates, export, write, publish
+//              on rank 0, which flips CURRENT only after every rank has
+//              confirmed success (an agreement round)
+// With one rank every exchange is a no-op: the table is already whole and in
+// order. With --partitions P a multiple of N > 1 (and no --export, no
+// --dry_run) there is no gather: every rank checks the gates on its pairs (the
+// negative mean all-reduced) and writes parts p ≡ rank (mod N) of the version
+// into rank 0's <version>.tmp/ on the shared snapshot root; rank 0 publishes
+// after the agreement (dist_parts.h).
+// A failure on any rank publishes nothing and leaves CURRENT as it was; an
+// error (bad row: file and line) is returned on every rank, prefixed with the
+// rank that hit it when N > 1. Rank 0 holds every pair's rate at the end (~17
+// bytes per pair, ~33 with --export), the other ranks only their own pairs.
+//
+// Test hook: the environment variable GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE
+// makes rank R kill itself with SIGKILL at the end of STAGE (the names above)
+// — how tests/dist checks that a lost rank publishes nothing.
+//
+// Thread-safety: RunBuild is a collective (every rank calls it once with the
+// same options); two builds on the same snapshot root serialise on the root's
+// publish lock.
 #ifndef GRAPHSIEVE_CORE_BUILD_BUILD_JOB_H_
 #define GRAPHSIEVE_CORE_BUILD_BUILD_JOB_H_
 
@@ -15,6 +48,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/dist/communicator.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
 #include "core/snapshot/format.h"
@@ -58,7 +92,7 @@ struct BuildReport {
   std::string resistance_route;
   uint64_t db_bytes = 0;
   double db_bytes_per_pair = 0;
-  std::vector<StageTiming> timings;  // read, pair table, pipeline, gates, export, write, publish
+  std::vector<StageTiming> timings;  // the stages above that ran, in order
   // The write stage's parts (check, sst, ingest, index, digest, fsync; wall
   // seconds, SnapshotWriteStats), for benchmarks: JSON "write_seconds".
   std::vector<StageTiming> write_timings;
@@ -69,16 +103,25 @@ struct BuildReport {
   std::vector<std::string> deleted_versions;
   std::vector<std::string> removed_temporaries;
   std::vector<std::string> warnings;
-  // Distributed build (dist_build.h), on rank 0: one object per rank with
-  // rank, pairs, instances, wall_seconds, cpu_seconds, peak_rss_bytes. Null otherwise.
+  // A build over several ranks, on rank 0: one object per rank with rank,
+  // pairs, instances, wall_seconds, cpu_seconds, peak_rss_bytes. Null otherwise.
   nlohmann::json ranks;
   nlohmann::json ToJson() const;
 };
 
 // A failed validation gate: FAILED_PRECONDITION whose message starts with
-// "gate <name> failed:". Other errors keep their codes (INVALID_ARGUMENT for
-// bad input naming file/line/column, DATA_LOSS, ...).
+// "gate <name> failed:" (after "rank R: " on several ranks). Other errors
+// keep their codes (INVALID_ARGUMENT for bad input naming file/line/column,
+// DATA_LOSS, ...). The report's counts are global on every rank;
+// version/published and the per-rank resource table are filled on rank 0.
+absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& observer,
+                                     Communicator& comm);
+
+// The single-process build: RunBuild over a one-rank communicator.
 absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObserver& observer);
+
+// The process's peak resident set size so far (getrusage), in bytes.
+uint64_t PeakRssBytes();
 
 // The gates alone (exposed for tests): non-empty, finite rates in (0, 1],
 // mean over negative instances within `tolerance` of alpha, every solve converged.

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/build/build_stage_timer.h"
+#include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
@@ -32,7 +32,7 @@ absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
                         const SnapshotStore& store, const PairTable& pairs,
                         const PipelineResult& result, const snapshot::ManifestInfo& info,
                         BuildReport* report) {
-  return TimedStage(obs, report, "write", [&] {
+  return LocalStage(obs, report, "write", [&] {
     SnapshotWriterOptions wo;
     wo.pairs_format = options.pairs_format;
     wo.threads = options.pipeline.threads;
@@ -58,7 +58,7 @@ absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
 absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
                           const SnapshotStore& store, const PublishLock& lock,
                           const std::string& version, BuildReport* report) {
-  return TimedStage(obs, report, "publish", [&] {
+  return LocalStage(obs, report, "publish", [&] {
     absl::Status s = store.Publish(lock, version);
     if (!s.ok()) return s;
     report->version = version;

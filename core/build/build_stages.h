@@ -1,5 +1,5 @@
-// Stages of the build job (build_job.cc and the build_*.cc next to it) shared
-// with the distributed build (dist_build.cc). Internal to core/build/.
+// Stages of the build job (build_job.cc and the build_*.cc, dist_*.cc next
+// to it). Internal to core/build/.
 //
 // Thread-safety: as RunBuild (build_job.h).
 #ifndef GRAPHSIEVE_CORE_BUILD_BUILD_STAGES_H_
@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "core/build/build_job.h"
+#include "core/dist/communicator.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
 
@@ -50,7 +51,17 @@ absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
                           BuildReport* report);
 
-// The validation gates, then the optional per-pair CSV (names from `log`).
+// The validation gates over every rank's pairs (CheckGates, build_job.h, is
+// this over one rank): non-empty, rates in (0, 1] and every solve converged
+// on each rank, the mean over negative instances from all-reduced sums.
+// `totals` receives the pairs, instances and negative instances of every
+// rank. A collective: every rank calls it, and gets the same status.
+absl::Status CheckGatesOverRanks(Communicator& comm, const PairTable& pairs,
+                                 const PipelineResult& result, double alpha, double tolerance,
+                                 uint64_t totals[3]);
+
+// Rank 0 alone: the validation gates, then the optional per-pair CSV (names
+// from `log`).
 absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
                                  const PairTable& pairs, const PipelineResult& result,
                                  const ImpressionLog& log, BuildReport* report);

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/build/build_job.h"
-#include "core/build/build_stage_timer.h"
+#include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
 #include "core/build/export_csv.h"
 
@@ -18,11 +18,11 @@ namespace build_internal {
 absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
                                  const PairTable& pairs, const PipelineResult& result,
                                  const ImpressionLog& log, BuildReport* report) {
-  absl::Status s = TimedStage(obs, report, "gates", [&] {
+  absl::Status s = LocalStage(obs, report, "gates", [&] {
     return CheckGates(pairs, result, options.pipeline.alpha, options.gate_tolerance);
   });
   if (!s.ok() || options.export_csv.empty()) return s;
-  return TimedStage(obs, report, "export", [&] {
+  return LocalStage(obs, report, "export", [&] {
     return WriteExportCsv(options.export_csv, pairs, result, log.user_names, log.item_names);
   });
 }
@@ -59,12 +59,12 @@ absl::Status BuildOptions::Validate() const {
   return absl::OkStatus();
 }
 
-absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, double alpha,
-                        double tolerance) {
+namespace build_internal {
+namespace {
+
+// This rank's part of the rate-range and solver-converged gates.
+absl::Status LocalGates(const PairTable& pairs, const PipelineResult& result) {
   const size_t n = pairs.num_pairs();
-  if (n == 0 || pairs.total_instances == 0) {
-    return absl::FailedPreconditionError("gate non-empty failed: the log has no pairs");
-  }
   if (result.rate.size() != n) {
     return absl::FailedPreconditionError(
         absl::StrCat("gate non-empty failed: ", result.rate.size(), " rates for ", n, " pairs"));
@@ -91,20 +91,50 @@ absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, do
           s.max_relative_residual, ": ", s.message));
     }
   }
-  if (pairs.total_negatives == 0) {
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CheckGatesOverRanks(Communicator& comm, const PairTable& pairs,
+                                 const PipelineResult& result, double alpha, double tolerance,
+                                 uint64_t totals[3]) {
+  totals[0] = pairs.num_pairs(), totals[1] = pairs.total_instances,
+  totals[2] = pairs.total_negatives;
+  double weighted = 0;  // Σ negatives · rate, for the mean over every rank's negatives
+  const absl::Status local = LocalGates(pairs, result);
+  if (local.ok()) {
+    for (size_t i = 0; i < pairs.num_pairs(); ++i) {
+      weighted += static_cast<double>(pairs.negatives[i]) * result.rate[i];
+    }
+  }
+  comm.AllReduceSum(absl::MakeSpan(totals, 3));
+  comm.AllReduceSum(absl::MakeSpan(&weighted, 1));
+  if (totals[0] == 0 || totals[1] == 0) {
+    return absl::FailedPreconditionError("gate non-empty failed: the log has no pairs");
+  }
+  if (absl::Status s = AgreeOnStatus(comm, local); !s.ok()) return s;
+  if (totals[2] == 0) {
     return absl::FailedPreconditionError(
         "gate negative-mean failed: the log has no negative instances (nothing to subsample)");
   }
-  double sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += static_cast<double>(pairs.negatives[i]) * result.rate[i];
-  const double mean = sum / static_cast<double>(pairs.total_negatives);
+  const double mean = weighted / static_cast<double>(totals[2]);
   if (!(std::fabs(mean - alpha) <= tolerance)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "gate negative-mean failed: mean rate over %d negative instances is %.9g, --alpha is "
         "%.9g (off by %.3g, allowed %.3g)",
-        pairs.total_negatives, mean, alpha, std::fabs(mean - alpha), tolerance));
+        totals[2], mean, alpha, std::fabs(mean - alpha), tolerance));
   }
   return absl::OkStatus();
+}
+
+}  // namespace build_internal
+
+absl::Status CheckGates(const PairTable& pairs, const PipelineResult& result, double alpha,
+                        double tolerance) {
+  SingleProcessCommunicator one;
+  uint64_t totals[3];
+  return build_internal::CheckGatesOverRanks(one, pairs, result, alpha, tolerance, totals);
 }
 
 }  // namespace graphsieve

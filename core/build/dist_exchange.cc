@@ -189,10 +189,15 @@ std::vector<uint64_t> FirstRowFrom(Communicator& comm, const ImpressionLog& log,
 
 }  // namespace
 
-void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names) {
+void GatherNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names) {
+  if (comm.size() == 1) {
+    names->user_names = std::move(log->user_names);
+    names->item_names = std::move(log->item_names);
+    return;
+  }
   std::string mine;
-  PutNames(&mine, log.user_names);
-  PutNames(&mine, log.item_names);
+  PutNames(&mine, log->user_names);
+  PutNames(&mine, log->item_names);
   for (const std::string& part : comm.GatherToRoot(mine)) {
     size_t off = 0;
     TakeNames(part, &off, &names->user_names);
@@ -288,7 +293,7 @@ absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog
   std::vector<float>().swap(log->pilot_scores);
   ::malloc_trim(0);  // the rows' pages back before the pipeline
   status = AgreeOnStatus(comm, status);
-  if (!status.ok()) return status;
+  if (!status.ok() || comm.size() == 1) return status;  // one rank: the indices are global
   std::vector<uint64_t> users = AllIds(comm, pairs->user_ids),
                         items = AllIds(comm, pairs->item_ids);
   const std::vector<uint32_t> umap = IndexMap(pairs->user_ids, users),

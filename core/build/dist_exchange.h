@@ -1,4 +1,4 @@
-// The data movements of the distributed build (dist_build.h). Internal to
+// The data movements of the distributed build (build_job.h). Internal to
 // core/build/. Every function is a collective: all ranks call it in the same
 // order.
 //
@@ -15,8 +15,9 @@
 namespace graphsieve {
 namespace dist_internal {
 
-// Rank 0's `names` receives every rank's hashed-id names (for --export).
-void GatherNames(Communicator& comm, const ImpressionLog& log, ImpressionLog* names);
+// Rank 0's `names` receives every rank's hashed-id names (for --export); on
+// one rank they move from `log`.
+void GatherNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names);
 
 // Sends every row to rank PartitionOfUser(user, N), in rounds of at most
 // rows_per_round rows per rank; `log` then holds this rank's users' rows
@@ -28,7 +29,8 @@ void ExchangeRowsByUser(Communicator& comm, ImpressionLog* log,
 
 // This rank's pair table with GLOBAL user and item indices: user_ids and
 // item_ids are every rank's ids (sorted), pairs only this rank's; the
-// instance columns of `log` are released. Errors as BuildPairTable.
+// instance columns of `log` are released. On one rank: BuildPairTable.
+// Errors as BuildPairTable.
 absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog* log,
                                   PairTable* pairs);
 

@@ -12,8 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
-#include "core/build/dist_stage.h"
 #include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/partition_split.h"
@@ -25,56 +25,7 @@ namespace graphsieve {
 namespace dist_internal {
 namespace {
 
-// The gates of CheckGates (build_job.h) over every rank's pairs: rate range
-// and solver convergence on each rank, the negative mean from all-reduced sums.
-absl::Status GatesOverRanks(Communicator& comm, const PairTable& pairs,
-                            const PipelineResult& result, double alpha, double tolerance,
-                            uint64_t totals[4]) {
-  absl::Status local;
-  const size_t n = pairs.num_pairs();
-  if (result.rate.size() != n) {
-    local = absl::FailedPreconditionError(
-        absl::StrCat("gate non-empty failed: ", result.rate.size(), " rates for ", n, " pairs"));
-  }
-  double weighted = 0;
-  for (size_t i = 0; local.ok() && i < n; ++i) {
-    const float r = result.rate[i];
-    if (!(std::isfinite(r) && r > 0.0f && r <= 1.0f)) {
-      local = absl::FailedPreconditionError(absl::StrCat(
-          "gate rate-range failed: pair (user ", pairs.user_ids[pairs.pair_user[i]], ", item ",
-          pairs.item_ids[pairs.pair_item[i]], ") has rate ", r, ", outside (0, 1]"));
-    }
-    weighted += static_cast<double>(pairs.negatives[i]) * r;
-  }
-  for (const SolveSummary& s : result.solves) {
-    if (local.ok() && !s.converged) {
-      local = absl::FailedPreconditionError(absl::StrCat(
-          "gate solver-converged failed: component ", s.component, " (", s.nodes, " nodes, ",
-          s.method, ") stopped after ", s.max_iterations, " iterations: ", s.message));
-    }
-  }
-  totals[0] = n, totals[1] = pairs.total_instances, totals[2] = pairs.total_negatives,
-  totals[3] = 0;
-  comm.AllReduceSum(absl::MakeSpan(totals, 4));
-  comm.AllReduceSum(absl::MakeSpan(&weighted, 1));
-  absl::Status s = AgreeOnStatus(comm, local);
-  if (!s.ok()) return s;
-  if (totals[0] == 0 || totals[1] == 0) {
-    return absl::FailedPreconditionError("gate non-empty failed: the log has no pairs");
-  }
-  if (totals[2] == 0) {
-    return absl::FailedPreconditionError(
-        "gate negative-mean failed: the log has no negative instances (nothing to subsample)");
-  }
-  const double mean = weighted / static_cast<double>(totals[2]);
-  if (!(std::fabs(mean - alpha) <= tolerance)) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "gate negative-mean failed: mean rate over %d negative instances is %.9g, --alpha is "
-        "%.9g (off by %.3g, allowed %.3g)",
-        totals[2], mean, alpha, std::fabs(mean - alpha), tolerance));
-  }
-  return absl::OkStatus();
-}
+using build_internal::Stage;
 
 // Per-node counts and the positive-rate DEFAULT fit (AttachNodeDefault of
 // core/serving/node_default.h) over every rank's pairs: each rank counts its
@@ -208,12 +159,12 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
                                    const std::vector<snapshot::InputFileInfo>& inputs,
                                    BuildReport* report) {
   const bool root = comm.rank() == 0;
-  uint64_t totals[4] = {0, 0, 0, 0};  // pairs, instances, negative instances over every rank
+  uint64_t totals[3] = {0, 0, 0};  // pairs, instances, negative instances over every rank
   absl::Status s = Stage(comm, obs, report, "gates", [&] {
     absl::Status attached = AttachNodeDefaultOverRanks(comm, pairs, result);
     if (!attached.ok()) return attached;  // the same status on every rank
-    return GatesOverRanks(comm, pairs, *result, options.pipeline.alpha, options.gate_tolerance,
-                          totals);
+    return build_internal::CheckGatesOverRanks(comm, pairs, *result, options.pipeline.alpha,
+                                               options.gate_tolerance, totals);
   });
   if (!s.ok()) return s;
   build_internal::RecordPipelineResult(pairs, *result, report);

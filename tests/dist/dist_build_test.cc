@@ -1,4 +1,4 @@
-// graphsieve-build under the real mpirun (core/build/dist_build.h): np = 2 gives
+// graphsieve-build under the real mpirun (core/build/build_job.h): np = 2 gives
 // the rates of np = 1 and of a run without mpirun; a rank killed mid-job
 // publishes nothing; a bad row on one rank stops every rank with the error
 // naming file and line.

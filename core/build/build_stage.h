@@ -1,10 +1,11 @@
-// One stage of the distributed build (dist_build.cc, dist_parts.cc): timed
-// (wall and CPU), then agreed with every rank, then the test hook
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h). Internal to core/build/.
+// One stage of the build job (build_job.cc and the stage files next to it),
+// on one rank or many: timed (wall and CPU seconds, with the observer's
+// callbacks), agreed with every rank, the RSS probe, then the test hook
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h). Internal to core/build/.
 //
 // Thread-safety: one thread per rank.
-#ifndef GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_
-#define GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_
+#ifndef GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_H_
+#define GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_H_
 
 #include <sys/resource.h>
 
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -20,9 +22,9 @@
 #include "core/dist/communicator.h"
 
 namespace graphsieve {
-namespace dist_internal {
+namespace build_internal {
 
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (dist_build.h).
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h).
 inline void MaybeDie(const Communicator& comm, const char* stage) {
   const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
   if (at == nullptr) return;
@@ -59,7 +61,8 @@ inline void MaybeReportRss(const Communicator& comm, const char* stage) {
   }
 }
 
-// Runs a stage on this rank, records its wall and CPU time, then agrees with every rank.
+// Runs a stage on this rank, then agrees with every rank; the stage's wall
+// and CPU time are recorded when it succeeded everywhere.
 template <typename Fn>
 absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
                    const char* name, Fn&& fn) {
@@ -79,7 +82,15 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
   return s;
 }
 
-}  // namespace dist_internal
+// A stage one rank runs alone (rank 0's gates, export, write and publish of
+// a gathered table): as Stage over a communicator of that rank alone.
+template <typename Fn>
+absl::Status LocalStage(const BuildObserver& obs, BuildReport* report, const char* name, Fn&& fn) {
+  SingleProcessCommunicator alone;
+  return Stage(alone, obs, report, name, std::forward<Fn>(fn));
+}
+
+}  // namespace build_internal
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_CORE_BUILD_DIST_STAGE_H_
+#endif  // GRAPHSIEVE_CORE_BUILD_BUILD_STAGE_H_

@@ -16,7 +16,7 @@ import tarfile
 import tomllib
 import zipfile
 
-_HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 _PROJECT_VERSION = re.compile(r"^\s*project\s*\(\s*graphsieve\b[^)]*\bVERSION\s+([0-9][0-9.]*)",
                               re.M | re.I)
 

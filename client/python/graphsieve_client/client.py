@@ -373,7 +373,7 @@ class SamplingRateClient:
         for begin, end in _chunks(len(users), self.max_batch_pairs):
             request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
                                                           item_ids=items[begin:end])
-            if labels is not None:
+            if labels is not None and keys is not None:
                 request.labels.extend(labels[begin:end])
                 request.instance_keys.extend(keys[begin:end])
             if pin:
@@ -410,7 +410,7 @@ class SamplingRateClient:
         more). Returns the last part's PinVersionResponse (active_version,
         pinned_version)."""
         request = sampling_pb2.PinVersionRequest(version=version, reject_active=reject_active)
-        response = None
+        response: sampling_pb2.PinVersionResponse
         for part in range(len(self._stubs)):
             response, _ = self._call(part, "PinVersion", request,
                                      max_attempts=1 if reject_active else None)
@@ -421,5 +421,6 @@ class SamplingRateClient:
         server (0: the only one when unpartitioned)."""
         if not 0 <= part < len(self._stubs):
             raise ValueError(f"part {part} is not one of the {len(self._stubs)} partitions")
+        response: sampling_pb2.GetStatusResponse
         response, _ = self._call(part, "GetStatus", sampling_pb2.GetStatusRequest())
         return response

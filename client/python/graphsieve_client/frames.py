@@ -1,13 +1,13 @@
 """pandas / numpy helpers of SamplingRateClient.rates_frame and
 IngestionFilter.decide_frame (imported only by them: pandas stays optional)."""
-from typing import TYPE_CHECKING, Dict, List, Sequence
+from typing import TYPE_CHECKING, Any, Dict, List
 
 if TYPE_CHECKING:
     import numpy
     import pandas
 
 
-def column_values(frame: "pandas.DataFrame", column: str, floats_ok: bool = False) -> Sequence:
+def column_values(frame: "pandas.DataFrame", column: str, floats_ok: bool = False) -> List[Any]:
     """The values of one column as a list of Python objects. Raises ValueError
     naming the column when it is missing, or when an id or key column
     (floats_ok False) holds floats: an integer column with missing values
@@ -21,7 +21,8 @@ def column_values(frame: "pandas.DataFrame", column: str, floats_ok: bool = Fals
         raise ValueError(f"column '{column}' holds floats ({series.dtype}"
                          f"{f', {missing} missing values' if missing else ''}); "
                          "ids and instance keys are integers or text")
-    return series.tolist()
+    values: List[Any] = series.tolist()
+    return values
 
 
 def concat_columns(parts: List[Dict[str, "numpy.ndarray"]],

@@ -4,9 +4,12 @@
 #   log → build and publish a snapshot → start graphsieve-server → query it
 #   with the CLI (exact, inferred and default pairs; status; /metrics) and
 #   from Python (the same pairs' rates, equal to the CLI's, and the ingestion
-#   filter's keep decisions and log-odds offsets) → drain it with SIGTERM.
+#   filter's keep decisions and log-odds offsets, through the Python package
+#   installed with pip into a venv, as the README installs it) → drain it with
+#   SIGTERM.
 # Environment: SCALE (default 0.1 = 1.2M impressions; 1 = the full 12M preset),
-#   SEED (1), OUT (out/demo), PORT (50151), ADMIN_PORT (50152),
+#   SEED (1), OUT (out/demo), PORT (50151), ADMIN_PORT (50152), VENV (.venv:
+#   the venv the Python client is installed into),
 #   KEEP_RUNNING=1 leaves the server up at the end; SKIP_BUILD=1 uses the
 #   binaries already in BUILD_DIR (the CTest e2e test does).
 set -euo pipefail
@@ -17,6 +20,7 @@ OUT=${OUT:-out/demo}
 PORT=${PORT:-50151}
 ADMIN_PORT=${ADMIN_PORT:-50152}
 BUILD_DIR=${BUILD_DIR:-build}
+VENV=${VENV:-.venv}
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
@@ -27,18 +31,12 @@ else
   ./scripts/install-deps.sh
   step "2/6 build ($BUILD_DIR, Release, -j2)"
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  # graphsieve_python_stubs: the Python client's gRPC stubs, in $BUILD_DIR/client/python
-  # (the README's Python example puts build/client/python on PYTHONPATH).
   cmake --build "$BUILD_DIR" -j2 --target graphsieve-gen graphsieve-build graphsieve-server \
-    graphsieve graphsieve_python_stubs
+    graphsieve
 fi
 BIN="$BUILD_DIR"
 GEN="$BIN/gen/graphsieve-gen"; BUILD="$BIN/builder/graphsieve-build"
 SERVER="$BIN/server/graphsieve-server"; CLI="$BIN/client/graphsieve"
-PY_STUBS="$BIN/client/python"
-[[ -f "$PY_STUBS/graphsieve/v1/sampling_pb2_grpc.py" ]] || {
-  echo "demo: no Python stubs in $PY_STUBS: build the target graphsieve_python_stubs" \
-       "(needs grpc_python_plugin, Debian's protobuf-compiler-grpc)"; exit 1; }
 
 mkdir -p "$OUT"
 LOG="$OUT/impressions.csv"
@@ -84,8 +82,12 @@ echo "--- graphsieve rates --input $OUT/query.csv"
 for src in EXACT INFERRED DEFAULT; do
   grep -q ",$src\$" "$OUT/answer.csv" || { echo "demo: expected a $src answer"; exit 1; }
 done
-echo "--- Python: the same pairs, then the ingestion filter (client/python; README)"
-PYTHONPATH="$PY_STUBS:client/python" /usr/bin/python3 - "127.0.0.1:$PORT" "$OUT/answer.csv" <<'EOF'
+echo "--- Python: pip install ./client/python into $VENV (README), then the same pairs and the ingestion filter"
+# Debian's /usr/bin/python3 (its site-packages hold python3-grpcio); offline:
+# the package's build backend is in the tree and its dependencies are Debian's.
+/usr/bin/python3 -m venv --system-site-packages "$VENV"
+PIP_DISABLE_PIP_VERSION_CHECK=1 "$VENV"/bin/pip install ./client/python
+"$VENV"/bin/python - "127.0.0.1:$PORT" "$OUT/answer.csv" <<'EOF'
 import csv, struct, sys
 from graphsieve_client import IngestionFilter, SamplingRateClient
 

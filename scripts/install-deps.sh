@@ -19,6 +19,8 @@ PACKAGES=(
   clang-format-14                                # scripts/check-format.sh (CI fails on unformatted lines)
   python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
   python3-xxhash  # Python client: routing by core/io/partition.h
+  python3-venv python3-pandas python3-numpy  # Python client: `pip install ./client/python` into a venv (python3-venv); its DataFrame/array path and tests (pandas, numpy)
+  mypy  # tests: the Python client's type hints (client_python_typecheck_test)
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)
   chromium                                       # the dashboard test renders the page in a real browser

@@ -1,6 +1,6 @@
 """The Python client against a live graphsieve-server (real gen, build, server).
 
-Run by CTest with PYTHONPATH set to the generated stubs and client/python, and
+Run by CTest with PYTHONPATH set to client/python (the package's source), and
 GRAPHSIEVE_{GEN,BUILD,SERVER,CLI} naming the binaries (live_server.py). Every
 wait is bounded.
 """
@@ -12,6 +12,7 @@ import unittest
 import grpc
 
 import graphsieve_client
+from graphsieve.v1 import sampling_pb2, sampling_pb2_grpc
 from graphsieve_client import SamplingRateClient, hash_string_id, keep_negative, parse_id
 from live_server import CLI, LiveServer, run
 
@@ -91,9 +92,35 @@ class PythonClientTest(unittest.TestCase):
             parse_id("abc", "int")
         client = SamplingRateClient("127.0.0.1:1", max_attempts=2, initial_backoff_seconds=0.01,
                                     timeout_seconds=2)
-        with self.assertRaises(grpc.RpcError) as caught:
+        with self.assertRaises(graphsieve_client.ServerError) as caught:
             client.get_rates([1], [2])
         self.assertEqual(caught.exception.code(), grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(caught.exception.status_code, grpc.StatusCode.UNAVAILABLE)
+        self.assertEqual(caught.exception.target, "127.0.0.1:1")
+        self.assertIn("GetSamplingRate on 127.0.0.1:1: UNAVAILABLE", str(caught.exception))
+        with self.assertRaisesRegex(ValueError, "id 1.5 is a float"):
+            parse_id(1.5)
+
+    def test_a_refused_call_carries_the_servers_code_and_message(self):
+        # The data port refuses the operator action; the error is what the server
+        # answers to the same request made with the raw gRPC stub.
+        with SamplingRateClient(self.target) as client:
+            with self.assertRaises(graphsieve_client.ServerError) as caught:
+                client.pin_version("20990101T000000Z-00000000")
+            stub = sampling_pb2_grpc.SamplingRateServiceStub(client._channel)
+            with self.assertRaises(grpc.RpcError) as raw:
+                stub.PinVersion(sampling_pb2.PinVersionRequest(version="20990101T000000Z-00000000"),
+                                timeout=10)
+        error = caught.exception
+        self.assertIsInstance(error, grpc.RpcError)  # callers catching grpc's errors still do
+        self.assertEqual(error.status_code, raw.exception.code())
+        self.assertEqual(error.status_code, grpc.StatusCode.PERMISSION_DENIED)
+        self.assertEqual(error.message, raw.exception.details())
+        self.assertTrue(error.message)
+        self.assertEqual((error.code(), error.details()), (error.status_code, error.message))
+        self.assertEqual(error.method, "PinVersion")
+        self.assertEqual(str(error), f"PinVersion on {self.target}: PERMISSION_DENIED: "
+                         f"{raw.exception.details()}")
 
     def test_package_exports(self):
         self.assertIn("SamplingRateClient", graphsieve_client.__all__)

@@ -7,24 +7,30 @@
         d = IngestionFilter(client).decide([1, 2], [10, 20], labels=[1, 0],
                                            instance_keys=[1001, 1002])
         d.keep, d.log_odds_offsets
+        rows = IngestionFilter(client).decide_frame(impressions)  # a pandas DataFrame
+        train = rows[rows.keep]  # with rate, source, keep, log_odds_offset columns
 
 Partitioned deployments: SamplingRateClient("host:port,host:port") routes by
-partition_of_user (core/io/partition.h; Debian's python3-xxhash).
+partition_of_user (core/io/partition.h). A failed call raises ServerError,
+a grpc.RpcError carrying the status code and the server's message.
 
-Needs Debian's python3-grpcio and python3-protobuf and the stubs that the
-CMake build generates from proto/graphsieve/v1/sampling.proto into
-<build>/client/python (put that directory on PYTHONPATH; docs/CLIENTS.md).
+Install: `pip install ./client/python` (into a venv made with
+`/usr/bin/python3 -m venv --system-site-packages`, which sees Debian's
+python3-grpcio, python3-protobuf and python3-xxhash; pandas and numpy,
+python3-pandas, only for the DataFrame and array paths).
 """
-from graphsieve_client.client import (RateBatch, SamplingRateClient, SOURCE_NAMES)
-from graphsieve_client.ids import (decide_locally, hash_string_id, keep_negative,
+from graphsieve_client.client import RateBatch, SamplingRateClient, SOURCE_NAMES
+from graphsieve_client.errors import ServerError, SnapshotChangedError, VersionMismatchError
+from graphsieve_client.ids import (Id, Label, decide_locally, hash_string_id, keep_negative,
                                    log_odds_offset, parse_id, parse_label,
                                    unit_interval_from_key)
+from graphsieve_client.ingestion_filter import FilterDecisions, IngestionFilter, KeptImpression
 from graphsieve_client.partition import partition_of_user
-from graphsieve_client.ingestion_filter import (FilterDecisions, IngestionFilter, KeptImpression,
-                                                SnapshotChangedError)
+from graphsieve_client.version import __version__
 
 __all__ = [
-    "FilterDecisions", "IngestionFilter", "KeptImpression", "RateBatch", "SamplingRateClient",
-    "SnapshotChangedError", "SOURCE_NAMES", "decide_locally", "hash_string_id", "keep_negative",
+    "FilterDecisions", "Id", "IngestionFilter", "KeptImpression", "Label", "RateBatch",
+    "SamplingRateClient", "ServerError", "SnapshotChangedError", "SOURCE_NAMES",
+    "VersionMismatchError", "__version__", "decide_locally", "hash_string_id", "keep_negative",
     "log_odds_offset", "parse_id", "parse_label", "partition_of_user", "unit_interval_from_key"
 ]

@@ -1,18 +1,27 @@
-"""SamplingRateClient: batched GetSamplingRate / GetStatus with retries.
+"""SamplingRateClient: batched GetSamplingRate / GetStatus / PinVersion with retries.
 
-Thread-safety: one client (one gRPC channel) may be shared by threads.
+Thread-safety: one client (one gRPC channel per partition) may be shared by threads.
 """
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Tuple,
+                    TypeVar, Union)
 
 import grpc
 
 from graphsieve.v1 import sampling_pb2, sampling_pb2_grpc
-from graphsieve_client.ids import parse_id, parse_label
+from graphsieve_client.errors import ServerError, VersionMismatchError
+from graphsieve_client.ids import Id, Label, parse_id, parse_label
 from graphsieve_client.partition import partition_of_user
 
-SOURCE_NAMES = {
+if TYPE_CHECKING:
+    import numpy
+    import pandas
+
+_Response = TypeVar("_Response")
+
+SOURCE_NAMES: Dict[int, str] = {
     sampling_pb2.RATE_SOURCE_UNSPECIFIED: "UNSPECIFIED",
     sampling_pb2.RATE_SOURCE_EXACT: "EXACT",
     sampling_pb2.RATE_SOURCE_INFERRED: "INFERRED",
@@ -33,25 +42,38 @@ class RateBatch:
     was held by every part.
     """
 
-    def __init__(self):
-        self.rates = []
-        self.sources = []
-        self.keep = []
-        self.log_odds_offsets = []
-        self.snapshot_versions = []
+    def __init__(self) -> None:
+        self.rates: List[float] = []
+        self.sources: List[str] = []
+        self.keep: List[bool] = []
+        self.log_odds_offsets: List[float] = []
+        self.snapshot_versions: List[str] = []
         self.retries = 0
         self.version_retries = 0
         self.version_reasks = 0
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.rates)
 
     @property
-    def snapshot_version(self):
+    def snapshot_version(self) -> str:
+        """The versions that answered, joined by "+" (one version, normally)."""
         return "+".join(self.snapshot_versions)
 
+    def to_numpy(self) -> Dict[str, "numpy.ndarray"]:
+        """Columns as numpy arrays: "rate" (float32), "source" (str), and after
+        get_decisions also "keep" (bool) and "log_odds_offset" (float32).
+        Needs numpy (Debian: python3-numpy)."""
+        import numpy as np
+        out = {"rate": np.asarray(self.rates, dtype=np.float32),
+               "source": np.asarray(self.sources, dtype=str)}
+        if self.keep or not self.rates:
+            out["keep"] = np.asarray(self.keep, dtype=bool)
+            out["log_odds_offset"] = np.asarray(self.log_odds_offsets, dtype=np.float32)
+        return out
 
-def _chunks(n, max_chunk):
+
+def _chunks(n: int, max_chunk: int) -> List[Tuple[int, int]]:
     """[begin, end) ranges of near-equal size, each at most max_chunk."""
     if n == 0:
         return []
@@ -78,7 +100,7 @@ class SamplingRateClient:
     its swap (GetSamplingRateRequest.snapshot_version, graphsieve-server
     --previous-version-hold-seconds); only when no version is held by every
     part is the batch asked afresh, at most max_version_attempts times in all,
-    then RuntimeError naming the versions (the C++ client's rule,
+    then VersionMismatchError naming the versions (the C++ client's rule,
     docs/CLIENTS.md "Partitioned deployments").
     Channels use gRPC's round_robin load balancing (every address a target
     resolves to, e.g. the replicas behind a headless Service).
@@ -86,14 +108,23 @@ class SamplingRateClient:
     max_batch_pairs: larger batches are split into chunks and reassembled in
     order. max_attempts: attempts per chunk; only UNAVAILABLE is retried, after
     initial_backoff_seconds * 2^retry (capped at max_backoff_seconds) scaled by
-    a uniform factor in [0.8, 1.2]. root_certificates: PEM bytes for TLS;
-    None = plaintext. id_mode: how str ids are read ("auto", "int", "string").
+    a uniform factor in [0.8, 1.2]. root_certificates: PEM bytes of the CA
+    for TLS (None = plaintext); private_key / certificate_chain: PEM bytes of
+    this client's key and certificate for mutual TLS. id_mode: how str ids
+    are read ("auto", "int", "string"; ids.parse_id).
+
+    Errors: ValueError naming a bad argument; ServerError (a grpc.RpcError
+    with the status code and the server's message) when a call fails;
+    VersionMismatchError (partitioned targets, see above).
     """
 
-    def __init__(self, target, timeout_seconds=10.0, max_batch_pairs=50000, max_attempts=5,
-                 initial_backoff_seconds=0.1, max_backoff_seconds=2.0,
-                 root_certificates=None, id_mode="auto", max_version_attempts=10,
-                 version_retry_backoff_seconds=0.05):
+    def __init__(self, target: str, timeout_seconds: float = 10.0,
+                 max_batch_pairs: int = 50000, max_attempts: int = 5,
+                 initial_backoff_seconds: float = 0.1, max_backoff_seconds: float = 2.0,
+                 root_certificates: Optional[bytes] = None, id_mode: str = "auto",
+                 max_version_attempts: int = 10, version_retry_backoff_seconds: float = 0.05,
+                 private_key: Optional[bytes] = None,
+                 certificate_chain: Optional[bytes] = None) -> None:
         if not target:
             raise ValueError("target (host:port) is empty")
         if timeout_seconds <= 0:
@@ -125,37 +156,53 @@ class SamplingRateClient:
                    ("grpc.max_reconnect_backoff_ms", 1000),
                    ("grpc.max_receive_message_length", -1),
                    ("grpc.max_send_message_length", -1)]
-        self._channels = []
+        if (private_key is None) != (certificate_chain is None):
+            raise ValueError("private_key and certificate_chain (mutual TLS) go together")
+        if private_key is not None and root_certificates is None:
+            raise ValueError("private_key / certificate_chain need root_certificates (TLS)")
+        self._channels: List[grpc.Channel] = []
         for t in self.targets:
             if root_certificates is None:
                 self._channels.append(grpc.insecure_channel(t, options=options))
             else:
-                credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates)
+                credentials = grpc.ssl_channel_credentials(root_certificates=root_certificates,
+                                                           private_key=private_key,
+                                                           certificate_chain=certificate_chain)
                 self._channels.append(grpc.secure_channel(t, credentials, options=options))
         self._stubs = [sampling_pb2_grpc.SamplingRateServiceStub(c) for c in self._channels]
-        self._channel, self._stub = self._channels[0], self._stubs[0]
-        self._pool = ThreadPoolExecutor(max_workers=len(self._stubs)) if len(self._stubs) > 1 \
-            else None
+        self._channel = self._channels[0]
+        self._pool: Optional[ThreadPoolExecutor] = \
+            ThreadPoolExecutor(max_workers=len(self._stubs)) if len(self._stubs) > 1 else None
 
     @property
-    def partitions(self):
+    def partitions(self) -> int:
         """Targets, one per partition (1 when unpartitioned)."""
         return len(self._stubs)
 
-    def close(self):
+    def close(self) -> None:
+        """Closes the channels; the client is unusable afterwards."""
         for channel in self._channels:
             channel.close()
         if self._pool is not None:
             self._pool.shutdown()
 
-    def __enter__(self):
+    def __enter__(self) -> "SamplingRateClient":
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def _call(self, method, request, max_attempts=None):
-        """One RPC with retries on UNAVAILABLE; returns (response, retries)."""
+    def _call(self, part: int, method_name: str, request: Any,
+              max_attempts: Optional[int] = None) -> Tuple[Any, int]:
+        """One RPC to partition `part` with retries on UNAVAILABLE; returns
+        (response, retries). A failure raises ServerError."""
+        try:
+            return self._call_raw(getattr(self._stubs[part], method_name), request, max_attempts)
+        except grpc.RpcError as error:
+            raise ServerError.from_rpc_error(error, method_name, self.targets[part]) from None
+
+    def _call_raw(self, method: Callable[..., _Response], request: Any,
+                  max_attempts: Optional[int]) -> Tuple[_Response, int]:
         retries = 0
         max_attempts = max_attempts or self.max_attempts
         for attempt in range(max_attempts):
@@ -171,11 +218,15 @@ class SamplingRateClient:
                     raise
         raise AssertionError("unreachable")
 
-    def get_rates(self, user_ids, item_ids):
-        """Rates and sources for pairs (user_ids[i], item_ids[i]); ids are ints or text."""
+    def get_rates(self, user_ids: Sequence[Id], item_ids: Sequence[Id]) -> RateBatch:
+        """Rates and sources for pairs (user_ids[i], item_ids[i]), in order.
+
+        Ids are ints in [0, 2^64) (numpy integers too) or text (ids.parse_id).
+        Any number of pairs: they go in chunks of max_batch_pairs."""
         return self._rates(user_ids, item_ids, None, None)
 
-    def get_decisions(self, user_ids, item_ids, labels, instance_keys):
+    def get_decisions(self, user_ids: Sequence[Id], item_ids: Sequence[Id],
+                      labels: Sequence[Label], instance_keys: Sequence[Id]) -> RateBatch:
         """As get_rates, plus the server's keep decisions and log-odds offsets.
 
         labels: True/False, 1/0 or "1"/"0" (1 = positive); instance_keys: ints
@@ -187,7 +238,19 @@ class SamplingRateClient:
         keys = [parse_id(k) for k in instance_keys]
         return self._rates(user_ids, item_ids, flags, keys)
 
-    def _rates(self, user_ids, item_ids, labels, keys):
+    def rates_frame(self, frame: "pandas.DataFrame", user_column: str = "user_id",
+                    item_column: str = "item_id") -> "pandas.DataFrame":
+        """A copy of `frame` with the columns "rate" (float32) and "source"
+        added, for the pairs of its user_column and item_column; one call
+        (chunked by max_batch_pairs). frame.attrs["snapshot_versions"] lists
+        the versions that answered. Needs pandas (Debian: python3-pandas)."""
+        from graphsieve_client.frames import column_values, with_columns
+        batch = self.get_rates(column_values(frame, user_column),
+                               column_values(frame, item_column))
+        return with_columns(frame, batch.to_numpy(), batch.snapshot_versions)
+
+    def _rates(self, user_ids: Sequence[Id], item_ids: Sequence[Id],
+               labels: Optional[List[bool]], keys: Optional[List[int]]) -> RateBatch:
         if len(user_ids) != len(item_ids):
             raise ValueError(f"{len(user_ids)} user_ids but {len(item_ids)} item_ids")
         users = [parse_id(u, self.id_mode) for u in user_ids]
@@ -196,14 +259,15 @@ class SamplingRateClient:
             return self._part_rates(0, users, items, labels, keys)
         return self._routed_rates(users, items, labels, keys)
 
-    def _routed_rates(self, users, items, labels, keys):
+    def _routed_rates(self, users: List[int], items: List[int], labels: Optional[List[bool]],
+                      keys: Optional[List[int]]) -> RateBatch:
         """Split by partition, parts in parallel, merged; one version per batch."""
         n_parts = len(self._stubs)
-        positions = [[] for _ in range(n_parts)]
+        positions: List[List[int]] = [[] for _ in range(n_parts)]
         for i, user in enumerate(users):
             positions[partition_of_user(user, n_parts)].append(i)
 
-        def part_call(p, pin=None):
+        def part_call(p: int, pin: Optional[str] = None) -> RateBatch:
             pos = positions[p]
             return self._part_rates(
                 p, [users[i] for i in pos], [items[i] for i in pos],
@@ -211,13 +275,14 @@ class SamplingRateClient:
                 None if keys is None else [keys[i] for i in pos], pin)
 
         used = [p for p in range(n_parts) if positions[p]]
+        assert self._pool is not None
         version_retries, version_reasks, seen, why = 0, 0, [], ""
         for attempt in range(self.max_version_attempts):
             if attempt > 0:
                 time.sleep(self.version_retry_backoff_seconds)
                 version_retries += 1
             answers = dict(zip(used, self._pool.map(part_call, used)))
-            versions = []
+            versions: List[str] = []
             for p in used:
                 for v in answers[p].snapshot_versions:
                     if v not in versions:
@@ -236,23 +301,27 @@ class SamplingRateClient:
             out.version_retries = version_retries
             out.version_reasks = version_reasks
             return out
-        raise RuntimeError(f"partitioned targets {self.target}: the parts answered from different "
+        raise VersionMismatchError(f"partitioned targets {self.target}: the parts answered from different "
                            f"snapshot versions ({', '.join(seen)}) in each of "
                            f"{self.max_version_attempts} attempts and no part still held a "
                            f"version every other part served ({why}); a swap is in progress for "
                            f"longer than the servers' --previous-version-hold-seconds, or the "
                            f"parts follow different roots")
 
-    def _agree(self, candidates, used, positions, part_call, answers, why):
+    def _agree(self, candidates: List[str], used: List[int], positions: List[List[int]],
+               part_call: Callable[[int, Optional[str]], RateBatch],
+               answers: Dict[int, RateBatch], why: str) -> Tuple[Optional[str], int, str]:
         """Asks the parts that answered otherwise for each candidate version in
         turn; returns (version, re-asks, why) with answers updated, or (None,
         re-asks, why) when no candidate was held by every part. Errors other
         than NOT_FOUND propagate."""
+        assert self._pool is not None
         reasks = 0
         for version in candidates:
             ask = [p for p in used if answers[p].snapshot_versions != [version]]
             reasks += len(ask)
-            again, ok = {}, True
+            again: Dict[int, RateBatch] = {}
+            ok = True
             for p, result in zip(ask, self._pool.map(
                     lambda p, v=version: self._try(part_call, p, v), ask)):
                 if isinstance(result, grpc.RpcError):
@@ -269,14 +338,16 @@ class SamplingRateClient:
         return None, reasks, why
 
     @staticmethod
-    def _try(part_call, p, version):
+    def _try(part_call: Callable[[int, Optional[str]], RateBatch], p: int,
+             version: str) -> Union[RateBatch, grpc.RpcError]:
         try:
             return part_call(p, version)
         except grpc.RpcError as error:
             return error
 
     @staticmethod
-    def _merge(users, labels, used, positions, answers):
+    def _merge(users: List[int], labels: Optional[List[bool]], used: List[int],
+               positions: List[List[int]], answers: Dict[int, RateBatch]) -> RateBatch:
         out = RateBatch()
         n = len(users)
         out.rates, out.sources = [0.0] * n, [""] * n
@@ -293,19 +364,21 @@ class SamplingRateClient:
                     out.log_odds_offsets[i] = a.log_odds_offsets[k]
         return out
 
-    def _part_rates(self, part, users, items, labels, keys, pin=None):
+    def _part_rates(self, part: int, users: List[int], items: List[int],
+                    labels: Optional[List[bool]], keys: Optional[List[int]],
+                    pin: Optional[str] = None) -> RateBatch:
         """One target's chunked, retried calls; pin: ask for that snapshot version."""
-        target, stub = self.targets[part], self._stubs[part]
+        target = self.targets[part]
         out = RateBatch()
         for begin, end in _chunks(len(users), self.max_batch_pairs):
             request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
                                                           item_ids=items[begin:end])
-            if labels is not None:
+            if labels is not None and keys is not None:
                 request.labels.extend(labels[begin:end])
                 request.instance_keys.extend(keys[begin:end])
             if pin:
                 request.snapshot_version = pin
-            response, retries = self._call(stub.GetSamplingRate, request)
+            response, retries = self._call(part, "GetSamplingRate", request)
             out.retries += retries
             if len(response.rates) != end - begin or len(response.sources) != end - begin:
                 raise RuntimeError(f"server {target} answered {len(response.rates)} rates "
@@ -322,7 +395,8 @@ class SamplingRateClient:
                 out.snapshot_versions.append(response.snapshot_version)
         return out
 
-    def pin_version(self, version, reject_active=False):
+    def pin_version(self, version: str,
+                    reject_active: bool = False) -> sampling_pb2.PinVersionResponse:
         """Operator action (PinVersionRequest; the C++ client's PinVersion): serve
         `version` and stop following CURRENT, or with version "" unpin and follow
         CURRENT again; reject_active marks the version active before the call
@@ -330,20 +404,23 @@ class SamplingRateClient:
         (graphsieve-server --operator-address; by default
         "unix:/tmp/graphsieve-operator-<port>.sock"): the data port refuses it
         with PERMISSION_DENIED. Partitioned targets: every part in order,
-        stopping at the first error (grpc.RpcError; NOT_FOUND / DATA_LOSS: the
+        stopping at the first error (ServerError; NOT_FOUND / DATA_LOSS: the
         version did not load and the old one keeps serving). UNAVAILABLE is
         retried only without reject_active (a repeated rollback could reject
         more). Returns the last part's PinVersionResponse (active_version,
         pinned_version)."""
         request = sampling_pb2.PinVersionRequest(version=version, reject_active=reject_active)
-        response = None
-        for stub in self._stubs:
-            response, _ = self._call(stub.PinVersion, request,
+        response: sampling_pb2.PinVersionResponse
+        for part in range(len(self._stubs)):
+            response, _ = self._call(part, "PinVersion", request,
                                      max_attempts=1 if reject_active else None)
         return response
 
-    def status(self, part=0):
+    def status(self, part: int = 0) -> sampling_pb2.GetStatusResponse:
         """GetStatusResponse (active snapshot, manifest summary, history) of partition part's
         server (0: the only one when unpartitioned)."""
-        response, _ = self._call(self._stubs[part].GetStatus, sampling_pb2.GetStatusRequest())
+        if not 0 <= part < len(self._stubs):
+            raise ValueError(f"part {part} is not one of the {len(self._stubs)} partitions")
+        response: sampling_pb2.GetStatusResponse
+        response, _ = self._call(part, "GetStatus", sampling_pb2.GetStatusRequest())
         return response

@@ -12,12 +12,20 @@ function the C++ side's std::log(float) calls, so offsets match bit for bit.
 """
 import ctypes
 import ctypes.util
+import numbers
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
-_lib = None
-_libm = None
+# An id or instance key: an int in [0, 2^64) (numpy integers too), or text
+# (a decimal integer, or any other text, which is hashed).
+Id = Union[int, str, bytes]
+# An impression's label: True/False, 0/1 or "0"/"1"/"true"/"false".
+Label = Union[bool, int, str]
+
+_lib: Optional[ctypes.CDLL] = None
+_libm: Optional[ctypes.CDLL] = None
 
 
-def _xxhash():
+def _xxhash() -> ctypes.CDLL:
     global _lib
     if _lib is None:
         name = ctypes.util.find_library("xxhash") or "libxxhash.so.0"
@@ -30,7 +38,7 @@ def _xxhash():
     return _lib
 
 
-def _logf():
+def _logf() -> Any:
     global _libm
     if _libm is None:
         lib = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
@@ -43,24 +51,29 @@ def _logf():
 _MAX_U64 = (1 << 64) - 1
 
 
-def hash_string_id(text):
+def hash_string_id(text: Union[str, bytes]) -> int:
     """XXH3-64 (seed 0) of the UTF-8 bytes of `text` (str or bytes)."""
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     return int(_xxhash().XXH3_64bits(data, len(data)))
 
 
-def parse_id(value, mode="auto"):
+def parse_id(value: Id, mode: str = "auto") -> int:
     """An id as graphsieve-build reads it.
 
-    int -> itself (must be in [0, 2^64)). Text: mode "auto" uses a decimal
-    integer as is and hashes any other text; "int" requires an integer;
-    "string" always hashes. Raises ValueError naming the id.
+    int (numpy integers too) -> itself (must be in [0, 2^64)). Text: mode
+    "auto" uses a decimal integer as is and hashes any other text; "int"
+    requires an integer; "string" always hashes. Floats and bools are refused
+    (a float column is usually an id column with missing values). Raises
+    ValueError naming the id.
     """
-    if isinstance(value, int) and not isinstance(value, bool):
-        if not 0 <= value <= _MAX_U64:
-            raise ValueError(f"id {value} does not fit in uint64")
-        return value
-    text = str(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        number = int(value)
+        if not 0 <= number <= _MAX_U64:
+            raise ValueError(f"id {number} does not fit in uint64")
+        return number
+    if not isinstance(value, (str, bytes)):
+        raise ValueError(f"id {value!r} is a {type(value).__name__}, expected an int or text")
+    text = value.decode("utf-8") if isinstance(value, bytes) else value
     if text == "":
         raise ValueError("empty id")
     if mode == "string":
@@ -77,14 +90,14 @@ def parse_id(value, mode="auto"):
     return hash_string_id(text)
 
 
-def unit_interval_from_key(instance_key, seed):
+def unit_interval_from_key(instance_key: int, seed: int) -> float:
     """The uniform number in [0, 1) behind keep_negative."""
     data = int(instance_key).to_bytes(8, "little")
     h = int(_xxhash().XXH3_64bits_withSeed(data, 8, int(seed)))
     return (h >> 11) * (2.0 ** -53)
 
 
-def keep_negative(instance_key, seed, rate):
+def keep_negative(instance_key: int, seed: int, rate: float) -> bool:
     """True when a negative impression with this key is kept at this rate."""
     return unit_interval_from_key(instance_key, seed) < rate
 
@@ -92,7 +105,7 @@ def keep_negative(instance_key, seed, rate):
 _LABEL_TEXT = {"0": False, "1": True, "false": False, "true": True}
 
 
-def parse_label(value, index=None):
+def parse_label(value: Label, index: Optional[int] = None) -> bool:
     """An impression's label as a bool (True = positive): True/False, 0/1 (any
     numeric type) or the text "0", "1", "true", "false". Anything else raises
     ValueError naming the value (and its index when given): bool("0") would
@@ -107,12 +120,13 @@ def parse_label(value, index=None):
     raise ValueError(f"label {value!r}{where} is not one of 0, 1, True, False, '0', '1'")
 
 
-def log_odds_offset(rate):
+def log_odds_offset(rate: float) -> float:
     """log(rate) rounded as the C++ side rounds it (float32 logf)."""
-    return _logf()(rate)
+    return float(_logf()(rate))
 
 
-def decide_locally(rates, labels, instance_keys, seed):
+def decide_locally(rates: Sequence[float], labels: Sequence[bool], instance_keys: Sequence[int],
+                   seed: int) -> Tuple[List[bool], List[float]]:
     """(keep, log_odds_offsets) as the server decides them: positives always
     kept, a negative iff keep_negative(key, seed, rate); every impression carries
     log(rate). labels are bools, instance_keys ints."""

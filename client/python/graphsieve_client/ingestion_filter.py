@@ -22,20 +22,30 @@ the same impression then gets the same decision on every rerun. Keys are ints
 in [0, 2^64) or text (hashed with XXH3-64 like ids, as `graphsieve filter
 --instance-key-column` does).
 
+DataFrames: decide_frame(frame) adds the columns rate, source, keep and
+log_odds_offset to a copy of a pandas DataFrame, in batches of batch_rows.
+
 Thread-safety: one filter may be shared by threads (the seed cache is locked).
 The client is not owned; close it after the filter's last use.
 """
-import collections
 import threading
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, NamedTuple,
+                    Sequence, Tuple)
 
-from graphsieve_client.ids import decide_locally, parse_id, parse_label
+from graphsieve_client.client import SamplingRateClient
+from graphsieve_client.errors import SnapshotChangedError
+from graphsieve_client.ids import Id, Label, decide_locally, parse_id, parse_label
 
-KeptImpression = collections.namedtuple("KeptImpression",
-                                        ["impression", "rate", "log_odds_offset"])
+if TYPE_CHECKING:
+    import numpy
+    import pandas
 
 
-class SnapshotChangedError(RuntimeError):
-    """mode="local" only: the server swapped snapshots under a batch. Retry it."""
+class KeptImpression(NamedTuple):
+    """An impression filter() kept, with its pair's rate and log-odds offset log(rate)."""
+    impression: Any
+    rate: float
+    log_odds_offset: float
 
 
 class FilterDecisions:
@@ -43,18 +53,31 @@ class FilterDecisions:
     (float32 values of log(rate)), sources ("EXACT", "INFERRED", "DEFAULT"),
     and snapshot_versions, the distinct versions that answered."""
 
-    def __init__(self, keep, rates, log_odds_offsets, sources, snapshot_versions):
+    def __init__(self, keep: List[bool], rates: List[float], log_odds_offsets: List[float],
+                 sources: List[str], snapshot_versions: List[str]) -> None:
         self.keep = keep
         self.rates = rates
         self.log_odds_offsets = log_odds_offsets
         self.sources = sources
         self.snapshot_versions = snapshot_versions
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.keep)
 
+    def to_numpy(self) -> Dict[str, "numpy.ndarray"]:
+        """Columns as numpy arrays: "rate" (float32), "source" (str), "keep"
+        (bool), "log_odds_offset" (float32). Needs numpy (python3-numpy)."""
+        import numpy as np
+        return {"rate": np.asarray(self.rates, dtype=np.float32),
+                "source": np.asarray(self.sources, dtype=str),
+                "keep": np.asarray(self.keep, dtype=bool),
+                "log_odds_offset": np.asarray(self.log_odds_offsets, dtype=np.float32)}
 
-def _default_fields(impression):
+
+Fields = Callable[[Any], Tuple[Id, Id, Label, Id]]
+
+
+def _default_fields(impression: Any) -> Tuple[Id, Id, Label, Id]:
     user, item, label, key = impression[:4]
     return user, item, label, key
 
@@ -67,19 +90,22 @@ class IngestionFilter:
     streams an iterable in batches of batch_rows, so memory stays bounded.
     """
 
-    def __init__(self, client, mode="server"):
+    def __init__(self, client: SamplingRateClient, mode: str = "server") -> None:
         if mode not in ("server", "local"):
             raise ValueError(f"mode must be 'server' or 'local', got {mode!r}")
         self.client = client
         self.mode = mode
         self._lock = threading.Lock()
-        self._seeds = {}  # snapshot version -> keep seed
+        self._seeds: Dict[str, int] = {}  # snapshot version -> keep seed
 
-    def decide(self, user_ids, item_ids, labels, instance_keys):
+    def decide(self, user_ids: Sequence[Id], item_ids: Sequence[Id], labels: Sequence[Label],
+               instance_keys: Sequence[Id]) -> FilterDecisions:
         """FilterDecisions for impressions i = (user_ids[i], item_ids[i], labels[i],
-        instance_keys[i]). labels: True/False, 1/0 or "1"/"0" (1 = positive).
-        Raises ValueError naming a bad argument, grpc.RpcError from the server,
-        SnapshotChangedError (mode="local", retry the batch)."""
+        instance_keys[i]); sequences or numpy arrays, any length (sent in chunks
+        of client.max_batch_pairs). labels: True/False, 1/0 or "1"/"0" (1 =
+        positive). Raises ValueError naming a bad argument, ServerError (the
+        gRPC code and the server's message), SnapshotChangedError
+        (mode="local", retry the batch)."""
         n = len(user_ids)
         if not len(item_ids) == len(labels) == len(instance_keys) == n:
             raise ValueError(f"IngestionFilter: {n} user_ids, {len(item_ids)} item_ids, "
@@ -101,7 +127,34 @@ class IngestionFilter:
         return FilterDecisions(keep, batch.rates, offsets, batch.sources,
                                batch.snapshot_versions)
 
-    def filter(self, impressions, batch_rows=10000, fields=_default_fields):
+    def decide_frame(self, frame: "pandas.DataFrame", user_column: str = "user_id",
+                     item_column: str = "item_id", label_column: str = "label",
+                     instance_key_column: str = "instance_key",
+                     batch_rows: int = 100000) -> "pandas.DataFrame":
+        """A copy of `frame` (same index and columns) with four columns added:
+        rate (float32), source ("EXACT", "INFERRED", "DEFAULT"), keep (bool)
+        and log_odds_offset (float32 log(rate), the term a model trained on
+        the kept rows subtracts from its logit: logit = g - log_odds_offset).
+        Rows go to decide() batch_rows at a time. frame.attrs
+        ["snapshot_versions"] lists the versions that answered. Raises
+        ValueError naming a missing or float column. Needs pandas (Debian:
+        python3-pandas)."""
+        from graphsieve_client.frames import column_values, concat_columns, with_columns
+        if batch_rows < 1:
+            raise ValueError(f"batch_rows must be >= 1, got {batch_rows}")
+        columns = [column_values(frame, user_column), column_values(frame, item_column),
+                   column_values(frame, label_column, floats_ok=True),
+                   column_values(frame, instance_key_column)]
+        parts, versions = [], []
+        for begin in range(0, len(frame), batch_rows):
+            d = self.decide(*[c[begin:begin + batch_rows] for c in columns])
+            parts.append(d.to_numpy())
+            versions += [v for v in d.snapshot_versions if v not in versions]
+        return with_columns(frame, concat_columns(parts, FilterDecisions([], [], [], [], [])
+                                                  .to_numpy()), versions)
+
+    def filter(self, impressions: Iterable[Any], batch_rows: int = 10000,
+               fields: Fields = _default_fields) -> Iterator[KeptImpression]:
         """Yields a KeptImpression(impression, rate, log_odds_offset) for every
         kept impression of the iterable, in input order (what `graphsieve filter`
         writes). fields(impression) -> (user, item, label, instance_key); the
@@ -117,7 +170,7 @@ class IngestionFilter:
         if pending:
             yield from self._kept(pending, fields)
 
-    def _kept(self, impressions, fields):
+    def _kept(self, impressions: List[Any], fields: Fields) -> Iterator[KeptImpression]:
         columns = list(zip(*(fields(x) for x in impressions)))
         decisions = self.decide(*columns)
         for i, impression in enumerate(impressions):
@@ -125,7 +178,7 @@ class IngestionFilter:
                 yield KeptImpression(impression, decisions.rates[i],
                                      decisions.log_odds_offsets[i])
 
-    def _seed_of(self, version):
+    def _seed_of(self, version: str) -> int:
         with self._lock:
             if version in self._seeds:
                 return self._seeds[version]
@@ -137,4 +190,4 @@ class IngestionFilter:
                 "unknown, retry the batch")
         with self._lock:
             self._seeds[version] = active.seed
-        return active.seed
+        return int(active.seed)

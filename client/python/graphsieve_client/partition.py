@@ -8,7 +8,7 @@ users it does not own, and the routing clients send each pair to its part.
 PARTITION_SEED = 0x9e3779b97f4a7c15
 
 
-def partition_of_user(user_id, num_partitions):
+def partition_of_user(user_id: int, num_partitions: int) -> int:
     """The partition (0-based) of a uint64 user id among num_partitions >= 1."""
     if num_partitions < 1:
         raise ValueError(f"num_partitions must be >= 1, got {num_partitions}")
@@ -18,4 +18,4 @@ def partition_of_user(user_id, num_partitions):
         raise ImportError("partitioned targets need the xxhash module (Debian: python3-xxhash)") \
             from error
     digest = xxhash.xxh3_64_intdigest(int(user_id).to_bytes(8, "little"), seed=PARTITION_SEED)
-    return digest % num_partitions
+    return int(digest % num_partitions)

@@ -1,0 +1,1 @@
+"""graphsieve's protocol buffers (proto/graphsieve/), as protoc generates them for Python."""

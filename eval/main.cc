@@ -78,7 +78,9 @@ ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+s
 ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm and mlp models.");
 ABSL_FLAG(int, hidden, 32, "Hidden ReLU units of the mlp model.");
 ABSL_FLAG(double, learning_rate, 0.1, "Adagrad step size of the target models.");
-ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
+ABSL_FLAG(double, l2, 1.0,
+          "Weight of the L2 penalty per epoch (one proximal step per parameter at the end of "
+          "each epoch, independent of how many instances updated it).");
 ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
 ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stopping.");
 ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");

@@ -24,6 +24,7 @@
 #include "eval/experiment.h"
 #include "eval/movielens.h"
 #include "eval/report.h"
+#include "eval/unbiased.h"
 #include "graphsieve/version.h"
 
 ABSL_FLAG(std::string, log, "",
@@ -126,6 +127,10 @@ ABSL_FLAG(std::string, default_policy, "node-mean",
 ABSL_FLAG(std::string, work_dir, "",
           "deployed: build snapshots under this directory (default "
           "$TMPDIR or /tmp); each is removed after use.");
+ABSL_FLAG(std::string, test, "",
+          "Unbiased test: a file of randomly exposed impressions of the log's users and items "
+          "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "
+          "both modes; impressions of users or items absent from the log are dropped.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
 
 namespace graphsieve::eval {
@@ -272,8 +277,27 @@ absl::Status Run(const std::string& command) {
         absl::StrCat("--period_split: unknown '", split, "', expected auto, time or seeded"));
   }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
-  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options, timestamps);
+  const std::string test_path = absl::GetFlag(FLAGS_test);
+  absl::StatusOr<UnbiasedTest> unbiased;
+  if (!test_path.empty()) {
+    LogReaderOptions base;
+    base.keep_id_names = false;
+    absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+    if (!r.ok()) return r.status();
+    ImpressionLog test_log;
+    if (absl::Status s = ReadImpressionLog(test_path, *r, &test_log); !s.ok()) return s;
+    unbiased = MapUnbiasedTest(*log, test_log, absl::StrCat("--test ", test_path));
+    if (!unbiased.ok()) return unbiased.status();
+  }
+  absl::StatusOr<ExperimentResult> result =
+      RunExperiment(*log, *options, timestamps, test_path.empty() ? nullptr : &unbiased->test);
   if (!result.ok()) return result.status();
+  if (!test_path.empty()) {
+    result->test_instances = unbiased->test.size();
+    result->test_source = absl::StrCat(
+        "randomly exposed impressions from --test (does not share the log's exposure; ",
+        unbiased->dropped_unknown, " of users or items absent from the log dropped)");
+  }
   const std::vector<Summary> cells = SummariseRuns(result->runs);
   ReportContext context{title, command, options->ndcg_k};
   const std::string md = FormatMarkdown(*result, cells, context);

@@ -5,7 +5,8 @@ For every (model, candidate configuration) of a file: mean AUC of full, uniform
 and the candidate over the seeds they share, the paired differences
 candidate - uniform and full - uniform with their standard errors, and the
 recovery (AUC_c - AUC_u) / (AUC_full - AUC_u) with a delta-method standard
-error from the per-seed paired differences. Deterministic output (no timings).
+error from the per-seed paired differences, on rows where full beats
+uniform by more than two standard errors. Deterministic output (no timings).
 Usage: recovery.py ROW_LABEL=FILE.json [...] > table.md
 """
 import json
@@ -61,7 +62,7 @@ def rows(row_label, path):
             df = [full[s] - uni[s] for s in seeds]
             mc, sc = mean_se(dc)
             mf, sf = mean_se(df)
-            if mf > 0:
+            if mf > 2 * sf:
                 rec = mc / mf
                 # delta method on the ratio of two paired means
                 n = len(seeds)
@@ -69,7 +70,7 @@ def rows(row_label, path):
                 var = (sc ** 2 - 2 * rec * cov + rec ** 2 * sf ** 2) / mf ** 2 if n > 1 else float("nan")
                 rec_text = f"{100 * rec:+.0f}% ± {100 * math.sqrt(max(var, 0.0)):.0f}%"
             else:
-                rec_text = "– (full ≤ uniform)"
+                rec_text = "– (full − uniform not > 2 SE)"
             out.append(f"| {row_label} | {model} | {label(k)} | {len(seeds)} | "
                        f"{mean_se([full[s] for s in seeds])[0]:.4f} | {mean_se([uni[s] for s in seeds])[0]:.4f} | "
                        f"{mean_se([cells[k][s] for s in seeds])[0]:.4f} | {mf:+.4f} ± {sf:.4f} | "

@@ -240,7 +240,8 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
 }  // namespace
 
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const ExperimentOptions& o,
-                                               absl::Span<const int64_t> timestamps) {
+                                               absl::Span<const int64_t> timestamps,
+                                               const Instances* unbiased_test) {
   if (absl::Status st = o.Validate(); !st.ok()) return st;
   if (log.size() < 10) {
     return absl::InvalidArgumentError(
@@ -277,6 +278,7 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
                                                                      seed, need_pilot, &pilot_name)
                                      : PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
     if (!s.ok()) return s.status();
+    if (unbiased_test != nullptr) s->test = *unbiased_test;
     if (o.mode == EvalMode::kDeployed) {
       result.earlier_instances = s->earlier.size();
       result.later_instances = s->later_instances;

@@ -149,6 +149,9 @@ struct ExperimentResult {
   // and how they were split ("time" or "seeded"); empty/0 in kRandom.
   uint64_t earlier_instances = 0, later_instances = 0;
   std::string period_split;
+  // Whether the test shares the log's exposure: "the log's own test part" or,
+  // with an unbiased test, a line naming it and its dropped impressions.
+  std::string test_source = "a part of the log (shares the log's exposure)";
   // Configurations the pipeline refused for these data (e.g. alpha unreachable
   // with the floor because most negatives have zero conductance), with its
   // message; one entry per configuration and seed.
@@ -161,10 +164,13 @@ struct ExperimentResult {
 // except its INVALID_ARGUMENT for a configuration these data cannot meet,
 // which is recorded in `skipped` and the experiment goes on.
 // `timestamps` (kDeployed only, may be empty): per instance its time, < 0
-// for untimed instances (AssignPeriods, deployed.h).
+// for untimed instances (AssignPeriods, deployed.h). `unbiased_test` (may be
+// null): instances on the log's dense indices (eval/unbiased.h) that replace
+// every seed's test part; the split's test part is then unused.
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
                                                const ExperimentOptions& options,
-                                               absl::Span<const int64_t> timestamps = {});
+                                               absl::Span<const int64_t> timestamps = {},
+                                               const Instances* unbiased_test = nullptr);
 
 }  // namespace graphsieve::eval
 

@@ -24,6 +24,7 @@
 #include "eval/experiment.h"
 #include "eval/movielens.h"
 #include "eval/report.h"
+#include "eval/unbiased.h"
 #include "graphsieve/version.h"
 
 ABSL_FLAG(std::string, log, "",
@@ -78,7 +79,9 @@ ABSL_FLAG(uint64_t, first_seed, 1, "First seed (seeds first_seed .. first_seed+s
 ABSL_FLAG(int, dim, 16, "Embedding dimension of the fm and mlp models.");
 ABSL_FLAG(int, hidden, 32, "Hidden ReLU units of the mlp model.");
 ABSL_FLAG(double, learning_rate, 0.1, "Adagrad step size of the target models.");
-ABSL_FLAG(double, l2, 3e-3, "L2 weight applied at each parameter update.");
+ABSL_FLAG(double, l2, 1.0,
+          "Weight of the L2 penalty per epoch (one proximal step per parameter at the end of "
+          "each epoch, independent of how many instances updated it).");
 ABSL_FLAG(int, max_epochs, 15, "Maximum training epochs (early stopping on validation log-loss).");
 ABSL_FLAG(int, patience, 2, "Epochs without validation improvement before stopping.");
 ABSL_FLAG(int, ndcg_k, 10, "NDCG cutoff (per user over the test impressions).");
@@ -124,6 +127,10 @@ ABSL_FLAG(std::string, default_policy, "node-mean",
 ABSL_FLAG(std::string, work_dir, "",
           "deployed: build snapshots under this directory (default "
           "$TMPDIR or /tmp); each is removed after use.");
+ABSL_FLAG(std::string, test, "",
+          "Unbiased test: a file of randomly exposed impressions of the log's users and items "
+          "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "
+          "both modes; impressions of users or items absent from the log are dropped.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
 
 namespace graphsieve::eval {
@@ -270,8 +277,27 @@ absl::Status Run(const std::string& command) {
         absl::StrCat("--period_split: unknown '", split, "', expected auto, time or seeded"));
   }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
-  absl::StatusOr<ExperimentResult> result = RunExperiment(*log, *options, timestamps);
+  const std::string test_path = absl::GetFlag(FLAGS_test);
+  absl::StatusOr<UnbiasedTest> unbiased;
+  if (!test_path.empty()) {
+    LogReaderOptions base;
+    base.keep_id_names = false;
+    absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+    if (!r.ok()) return r.status();
+    ImpressionLog test_log;
+    if (absl::Status s = ReadImpressionLog(test_path, *r, &test_log); !s.ok()) return s;
+    unbiased = MapUnbiasedTest(*log, test_log, absl::StrCat("--test ", test_path));
+    if (!unbiased.ok()) return unbiased.status();
+  }
+  absl::StatusOr<ExperimentResult> result =
+      RunExperiment(*log, *options, timestamps, test_path.empty() ? nullptr : &unbiased->test);
   if (!result.ok()) return result.status();
+  if (!test_path.empty()) {
+    result->test_instances = unbiased->test.size();
+    result->test_source = absl::StrCat(
+        "randomly exposed impressions from --test (does not share the log's exposure; ",
+        unbiased->dropped_unknown, " of users or items absent from the log dropped)");
+  }
   const std::vector<Summary> cells = SummariseRuns(result->runs);
   ReportContext context{title, command, options->ndcg_k};
   const std::string md = FormatMarkdown(*result, cells, context);

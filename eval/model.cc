@@ -90,9 +90,6 @@ absl::Status ModelOptions::Validate() const {
   if (kind == ModelKind::kMlp && (hidden < 1 || hidden > 4096)) {
     return absl::InvalidArgumentError(absl::StrCat("hidden must be in [1, 4096], got ", hidden));
   }
-  if (!(dense_l2 >= 0.0 && dense_l2 < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat("dense_l2 must be in [0, 1), got ", dense_l2));
-  }
   if (!(learning_rate > 0.0 && learning_rate <= 10.0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("learning_rate must be in (0, 10], got ", learning_rate));
@@ -101,8 +98,8 @@ absl::Status ModelOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("initial_accumulator must be > 0, got ", initial_accumulator));
   }
-  if (!(l2 >= 0.0 && l2 < 1.0)) {
-    return absl::InvalidArgumentError(absl::StrCat("l2 must be in [0, 1), got ", l2));
+  if (!(l2 >= 0.0 && l2 <= 1e6)) {
+    return absl::InvalidArgumentError(absl::StrCat("l2 must be in [0, 1e6], got ", l2));
   }
   if (!(init_std >= 0.0 && init_std <= 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("init_std must be in [0, 1], got ", init_std));
@@ -183,7 +180,6 @@ void CtrModel::MlpStep(uint32_t user, uint32_t item, float grad, Eigen::VectorXf
                        Eigen::VectorXf* gi) {
   const Eigen::Index dim = params_.user_emb.rows();
   const float lr = static_cast<float>(options_.learning_rate);
-  const float l2 = static_cast<float>(options_.dense_l2);
   const auto pu = params_.user_emb.col(user);
   const auto qi = params_.item_emb.col(item);
   for (Eigen::Index h = 0; h < params_.w2.size(); ++h) {
@@ -194,16 +190,16 @@ void CtrModel::MlpStep(uint32_t user, uint32_t item, float grad, Eigen::VectorXf
     // Input gradient first, with the weights of this step.
     *gu += delta * w.head(dim);
     *gi += delta * w.tail(dim);
-    const float g2 = grad * z + l2 * params_.w2[h];
+    const float g2 = grad * z;
     accum_.w2[h] += g2 * g2;
     params_.w2[h] -= lr * g2 / std::sqrt(accum_.w2[h]);
-    const float gb = delta + l2 * params_.b1[h];
+    const float gb = delta;
     accum_.b1[h] += gb * gb;
     params_.b1[h] -= lr * gb / std::sqrt(accum_.b1[h]);
     auto acc = accum_.w1.col(h);
     for (Eigen::Index k = 0; k < 2 * dim; ++k) {
       const float x = k < dim ? pu[k] : qi[k - dim];
-      const float gw = delta * x + l2 * w[k];
+      const float gw = delta * x;
       acc[k] += gw * gw;
       w[k] -= lr * gw / std::sqrt(acc[k]);
     }
@@ -225,7 +221,6 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
   SplitMix64 rng(Mix64(options_.seed) ^ Mix64(static_cast<uint64_t>(epoch) + 0x5eedULL));
   for (size_t i = n - 1; i > 0; --i) std::swap(order[i], order[rng.Below(i + 1)]);
   const float lr = static_cast<float>(options_.learning_rate);
-  const float l2 = static_cast<float>(options_.l2);
   const bool factorised = params_.user_emb.rows() > 0;
   const bool mlp = params_.w2.size() > 0;
   Eigen::VectorXf gu, gi;
@@ -237,15 +232,15 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
         static_cast<float>(Sigmoid(LogitOf(params_, u, v) - offset) - train.label[idx]);
     accum_.bias += static_cast<double>(grad) * grad;
     params_.bias -= lr * grad / std::sqrt(accum_.bias);
-    const float g_u = grad + l2 * params_.user_bias[u];
+    const float g_u = grad;
     accum_.user_bias[u] += g_u * g_u;
     params_.user_bias[u] -= lr * g_u / std::sqrt(accum_.user_bias[u]);
-    const float g_v = grad + l2 * params_.item_bias[v];
+    const float g_v = grad;
     accum_.item_bias[v] += g_v * g_v;
     params_.item_bias[v] -= lr * g_v / std::sqrt(accum_.item_bias[v]);
     if (factorised) {
-      gu = grad * params_.item_emb.col(v) + l2 * params_.user_emb.col(u);
-      gi = grad * params_.user_emb.col(u) + l2 * params_.item_emb.col(v);
+      gu = grad * params_.item_emb.col(v);
+      gi = grad * params_.user_emb.col(u);
       if (mlp) MlpStep(u, v, grad, &gu, &gi);
       accum_.user_emb.col(u).array() += gu.array().square();
       accum_.item_emb.col(v).array() += gi.array().square();
@@ -253,6 +248,21 @@ void CtrModel::RunEpoch(const Instances& train, int epoch) {
       params_.item_emb.col(v).array() -= lr * gi.array() / accum_.item_emb.col(v).array().sqrt();
     }
   }
+}
+
+void CtrModel::ApplyL2() {
+  const float step = static_cast<float>(options_.learning_rate * options_.l2);
+  if (step == 0.0f) return;
+  auto shrink = [step](auto& param, const auto& accum) {
+    param.array() /= 1.0f + step / accum.array().sqrt();
+  };
+  shrink(params_.user_bias, accum_.user_bias);
+  shrink(params_.item_bias, accum_.item_bias);
+  shrink(params_.user_emb, accum_.user_emb);
+  shrink(params_.item_emb, accum_.item_emb);
+  shrink(params_.w1, accum_.w1);
+  shrink(params_.b1, accum_.b1);
+  shrink(params_.w2, accum_.w2);
 }
 
 absl::StatusOr<TrainSummary> CtrModel::Train(const Instances& train, const Instances& validation) {
@@ -278,6 +288,7 @@ absl::StatusOr<TrainSummary> CtrModel::Train(const Instances& train, const Insta
   int since_best = 0;
   for (int epoch = 1; epoch <= options_.max_epochs; ++epoch) {
     RunEpoch(train, epoch);
+    ApplyL2();
     absl::StatusOr<double> loss = LogLoss(PredictProbabilities(validation), validation.label);
     if (!loss.ok()) return loss.status();
     summary.validation_log_loss.push_back(*loss);

@@ -10,8 +10,11 @@
 //   dimension cannot represent (tests/eval/model_test.cc).
 // trained by Adagrad SGD on the objective of docs/DESIGN.md §2.9,
 //   sum over kept instances of  y (g - l) - log(1 + exp(g - l)),
-// where l = log(pi) is the instance's offset (0 for unsampled data), with L2
-// regularisation and early stopping on the validation log-loss of sigma(g).
+// where l = log(pi) is the instance's offset (0 for unsampled data), with an
+// L2 penalty (l2 / 2)·||theta||^2 per epoch (applied once at the end of each
+// epoch, so it does not grow with the number of instances: a model trained on
+// every negative is regularised as much as one trained on a sample) and early
+// stopping on the validation log-loss of sigma(g).
 // With the offset the model estimates the full-data probability sigma(g).
 //
 // Thread-safety: Train() mutates; const members may be called concurrently.
@@ -47,19 +50,19 @@ const char* ModelKindDescription(ModelKind kind);
 
 struct ModelOptions {
   ModelKind kind = ModelKind::kFactorisation;
-  int dim = 16;     // embedding dimension of fm and mlp (ignored by lr)
-  int hidden = 32;  // hidden ReLU units of mlp
-  // L2 weight per update of the mlp's shared layer weights (W, c, v). They are
-  // updated by every instance, so the per-parameter `l2` would shrink them
-  // ~(instances / users) times harder than an embedding.
-  double dense_l2 = 1e-7;
+  int dim = 16;                      // embedding dimension of fm and mlp (ignored by lr)
+  int hidden = 32;                   // hidden ReLU units of mlp
   double learning_rate = 0.05;       // Adagrad step size
   double initial_accumulator = 0.1;  // Adagrad's starting sum of squared gradients
-  double l2 = 1e-5;                  // L2 weight applied at every update of a parameter
-  double init_std = 0.01;            // std of the embeddings' normal initialisation
-  int max_epochs = 30;               // passes over the training instances at most
-  int patience = 2;                  // stop after this many epochs without a better validation loss
-  uint64_t seed = 1;                 // initialisation and shuffling
+  // Weight of the L2 penalty per epoch on every parameter except the global
+  // bias: at the end of each epoch each coordinate takes one proximal Adagrad
+  // step theta <- theta / (1 + learning_rate·l2 / sqrt(accumulator)),
+  // independent of how many instances updated it.
+  double l2 = 1.0;
+  double init_std = 0.01;  // std of the embeddings' normal initialisation
+  int max_epochs = 30;     // passes over the training instances at most
+  int patience = 2;        // stop after this many epochs without a better validation loss
+  uint64_t seed = 1;       // initialisation and shuffling
   absl::Status Validate() const;
 };
 
@@ -97,6 +100,8 @@ class CtrModel {
   CtrModel(const ModelOptions& options, uint32_t num_users, uint32_t num_items);
   double LogitOf(const Params& p, uint32_t user, uint32_t item) const;
   void RunEpoch(const Instances& train, int epoch);
+  // The epoch's L2 step on every parameter (see ModelOptions::l2).
+  void ApplyL2();
   // One Adagrad step of the mlp's layer and its input gradient for the
   // embeddings (added to *gu, *gi). `grad` = d(-objective)/dg.
   void MlpStep(uint32_t user, uint32_t item, float grad, Eigen::VectorXf* gu, Eigen::VectorXf* gi);

@@ -126,11 +126,12 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
       &md,
       "%d instances (%d positive, %.2f%%), %d users, %d items; %s "
       "(train %d, validation %d, test %d). Pilot score: %s. Mean ± sample std over %d seeds; "
-      "ΔAUC is paired per seed (same split, same uniform numbers). Runtime %.0f s.\n\n",
+      "ΔAUC is paired per seed (same split, same uniform numbers). Test: %s. Runtime %.0f s.\n\n",
       result.instances, result.positives,
       100.0 * result.positives / std::max<uint64_t>(1, result.instances), result.users,
       result.items, split, result.train_instances, result.validation_instances,
-      result.test_instances, result.pilot, cells.empty() ? 0 : cells.front().auc.n, result.seconds);
+      result.test_instances, result.pilot, cells.empty() ? 0 : cells.front().auc.n,
+      result.test_source, result.seconds);
   if (!context.command.empty()) absl::StrAppend(&md, "Command: `", context.command, "`\n\n");
   std::vector<std::string> models;
   for (const Summary& c : cells) {
@@ -191,6 +192,7 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                {"train", result.train_instances},
                {"validation", result.validation_instances},
                {"test", result.test_instances},
+               {"test_source", result.test_source},
                {"pilot", result.pilot},
                {"period_split", result.period_split},
                {"earlier_instances", result.earlier_instances},

@@ -22,6 +22,8 @@ enum Stream : uint64_t {
   kUserPolicy = 9,       // kPreference: the previous model's noise per (user, item)
   kUserPolicyRows = 10,  // kPreference: repeats and labels
   kPolicyCalibration = 11,
+  kTestExposure = 12,  // the randomly exposed test draw, per test instance
+  kTestPilot = 13,     // its pilot noise
 };
 
 // Zipf weights on a seeded random rank order, so ids do not sort by weight.
@@ -254,6 +256,16 @@ void ClickModel::GeneratePreferenceUser(int64_t u, std::vector<Instance>* out) c
     while (rows.Uniform() < repeat_q_) ++count;
     EmitPair(u, j, count, &rows, &pilot, out);
   }
+}
+
+void ClickModel::TestImpression(uint64_t index, int64_t* user, Instance* out) const {
+  Rng rng(options_.seed, kTestExposure, index);
+  *user = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(options_.num_users)));
+  const int64_t item = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(options_.num_items)));
+  std::vector<Instance> one;
+  Rng pilot(options_.seed, kTestPilot, index);
+  EmitPair(*user, item, 1, &rng, &pilot, &one);
+  *out = one.front();
 }
 
 void ClickModel::GenerateUser(int64_t u, std::vector<Instance>* out) const {

@@ -73,6 +73,12 @@ class ClickModel {
   // REQUIRES: 0 <= u < num_users.
   void GenerateUser(int64_t u, std::vector<Instance>* out) const;
 
+  // Instance `index` of the randomly exposed test draw (generator.h,
+  // WriteRandomExposureTest): a user and an item drawn uniformly, independent
+  // of options.exposure, labelled by the same click model. Deterministic in
+  // (seed, index).
+  void TestImpression(uint64_t index, int64_t* user, Instance* out) const;
+
   double mu() const { return mu_; }
   double pair_scale() const { return c_; }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -260,6 +261,88 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
     }
   }
   return stats;
+}
+
+namespace {
+
+// The test draw's instances in index order, with their users.
+absl::Status DrawTest(const GeneratorOptions& options, int64_t num_instances,
+                      std::vector<int64_t>* users, std::vector<Instance>* rows) {
+  if (absl::Status s = options.Validate(); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
+  }
+  if (num_instances < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("test instances must be >= 1, got ", num_instances));
+  }
+  absl::StatusOr<ClickModel> model = ClickModel::Create(options);
+  if (!model.ok()) return model.status();
+  users->resize(static_cast<size_t>(num_instances));
+  rows->resize(static_cast<size_t>(num_instances));
+  for (int64_t i = 0; i < num_instances; ++i) {
+    model->TestImpression(static_cast<uint64_t>(i), &(*users)[i], &(*rows)[i]);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& options,
+                                                       int64_t num_instances,
+                                                       const std::string& path) {
+  if (path.empty()) return absl::InvalidArgumentError("test output path is empty");
+  std::vector<int64_t> users;
+  std::vector<Instance> rows;
+  if (absl::Status s = DrawTest(options, num_instances, &users, &rows); !s.ok()) return s;
+  std::string text = "user_id,item_id,label";
+  if (options.pilot) text += ",pilot_score";
+  if (options.truth) text += ",true_prob";
+  text += '\n';
+  GeneratorStats stats;
+  std::string line;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    FormatRows(options, users[i], {rows[i]}, &line);
+    text += line;
+    stats.positive_instances += rows[i].label;
+  }
+  stats.instances = num_instances;
+  stats.bytes_written = text.size();
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  if (std::fclose(f) != 0 || !written) {
+    ::unlink(tmp.c_str());
+    return absl::InternalError(absl::StrCat("writing ", tmp, ": ", std::strerror(errno)));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    ::unlink(tmp.c_str());
+    return absl::InternalError(absl::StrCat("renaming ", tmp, " to ", path, ": ", err));
+  }
+  return stats;
+}
+
+absl::StatusOr<ImpressionLog> GenerateRandomExposureTest(const GeneratorOptions& options,
+                                                         int64_t num_instances,
+                                                         std::vector<float>* true_probabilities) {
+  std::vector<int64_t> users;
+  std::vector<Instance> rows;
+  if (absl::Status s = DrawTest(options, num_instances, &users, &rows); !s.ok()) return s;
+  ImpressionLog log;
+  if (true_probabilities != nullptr) true_probabilities->clear();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    log.user_ids.push_back(static_cast<uint64_t>(users[i]));
+    log.item_ids.push_back(rows[i].item);
+    log.labels.push_back(rows[i].label);
+    if (options.pilot) log.pilot_scores.push_back(rows[i].pilot);
+    if (true_probabilities != nullptr) true_probabilities->push_back(rows[i].probability);
+  }
+  log.rows_read = rows.size();
+  return log;
 }
 
 absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options,

@@ -117,6 +117,23 @@ absl::StatusOr<ImpressionLog> GenerateImpressionLog(
     const GeneratorOptions& options, GeneratorStats* stats = nullptr,
     std::vector<float>* true_probabilities = nullptr);
 
+// The unbiased test of a generated log: `num_instances` impressions with
+// random exposure (each a user and an item drawn uniformly, independent of
+// options.exposure and of the log's draws), labelled by the same click model
+// as the log of `options`. Written as CSV with the log's columns (header
+// user_id,item_id,label[,pilot_score][,true_prob]) to `path` via
+// "<path>.tmp" and a rename; the same options, seed and count give the same
+// bytes. Errors: INVALID_ARGUMENT for bad options or num_instances < 1, the
+// file's errors naming it.
+absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& options,
+                                                       int64_t num_instances,
+                                                       const std::string& path);
+
+// The same rows in memory; `true_probabilities` as in GenerateImpressionLog.
+absl::StatusOr<ImpressionLog> GenerateRandomExposureTest(
+    const GeneratorOptions& options, int64_t num_instances,
+    std::vector<float>* true_probabilities = nullptr);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_GEN_GENERATOR_H_

@@ -54,6 +54,13 @@ ABSL_FLAG(double, exploration, 0.2,
 ABSL_FLAG(int, threads, 2,
           "Worker threads (1..64) generating and formatting users; the output is identical for any "
           "value.");
+ABSL_FLAG(std::string, test_output, "",
+          "Also write an unbiased test set here: --test_instances impressions drawn with "
+          "--test_exposure from the same click model (same columns as the log).");
+ABSL_FLAG(std::string, test_exposure, "random",
+          "Exposure of the --test_output draw: random (a uniformly drawn user and item per "
+          "impression, independent of --exposure).");
+ABSL_FLAG(int64_t, test_instances, 100000, "Impressions of the --test_output draw.");
 ABSL_FLAG(bool, quiet, false, "No progress or summary on standard error.");
 
 namespace {
@@ -94,6 +101,16 @@ int Run() {
   options.positive_rate = absl::GetFlag(FLAGS_positive_rate);
   options.repeat_rate = absl::GetFlag(FLAGS_repeat_rate);
   const bool quiet = absl::GetFlag(FLAGS_quiet);
+  if (absl::GetFlag(FLAGS_test_exposure) != "random") {
+    std::fprintf(stderr, "graphsieve-gen: --test_exposure: unknown '%s', expected random\n",
+                 absl::GetFlag(FLAGS_test_exposure).c_str());
+    return 2;
+  }
+  if (!absl::GetFlag(FLAGS_test_output).empty() && absl::GetFlag(FLAGS_test_instances) < 1) {
+    std::fprintf(stderr, "graphsieve-gen: --test_instances must be >= 1, got %lld\n",
+                 static_cast<long long>(absl::GetFlag(FLAGS_test_instances)));
+    return 2;
+  }
   if (absl::Status s = options.Validate(); !s.ok()) {
     std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(s.message()).c_str());
     return 2;
@@ -125,6 +142,23 @@ int Run() {
                 static_cast<double>(std::max<int64_t>(1, stats->positive_instances)),
             stats->positive_pairs, static_cast<double>(stats->bytes_written) / 1e6, seconds)
             .c_str());
+  }
+  const std::string test_output = absl::GetFlag(FLAGS_test_output);
+  if (!test_output.empty()) {
+    absl::StatusOr<graphsieve::GeneratorStats> test = graphsieve::WriteRandomExposureTest(
+        options, absl::GetFlag(FLAGS_test_instances), test_output);
+    if (!test.ok()) {
+      std::fprintf(stderr, "graphsieve-gen: --test_output: %s\n",
+                   std::string(test.status().message()).c_str());
+      return 1;
+    }
+    if (!quiet) {
+      std::fprintf(stderr, "%s",
+                   absl::StrFormat("graphsieve-gen: wrote %s: %d randomly exposed test "
+                                   "impressions, %d positive\n",
+                                   test_output, test->instances, test->positive_instances)
+                       .c_str());
+    }
   }
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "eval/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -81,6 +82,53 @@ TEST(CtrModelTest, LogOddsCorrectionRecoversCalibration) {
   // Without the offset the model sees ~1/alpha times more positives than there are.
   EXPECT_GT(mean_uncorrected, 2.5 * truth)
       << "uncorrected " << mean_uncorrected << " vs base rate " << truth;
+}
+
+// Standard deviation of the learned logit over every user x item cell.
+double LogitSpread(const CtrModel& model) {
+  double sum = 0.0, sum_sq = 0.0;
+  for (uint32_t u = 0; u < kUsers; ++u) {
+    for (uint32_t v = 0; v < kItems; ++v) {
+      const double g = model.Logit(u, v);
+      sum += g;
+      sum_sq += g * g;
+    }
+  }
+  const double n = static_cast<double>(kUsers) * kItems;
+  return std::sqrt(std::max(0.0, sum_sq / n - (sum / n) * (sum / n)));
+}
+
+// The L2 penalty is applied per epoch, not per update, so training on every
+// negative (5x the updates) is regularised as much as training on an
+// offset-corrected 20% sample of them: with a penalty strong enough to shrink
+// the effects, both keep the same share of their unpenalised logit spread. (A per-update penalty
+// shrinks the unsampled model more, in proportion to its number of updates.)
+TEST(CtrModelTest, RegularisationDoesNotDependOnTheNumberOfUpdates) {
+  const Synthetic train = MakeSynthetic(11, 3);
+  const Synthetic validation = MakeSynthetic(12, 1);
+  ModelOptions o;
+  o.kind = ModelKind::kLogistic;
+  o.seed = 5;
+  o.max_epochs = 10;
+  o.patience = 10;      // run every epoch: the penalty's fixed point, not early stopping
+  double spread[2][2];  // [penalised][sampled]
+  for (double l2 : {0.0, 40.0}) {
+    o.l2 = l2;
+    for (bool sampled : {false, true}) {
+      std::unique_ptr<CtrModel> model = *CtrModel::Create(o, kUsers, kItems);
+      const Instances data = sampled ? Subsample(train.all, 0.2, true, 77) : train.all;
+      ASSERT_TRUE(model->Train(data, validation.all).ok());
+      spread[l2 > 0][sampled] = LogitSpread(*model);
+    }
+  }
+  // The share of the unpenalised spread that survives the penalty.
+  const double kept_full = spread[1][0] / spread[0][0];
+  const double kept_sample = spread[1][1] / spread[0][1];
+  EXPECT_LT(kept_full, 0.8) << "the penalty does not shrink the full model";
+  EXPECT_LT(kept_sample, 0.8) << "the penalty does not shrink the sampled model";
+  EXPECT_NEAR(kept_full / kept_sample, 1.0, 0.1)
+      << "share of the logit spread kept under the penalty: full " << kept_full << ", sample "
+      << kept_sample;
 }
 
 // Labels driven by a rank-2 user-item interaction only: one-hot LR cannot

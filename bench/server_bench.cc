@@ -2,8 +2,11 @@
 // several batch sizes against a real graphsieve-server process on loopback,
 // and in the same run the same lookups as raw in-process
 // SnapshotReader::LookupPairs through RocksDB and through the in-memory
-// index (the baselines); server RSS at steady state and
-// during a swap (PinVersion to another version on disk).
+// index (the baselines); the protocol's ceiling: a trivial callback service
+// on the same proto (this binary with --trivial_service, its own process)
+// that answers every pair with a constant and looks nothing up, measured
+// in turn with the server on EXACT, INFERRED and mixed batches; server RSS
+// at steady state and during a swap (PinVersion to another version on disk).
 //
 //   graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]
 //
@@ -31,8 +34,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "bench/load_loop.h"
+#include "bench/trivial_service.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
@@ -52,6 +57,16 @@ ABSL_FLAG(bool, raw_huge_pages, false,
           "process's FilePmdMapped / AnonHugePages after each raw configuration.");
 ABSL_FLAG(bool, server_use_index_file, true,
           "The server's --use_index_file: map index.gsi (true) or build the index in memory.");
+ABSL_FLAG(bool, ceiling, true,
+          "Measure the share of the protocol's ceiling: graphsieve-server against the trivial "
+          "service (same proto, a constant per pair, no lookup), alternating, on EXACT, INFERRED "
+          "and mixed batches of --ceiling_batch pairs at 1 and --client_threads in flight.");
+ABSL_FLAG(int, ceiling_batch, 1024, "Batch size of the ceiling comparison.");
+ABSL_FLAG(int, ceiling_rounds, 3,
+          "Alternations per ceiling point (each side measured --seconds / rounds per round).");
+ABSL_FLAG(bool, trivial_service, false,
+          "Internal: serve the trivial service on 127.0.0.1 (an ephemeral port, printed as "
+          "'port=N') until SIGTERM, and nothing else.");
 ABSL_FLAG(std::string, swap_version, "",
           "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
           "none = skip).");
@@ -106,6 +121,148 @@ struct Pool {
   }
 };
 
+// Starts `args` (args[0] the binary) with its standard output on a pipe and
+// reads the first line the child prints (a server's "port=N ..." line).
+// With `stderr_fd`, the child's standard error goes to a second pipe whose
+// read end is returned there (the caller reads and closes it). Returns the
+// pid, or -1 when it cannot start.
+pid_t SpawnAndReadLine(std::vector<std::string> args, std::string* line, int* stderr_fd = nullptr) {
+  int out[2], err[2] = {-1, -1};
+  if (pipe(out) != 0) return -1;
+  if (stderr_fd != nullptr && pipe(err) != 0) return -1;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  if (stderr_fd != nullptr) {
+    posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+    posix_spawn_file_actions_addclose(&actions, err[0]);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (stderr_fd != nullptr) {
+    close(err[1]);
+    *stderr_fd = err[0];
+  }
+  if (rc != 0) {
+    close(out[0]);
+    std::fprintf(stderr, "cannot start %s\n", args[0].c_str());
+    return -1;
+  }
+  char c;
+  while (line->size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line->push_back(c);
+  close(out[0]);
+  return pid;
+}
+
+// Copies a child's standard error to ours line by line until it closes, and
+// notes when the server says it profiled a version (server/version_profiler.h:
+// a full scan of the version on a background thread after it starts serving,
+// which takes a core for a while; the load waits for it to end).
+class StderrWatcher {
+ public:
+  explicit StderrWatcher(int fd) : fd_(fd), thread_([this] { Run(); }) {}
+  ~StderrWatcher() {
+    thread_.join();
+    close(fd_);
+  }
+  // Waits until a "profiled " line or `timeout`; false on timeout.
+  bool WaitForProfile(absl::Duration timeout) {
+    return profiled_.WaitForNotificationWithTimeout(timeout);
+  }
+
+ private:
+  void Run() {
+    std::string line;
+    char c;
+    while (read(fd_, &c, 1) == 1) {
+      line.push_back(c);
+      if (c != '\n') continue;
+      std::fputs(line.c_str(), stderr);
+      if (line.find(" profiled ") != std::string::npos && !profiled_.HasBeenNotified()) {
+        profiled_.Notify();
+      }
+      line.clear();
+    }
+  }
+
+  const int fd_;
+  absl::Notification profiled_;
+  std::thread thread_;
+};
+
+int PortOf(const std::string& line) {
+  int port = 0;
+  for (absl::string_view part : absl::StrSplit(line, ' ')) {
+    if (absl::ConsumePrefix(&part, "port=")) absl::SimpleAtoi(part, &port);
+  }
+  return port;
+}
+
+// One client channel (one TCP connection) per worker.
+std::unique_ptr<v1::SamplingRateService::Stub> MakeStub(int port, int id) {
+  grpc::ChannelArguments a;
+  a.SetInt("graphsieve.bench.channel", id);  // one TCP connection per client thread
+  a.SetMaxReceiveMessageSize(64 << 20);
+  return v1::SamplingRateService::NewStub(grpc::CreateCustomChannel(
+      absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), a));
+}
+
+using Stubs = std::vector<std::unique_ptr<v1::SamplingRateService::Stub>>;
+
+// Closed-loop GetSamplingRate calls of `batch` pairs from `pool` on the first
+// `in_flight` stubs.
+Point RunCalls(const Stubs& stubs, int in_flight, double seconds, size_t batch, const Pool& pool) {
+  std::vector<v1::GetSamplingRateRequest> reqs(static_cast<size_t>(in_flight));
+  return RunLoad(in_flight, seconds, batch, [&](int w, uint64_t n) {
+    v1::GetSamplingRateRequest& req = reqs[w];
+    pool.Fill(n, batch, &req);
+    v1::GetSamplingRateResponse resp;
+    grpc::ClientContext ctx;
+    return stubs[w]->GetSamplingRate(&ctx, req, &resp).ok() &&
+           resp.rates_size() == static_cast<int>(batch);
+  });
+}
+
+// The share of the protocol's ceiling: graphsieve-server and the trivial
+// service measured in turn (rounds × seconds/rounds each) on the same pools,
+// batch and client; pairs/s summed over the rounds, p99 over the rounds'
+// p99s (the largest).
+void PrintCeiling(const Stubs& server, const Stubs& trivial, int threads, double seconds,
+                  const std::vector<std::pair<std::string, const Pool*>>& pools) {
+  const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_ceiling_batch));
+  const int rounds = std::max(1, absl::GetFlag(FLAGS_ceiling_rounds));
+  std::printf(
+      "\nshare of the protocol's ceiling (trivial service: same proto, a constant per pair, no "
+      "lookup), batch %zu, %d alternating rounds of %.2f s per side:\n",
+      batch, rounds, seconds / rounds);
+  std::printf("%-10s %9s %14s %14s %7s %11s %11s\n", "pairs", "in flight", "trivial pairs/s",
+              "server pairs/s", "share", "trivial p99", "server p99");
+  for (const auto& [name, pool] : pools) {
+    for (int t : {1, threads}) {
+      double trivial_pairs = 0, server_pairs = 0, trivial_p99 = 0, server_p99 = 0;
+      uint64_t errors = 0;
+      for (int r = 0; r < rounds; ++r) {
+        const Point a = RunCalls(trivial, t, seconds / rounds, batch, *pool);
+        const Point b = RunCalls(server, t, seconds / rounds, batch, *pool);
+        trivial_pairs += a.pairs_per_second / rounds;
+        server_pairs += b.pairs_per_second / rounds;
+        trivial_p99 = std::max(trivial_p99, a.p99_ms);
+        server_p99 = std::max(server_p99, b.p99_ms);
+        errors += a.errors + b.errors;
+      }
+      std::printf("%-10s %9d %14.0f %14.0f %6.0f%% %8.3f ms %8.3f ms%s\n", name.c_str(), t,
+                  trivial_pairs, server_pairs, 100.0 * server_pairs / trivial_pairs, trivial_p99,
+                  server_p99, errors ? absl::StrCat("  (", errors, " errors)").c_str() : "");
+    }
+  }
+}
+
 int Main() {
   const std::string root = absl::GetFlag(FLAGS_snapshot_root);
   if (root.empty()) {
@@ -140,7 +297,7 @@ int Main() {
 
   // --- Baseline: raw in-process LookupPairs on the same snapshot, through
   // RocksDB (sorted MultiGet) and through the in-memory index the server uses.
-  Pool pool;
+  Pool pool, mixed, inferred;
   // kMemory two or three times: the mapped index file, (with --raw_huge_pages
   // the mapped file with MADV_HUGEPAGE,) then the index built in memory.
   int memory_runs = 0;
@@ -191,8 +348,31 @@ int Main() {
         std::swap(pool.users[j - 1], pool.users[r]);
         std::swap(pool.items[j - 1], pool.items[r]);
       }
-      std::printf("query pool: %zu stored pairs (every %llu-th), shuffled\n\n", pool.users.size(),
+      std::printf("query pool: %zu stored pairs (every %llu-th), shuffled\n", pool.users.size(),
                   static_cast<unsigned long long>(stride));
+      // Random (user, item) combinations of known ids: mostly unseen pairs
+      // (INFERRED), the rest stored (EXACT) — the ingestion-time mix; and
+      // its unseen pairs alone.
+      mixed = pool;
+      std::mt19937_64 mix_rng(7);
+      std::shuffle(mixed.items.begin(), mixed.items.end(), mix_rng);
+      std::unique_ptr<bool[]> stored(new bool[mixed.users.size()]);
+      std::vector<float> unused(mixed.users.size());
+      absl::Status looked = (*reader)->LookupPairs(mixed.users, mixed.items,
+                                                   absl::MakeSpan(stored.get(), mixed.users.size()),
+                                                   absl::MakeSpan(unused));
+      if (!looked.ok()) return std::fprintf(stderr, "%s\n", looked.ToString().c_str()), 1;
+      for (size_t j = 0; j < mixed.users.size(); ++j) {
+        if (stored[j]) continue;
+        inferred.users.push_back(mixed.users[j]);
+        inferred.items.push_back(mixed.items[j]);
+      }
+      std::printf(
+          "mixed pool: the same users, items shuffled (%.0f%% stored); unseen pool: its "
+          "%zu unseen pairs\n\n",
+          100.0 - 100.0 * static_cast<double>(inferred.users.size()) /
+                      static_cast<double>(mixed.users.size()),
+          inferred.users.size());
       std::printf("%-28s %7s %14s %9s %9s\n", "path", "batch", "pairs/s", "p50 ms", "p99 ms");
     }
     for (int t : {1, 2}) {
@@ -230,61 +410,29 @@ int Main() {
   }
 
   // --- The real server process. ---
-  int out[2];
-  if (pipe(out) != 0) return 1;
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
-  posix_spawn_file_actions_addclose(&actions, out[0]);
   const std::string binary = absl::GetFlag(FLAGS_server_binary);
-  std::vector<std::string> args = {
-      binary,
-      "--snapshot-root",
-      root,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--admin-port",
-      "-1",
-      "--poll-interval-seconds",
-      "-1",
-      "--pin-version",
-      *version,
-      "--lookup",
-      absl::GetFlag(FLAGS_server_lookup),
-      absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file))};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  if (posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    std::fprintf(stderr, "cannot start %s\n", binary.c_str());
-    return 1;
-  }
-  close(out[1]);
   std::string line;
-  char c;
-  while (line.size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
-  close(out[0]);
-  int port = 0;
+  int server_stderr = -1;
+  const pid_t pid = SpawnAndReadLine(
+      {binary, "--snapshot-root", root, "--host", "127.0.0.1", "--port", "0", "--admin-port", "-1",
+       "--poll-interval-seconds", "-1", "--pin-version", *version, "--lookup",
+       absl::GetFlag(FLAGS_server_lookup),
+       absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file))},
+      &line, &server_stderr);
+  if (pid < 0) return 1;
+  StderrWatcher watcher(server_stderr);
+  const int port = PortOf(line);
   std::string operator_address;  // PinVersion is accepted only there (docs/SERVER.md)
   for (absl::string_view part : absl::StrSplit(line, ' ')) {
-    if (absl::ConsumePrefix(&part, "port=")) absl::SimpleAtoi(part, &port);
     if (absl::ConsumePrefix(&part, "operator=")) operator_address = std::string(part);
   }
   if (port == 0) {
     std::fprintf(stderr, "server did not start: %s\n", line.c_str());
+    kill(pid, SIGTERM);
+    waitpid(pid, nullptr, 0);
     return 1;
   }
   // --pin-version with polling off: PollOnce never runs, so pin it by RPC.
-  auto make_stub = [port](int id) {
-    grpc::ChannelArguments a;
-    a.SetInt("graphsieve.bench.channel", id);  // one TCP connection per client thread
-    a.SetMaxReceiveMessageSize(64 << 20);
-    return v1::SamplingRateService::NewStub(grpc::CreateCustomChannel(
-        absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials(), a));
-  };
   auto admin = v1::SamplingRateService::NewStub(
       grpc::CreateChannel(operator_address, grpc::InsecureChannelCredentials()));
   {
@@ -303,33 +451,24 @@ int Main() {
     }
     std::printf("\nserver pid %d port %d: loaded %s in %.2f s\n", pid, port, version->c_str(),
                 absl::ToDoubleSeconds(absl::Now() - t0));
+    const absl::Time p0 = absl::Now();
+    const bool profiled = watcher.WaitForProfile(absl::Minutes(5));
+    std::printf("waited %.1f s for the server's background profile scan of the version%s\n",
+                absl::ToDoubleSeconds(absl::Now() - p0), profiled ? "" : " (timed out)");
   }
-  std::vector<std::unique_ptr<v1::SamplingRateService::Stub>> stubs;
-  for (int t = 0; t < threads; ++t) stubs.push_back(make_stub(t));
-  std::vector<Point> server_points;
+  Stubs stubs;
+  for (int t = 0; t < threads; ++t) stubs.push_back(MakeStub(port, t));
   for (int t : {1, threads}) {
     for (size_t b : batches) {
-      std::vector<v1::GetSamplingRateRequest> reqs(static_cast<size_t>(t));
-      Point p = RunLoad(t, seconds, b, [&](int w, uint64_t n) {
-        v1::GetSamplingRateRequest& req = reqs[w];
-        pool.Fill(n, b, &req);
-        v1::GetSamplingRateResponse resp;
-        grpc::ClientContext ctx;
-        return stubs[w]->GetSamplingRate(&ctx, req, &resp).ok() &&
-               resp.rates_size() == static_cast<int>(b);
-      });
+      const Point p = RunCalls(stubs, t, seconds, b, pool);
       std::printf("%-28s %7zu %14.0f %9.3f %9.3f%s\n",
                   absl::StrCat("gRPC server, ", t, " in flight").c_str(), b, p.pairs_per_second,
                   p.p50_ms, p.p99_ms,
                   p.errors ? absl::StrCat("  (", p.errors, " errors)").c_str() : "");
     }
   }
-  // Random (user, item) combinations of known ids: mostly unseen pairs
-  // (INFERRED), the rest stored (EXACT) — the ingestion-time mix.
+  // The mixed pool's sources as the server reports them.
   {
-    Pool mixed = pool;
-    std::mt19937_64 rng(7);
-    std::shuffle(mixed.items.begin(), mixed.items.end(), rng);
     const size_t b = 1024;
     v1::GetSamplingRateRequest req;
     std::array<uint64_t, 4> sources{};
@@ -346,6 +485,24 @@ int Main() {
                 "gRPC server, mixed, 1 in fl", b, p.pairs_per_second, p.p50_ms, p.p99_ms,
                 100.0 * static_cast<double>(sources[1]) / total,
                 100.0 * static_cast<double>(sources[2]) / total);
+  }
+  if (absl::GetFlag(FLAGS_ceiling)) {
+    std::string trivial_line;
+    const pid_t trivial_pid =
+        SpawnAndReadLine({"/proc/self/exe", "--trivial_service"}, &trivial_line);
+    const int trivial_port = PortOf(trivial_line);
+    if (trivial_pid > 0 && trivial_port > 0) {
+      Stubs trivial;
+      for (int t = 0; t < threads; ++t) trivial.push_back(MakeStub(trivial_port, t));
+      PrintCeiling(stubs, trivial, threads, seconds,
+                   {{"EXACT", &pool}, {"INFERRED", &inferred}, {"mixed", &mixed}});
+    } else {
+      std::printf("trivial service did not start: %s\n", trivial_line.c_str());
+    }
+    if (trivial_pid > 0) {
+      kill(trivial_pid, SIGTERM);
+      waitpid(trivial_pid, nullptr, 0);
+    }
   }
   const long steady = RssKb(pid, "VmRSS:");
   const long hwm_before = RssKb(pid, "VmHWM:");
@@ -412,5 +569,6 @@ int main(int argc, char** argv) {
       "Benchmarks graphsieve-server against raw in-process LookupPairs on one snapshot.\n"
       "  graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]");
   absl::ParseCommandLine(argc, argv);
+  if (absl::GetFlag(FLAGS_trivial_service)) return graphsieve::bench::RunTrivialService();
   return graphsieve::Main();
 }

@@ -74,13 +74,17 @@ absl::Status GeneratorOptions::Validate() const {
 }
 
 absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale,
-                                                 double nodes_scale) {
+                                                 double nodes_scale, double users_scale) {
   if (!(scale > 0) || !std::isfinite(scale)) {
     return absl::InvalidArgumentError(absl::StrCat("scale must be a positive number, got ", scale));
   }
   if (!(nodes_scale >= 0) || !std::isfinite(nodes_scale)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--nodes_scale must be >= 0 (0 = sqrt(scale)), got ", nodes_scale));
+  }
+  if (!(users_scale >= 0) || !std::isfinite(users_scale)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--users_scale must be >= 0 (0 = as the items), got ", users_scale));
   }
   GeneratorOptions o;
   if (name == "kuairec") {
@@ -99,7 +103,8 @@ absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double s
                                                    "', expected kuairec, small or tiny"));
   }
   const double root = nodes_scale > 0 ? nodes_scale : std::sqrt(scale);
-  o.num_users = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_users) * root));
+  const double users_root = users_scale > 0 ? users_scale : root;
+  o.num_users = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_users) * users_root));
   o.num_items = std::max<int64_t>(1, std::llround(static_cast<double>(o.num_items) * root));
   o.num_instances =
       std::max<int64_t>(1, std::llround(static_cast<double>(o.num_instances) * scale));

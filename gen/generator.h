@@ -88,9 +88,12 @@ struct GeneratorOptions {
 // density of the user-item matrix stays that of the preset. `nodes_scale` > 0
 // multiplies the preset's users and items by nodes_scale instead (for scaling
 // runs whose nodes grow with the impressions: nodes_scale = scale keeps
-// instances per node constant); 0 = off.
+// instances per node constant); 0 = off. `users_scale` > 0 multiplies the
+// preset's users alone by users_scale, the items keeping their factor (with
+// users_scale = scale: users grow with the impressions, items as their square
+// root, the uneven growth of docs/SCALING.md); 0 = off.
 absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale,
-                                                 double nodes_scale = 0);
+                                                 double nodes_scale = 0, double users_scale = 0);
 
 // What was generated (exact counts, computed while writing).
 struct GeneratorStats {

@@ -28,6 +28,10 @@ ABSL_FLAG(double, scale, 1.0,
 ABSL_FLAG(double, nodes_scale, 0,
           "Multiplies the preset's users and items by N instead of sqrt(--scale); with N = --scale "
           "the nodes grow with the impressions (scaling runs). 0 = off.");
+ABSL_FLAG(double, users_scale, 0,
+          "Multiplies the preset's users alone by U (the items keep their factor); with U = "
+          "--scale the users grow with the impressions and the items as their square root. "
+          "0 = off.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed. Same flags and seed give the same bytes.");
 ABSL_FLAG(std::string, output, "",
           "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed.");
@@ -73,7 +77,8 @@ int Run() {
     return 2;
   }
   absl::StatusOr<graphsieve::GeneratorOptions> preset = graphsieve::GeneratorPreset(
-      absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale), absl::GetFlag(FLAGS_nodes_scale));
+      absl::GetFlag(FLAGS_preset), absl::GetFlag(FLAGS_scale), absl::GetFlag(FLAGS_nodes_scale),
+      absl::GetFlag(FLAGS_users_scale));
   if (!preset.ok()) {
     std::fprintf(stderr, "graphsieve-gen: --preset/--scale: %s\n",
                  std::string(preset.status().message()).c_str());

@@ -87,7 +87,7 @@ class MemoryIndex {
       const std::function<absl::Status(const NodeSink&)>& for_each_node,
       const std::function<absl::Status(const PairSink&)>& for_each_pair);
 
-  // Writes this index as an index file at `path` (index_file.cc; fsync'ed).
+  // Writes this index as an index file at `path` (layout: index_file.h; fsync'ed).
   // `info.format_version` 1 writes the layout before snapshot format 3
   // (20-byte node records, no counts) for compatibility tests; any other
   // value writes the current one. When `file_xxh3` is given it receives the

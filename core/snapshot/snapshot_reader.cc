@@ -1,6 +1,7 @@
 // SnapshotReader::Open (snapshot_reader.h): reads and checks MANIFEST.json,
 // verifies the listed files, then maps the version's index file or opens its
-// RocksDB. The reader's lookups and scans are in snapshot_reader_lookup.cc.
+// RocksDB, and returns the reader of the lookup mode asked for:
+// memory_snapshot_reader.h (kMemory) or rocksdb_snapshot_reader.h (kRocksDb).
 #include "core/snapshot/snapshot_reader.h"
 
 #include <sys/stat.h>
@@ -15,6 +16,8 @@
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/memory_index.h"
+#include "core/snapshot/memory_snapshot_reader.h"
+#include "core/snapshot/rocksdb_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader_internal.h"
 #include "core/snapshot/snapshot_store.h"
 #include "rocksdb/cache.h"
@@ -70,9 +73,10 @@ absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
 
 namespace {
 
+using snapshot_internal::MemorySnapshotReader;
 using snapshot_internal::OpenDb;
 using snapshot_internal::OpenRocksDb;
-using snapshot_internal::SnapshotReaderImpl;
+using snapshot_internal::RocksDbSnapshotReader;
 
 // Sizes and (with `digest`) XXH3-64 of every listed file but `skip` (the
 // index file when it is mapped: MapFile checks it in its own single pass).
@@ -104,10 +108,9 @@ absl::Status VerifyFiles(const std::string& dir, const snapshot::ParsedManifest&
 
 // kMemory over a version with an index file: map it (its bytes were checked
 // against the manifest by VerifyFiles); RocksDB is not opened.
-absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(const std::string& dir,
-                                                               snapshot::ParsedManifest parsed,
-                                                               const SnapshotReaderOptions& options,
-                                                               SnapshotLoadStats* stats) {
+absl::StatusOr<std::shared_ptr<MemorySnapshotReader>> OpenMapped(
+    const std::string& dir, snapshot::ParsedManifest parsed, const SnapshotReaderOptions& options,
+    SnapshotLoadStats* stats) {
   const absl::Time t0 = absl::Now();
   const std::string path = absl::StrCat(dir, "/", parsed.index_path);
   IndexFileInfo info;
@@ -132,9 +135,8 @@ absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> OpenMapped(const std::string
   }
   absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(info.unseen_model);
   if (!model.ok()) return absl::DataLossError(absl::StrCat(path, ": ", model.status().message()));
-  auto reader =
-      std::make_shared<SnapshotReaderImpl>(std::move(parsed), *model, nullptr, dir, options);
-  reader->SetIndex(*std::move(index));
+  auto reader = std::make_shared<MemorySnapshotReader>(std::move(parsed), *model, dir, options,
+                                                       *std::move(index));
   stats->index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
   stats->index_mapped = true;
   return reader;
@@ -199,7 +201,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
       stats.verify_files_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
     });
     snapshot::ParsedManifest copy = *parsed;
-    absl::StatusOr<std::shared_ptr<SnapshotReaderImpl>> reader =
+    absl::StatusOr<std::shared_ptr<MemorySnapshotReader>> reader =
         OpenMapped(dir, std::move(copy), options, &stats);
     verify.join();
     if (!db_files.ok()) return db_files;
@@ -234,31 +236,32 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SnapshotReader::Open(
   }
   absl::StatusOr<UnseenModel> model = snapshot::DecodeUnseenModel(model_text);
   if (!model.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", model.status().message()));
-  auto reader = std::make_shared<SnapshotReaderImpl>(std::move(*parsed), *model, std::move(*db),
-                                                     dir, options);
+  auto rocks = std::make_unique<RocksDbSnapshotReader>(std::move(*parsed), *model, std::move(*db),
+                                                       dir, options);
   stats.open_seconds = absl::ToDoubleSeconds(absl::Now() - t0) - stats.verify_rocksdb_seconds;
   t0 = absl::Now();
   if (options.lookup == LookupMode::kMemory) {
     // A snapshot without an index file (written before it existed): build
     // the index by reading both tables once; for a cuckoo table the iterator
     // sorts the file first (slow: block-based is the format for memory lookups).
-    s = reader->BuildIndex();
-    if (!s.ok()) return s;
-  } else {
-    reader->CreateNodeCache();
+    absl::StatusOr<std::unique_ptr<MemorySnapshotReader>> reader =
+        MemorySnapshotReader::BuildFrom(std::move(rocks));
+    if (!reader.ok()) return reader.status();
+    stats.index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
+    *(*reader)->mutable_load_stats() = stats;
+    return std::shared_ptr<const SnapshotReader>(*std::move(reader));
   }
   // CuckooTable iterators sort the whole table first, so warming a cuckoo
   // snapshot by iteration would cost seconds per million pairs; its file is
   // mmapped and was just read end to end by the digest check instead.
-  if (options.lookup == LookupMode::kRocksDb && options.warm &&
-      parsed_format != snapshot::TableFormat::kCuckoo) {
-    s = reader->Warm();
+  if (options.warm && parsed_format != snapshot::TableFormat::kCuckoo) {
+    s = rocks->Warm();
     if (!s.ok()) return absl::DataLossError(absl::StrCat(db_dir, ": ", s.message()));
   }
   stats.index_seconds = absl::ToDoubleSeconds(absl::Now() - t0);
   stats.index_mapped = false;
-  *reader->mutable_load_stats() = stats;
-  return std::shared_ptr<const SnapshotReader>(std::move(reader));
+  *rocks->mutable_load_stats() = stats;
+  return std::shared_ptr<const SnapshotReader>(std::move(rocks));
 }
 
 }  // namespace graphsieve

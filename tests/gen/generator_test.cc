@@ -164,6 +164,20 @@ TEST(GeneratorTest, ScaleMultipliesInstancesAndSqrtUsersItems) {
               HasSubstr("scale must be a positive number"));
 }
 
+TEST(GeneratorTest, UsersScaleGrowsUsersAloneItemsKeepTheSqrtRule) {
+  // Users linear in the log, items as its square root.
+  GeneratorOptions q = *GeneratorPreset("kuairec", 4.0, 0.0, 4.0);
+  EXPECT_EQ(q.num_users, 4 * 5765);
+  EXPECT_EQ(q.num_items, 2 * 10679);
+  EXPECT_EQ(q.num_instances, 48000000);
+  // With nodes_scale the items take its factor, the users still users_scale.
+  GeneratorOptions n = *GeneratorPreset("kuairec", 4.0, 3.0, 4.0);
+  EXPECT_EQ(n.num_users, 4 * 5765);
+  EXPECT_EQ(n.num_items, 3 * 10679);
+  EXPECT_THAT(GeneratorPreset("tiny", 1, 0, -2).status().message(),
+              HasSubstr("--users_scale must be >= 0"));
+}
+
 TEST(GeneratorTest, NodesScaleGrowsUsersAndItemsWithTheInstances) {
   GeneratorOptions q = *GeneratorPreset("kuairec", 4.0, 4.0);
   EXPECT_EQ(q.num_users, 4 * 5765);

@@ -1,0 +1,68 @@
+# Shared helpers of the group scripts of scripts/eval-report.sh (sourced; bash).
+# Needs the driver's environment: EVAL, GEN, OUT, WORK, SEEDS, FIRST_SEED, THREADS, ML.
+set -euo pipefail
+
+EVAL_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/eval/model-flags.sh
+source "$EVAL_LIB_DIR/model-flags.sh"
+
+# The builder's default rate rule (docs/METHOD.md "Rate rules"): MA-EC with uncertainty and
+# score propagation, mixture rule κ 0.1, propagation weight γ 0.5.
+DEFAULT_METHOD=maec-prop-mix
+DEFAULT_RULE=(--kappas=0.1 --gammas=0.5)
+# The near-oracle pilot rule: opt-mix fed with the target fm trained on the unsampled training
+# part, cross-fitted over 2 folds of the pairs (no pair's own label enters its score), κ_p 1.
+NEAR_ORACLE=(--pilot=fm --pilot_folds=2 --pilot_kappas=1)
+
+# The text of a command as recorded in commands.txt: binaries by name, inputs by variable.
+gs_show() {
+  local s="$*"
+  s="${s//$EVAL/graphsieve-eval}"
+  s="${s//$GEN/graphsieve-gen}"
+  if [[ -n "${ML:-}" ]]; then s="${s//$ML/\$ML}"; fi
+  s="${s//$WORK/\$WORK}"
+  s="${s//$OUT/\$OUT}"
+  printf '%s\n' "$s"
+}
+
+# gs_run CMD ARGS... : runs a command after appending it to $OUT/commands.txt.
+gs_run() {
+  gs_show "$@" >> "$OUT/commands.txt"
+  "$@"
+}
+
+# gs_eval NAME ARGS... : one graphsieve-eval experiment over SEEDS seeds with the model settings;
+# raw results in $WORK/NAME.json (+ .md, progress in .log), and $OUT/NAME.json without timings.
+gs_eval() {
+  local name="$1"
+  shift
+  echo "  $name ..." >&2
+  local t0=$SECONDS
+  mkdir -p "$WORK/snapshots"
+  gs_run "$EVAL" --seeds="$SEEDS" --first_seed="$FIRST_SEED" --threads="$THREADS" \
+    "${MODEL_FLAGS[@]}" "$@" --work_dir="$WORK/snapshots" --output_md="$WORK/$name.md" \
+    --output_json="$WORK/$name.json" 2> "$WORK/$name.log" || {
+    echo "eval-report: $name failed; the last lines of $WORK/$name.log:" >&2
+    tail -5 "$WORK/$name.log" >&2
+    return 1
+  }
+  python3 "$EVAL_LIB_DIR/tables.py" scrub "$WORK/$name.json" "$OUT/$name.json" \
+    --replace "$WORK=\$WORK" ${ML:+--replace "$ML=\$ML"}
+  echo "  $name done in $(( SECONDS - t0 )) s" >&2
+  echo "$name $(( SECONDS - t0 ))" >> "$WORK/timings.txt"
+}
+
+# gs_gen FILE ARGS... : graphsieve-gen into $WORK/FILE (once per group).
+gs_gen() {
+  local file="$1"
+  shift
+  [[ -f "$WORK/$file" ]] || gs_run "$GEN" "$@" --quiet --output="$WORK/$file"
+}
+
+# gs_tables ARGS... : scripts/eval/tables.py (Markdown tables, the curve's SVG, budget saved).
+gs_tables() { python3 "$EVAL_LIB_DIR/tables.py" "$@"; }
+
+# gs_no_movielens FILE : the line a group writes instead of its MovieLens tables.
+gs_no_movielens() {
+  printf '_MovieLens 100K was not found (set ML100K_DIR to the directory holding u.data): these tables were not regenerated._\n' > "$1"
+}

@@ -5,6 +5,8 @@
 #   ONLY=headline scripts/eval-report.sh   # one group: the headline table (about 10 minutes)
 #   ONLY=curve scripts/eval-report.sh      # AUC vs α and the budget saved at equal AUC
 #   CURVE_SETS="ml-fm-random ml-fm-deployed" ONLY=curve scripts/eval-report.sh   # part of a group
+#   JOBS=2 ...                             # groups that have independent runs start JOBS at once
+#   OUT_ROOT=/tmp/check ONLY=headline scripts/eval-report.sh   # elsewhere (e.g. to diff two runs)
 #
 # Builds graphsieve-eval and graphsieve-gen (Release, BUILD_DIR, default build/), then runs each
 # group script scripts/eval/groups/<name>.sh with this environment:
@@ -15,6 +17,7 @@
 #   WORK          a scratch directory of its own (logs, generated inputs, raw results)
 #   SEEDS         seeds per row (default 8), FIRST_SEED (default 1)
 #   THREADS       pipeline threads per run (default 1; the tables do not depend on it)
+#   JOBS          independent runs a group may start at once (default 1)
 #   ML            the MovieLens 100K directory (holding u.data), or empty when absent: the group
 #                 then writes a line saying so instead of its MovieLens tables
 # and writes $OUT/RUN.txt (commit, date, wall time, nproc, load) after the group.
@@ -24,7 +27,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
-export SEEDS="${SEEDS:-8}" FIRST_SEED="${FIRST_SEED:-1}" THREADS="${THREADS:-1}"
+export SEEDS="${SEEDS:-8}" FIRST_SEED="${FIRST_SEED:-1}" THREADS="${THREADS:-1}" JOBS="${JOBS:-1}"
+OUT_ROOT="${OUT_ROOT:-$ROOT/docs/eval}"
 SCRATCH="${WORK_DIR:-$(mktemp -d /tmp/graphsieve-eval-report.XXXXXX)}"
 mkdir -p "$SCRATCH"
 
@@ -54,7 +58,7 @@ fi
 commit="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
 dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -v ' docs/eval/' | head -1 || true)"
 for name in "${groups[@]}"; do
-  export OUT="$ROOT/docs/eval/$name" WORK="$SCRATCH/$name"
+  export OUT="$OUT_ROOT/$name" WORK="$SCRATCH/$name"
   rm -rf "$OUT" "$WORK"
   mkdir -p "$OUT" "$WORK"
   echo "eval-report: group $name (SEEDS=$SEEDS, scratch $WORK) ..." >&2
@@ -74,5 +78,5 @@ for name in "${groups[@]}"; do
     echo "load_at_end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "movielens: $([[ -n "$ML" ]] && echo found || echo absent)"
   } > "$OUT/RUN.txt"
-  echo "eval-report: group $name done in $wall s -> docs/eval/$name" >&2
+  echo "eval-report: group $name done in $wall s -> $OUT" >&2
 done

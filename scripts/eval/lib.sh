@@ -31,17 +31,28 @@ gs_run() {
   "$@"
 }
 
-# gs_eval NAME ARGS... : one graphsieve-eval experiment over SEEDS seeds with the model settings;
-# raw results in $WORK/NAME.json (+ .md, progress in .log), and $OUT/NAME.json without timings.
-gs_eval() {
+# gs_eval_cmd NAME ARGS... : sets GS_CMD to the graphsieve-eval command of one experiment over
+# SEEDS seeds with the model settings (raw results in $WORK/NAME.json and .md).
+gs_eval_cmd() {
   local name="$1"
   shift
+  GS_CMD=("$EVAL" --seeds="$SEEDS" --first_seed="$FIRST_SEED" --threads="$THREADS"
+          "${MODEL_FLAGS[@]}" "$@" --work_dir="$WORK/snapshots" --output_md="$WORK/$name.md"
+          --output_json="$WORK/$name.json")
+}
+
+# gs_eval NAME ARGS... : records and runs one experiment (progress in $WORK/NAME.log), then
+# writes $OUT/NAME.json without timings. To run several at once, record each in order with
+# GS_RECORDED=1 gs_eval ... & after `gs_eval_cmd` + `gs_show "${GS_CMD[@]}" >> $OUT/commands.txt`.
+gs_eval() {
+  local name="$1"
+  gs_eval_cmd "$@"
+  [[ "${GS_RECORDED:-0}" == 1 ]] || gs_show "${GS_CMD[@]}" >> "$OUT/commands.txt"
   echo "  $name ..." >&2
-  local t0=$SECONDS
   mkdir -p "$WORK/snapshots"
-  gs_run "$EVAL" --seeds="$SEEDS" --first_seed="$FIRST_SEED" --threads="$THREADS" \
-    "${MODEL_FLAGS[@]}" "$@" --work_dir="$WORK/snapshots" --output_md="$WORK/$name.md" \
-    --output_json="$WORK/$name.json" 2> "$WORK/$name.log" || {
+  local t0=$SECONDS
+  local TIMEFORMAT="$name wall %R s, CPU %U s user %S s system"
+  { time "${GS_CMD[@]}" 2> "$WORK/$name.log"; } 2>> "$WORK/timings.txt" || {
     echo "eval-report: $name failed; the last lines of $WORK/$name.log:" >&2
     tail -5 "$WORK/$name.log" >&2
     return 1
@@ -49,7 +60,6 @@ gs_eval() {
   python3 "$EVAL_LIB_DIR/tables.py" scrub "$WORK/$name.json" "$OUT/$name.json" \
     --replace "$WORK=\$WORK" ${ML:+--replace "$ML=\$ML"}
   echo "  $name done in $(( SECONDS - t0 )) s" >&2
-  echo "$name $(( SECONDS - t0 ))" >> "$WORK/timings.txt"
 }
 
 # gs_gen FILE ARGS... : graphsieve-gen into $WORK/FILE (once per group).

@@ -11,6 +11,7 @@ CURVE_SETS="${CURVE_SETS:-ml-fm-random ml-fm-deployed ml-mlp-random ml-mlp-deplo
 GRID=(--methods=uniform,"$DEFAULT_METHOD",opt-mix "${DEFAULT_RULE[@]}" "${NEAR_ORACLE[@]}"
       --alphas=0.05,0.1,0.2,0.3,0.5 --include_full=true)
 sets=()
+pids=()
 for set in $CURVE_SETS; do
   IFS=- read -r data model mode <<< "$set"
   case "$data" in
@@ -24,9 +25,15 @@ for set in $CURVE_SETS; do
       title="preference log 1, $mode" ;;
     *) echo "curve: unknown set '$set'" >&2; exit 2 ;;
   esac
-  gs_eval "$set" "${input[@]}" --models="$model" --mode="$mode" "${GRID[@]}"
+  # Up to JOBS sets at once; the commands are recorded here, in set order.
+  while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n || true; done
+  gs_eval_cmd "$set" "${input[@]}" --models="$model" --mode="$mode" "${GRID[@]}"
+  gs_show "${GS_CMD[@]}" >> "$OUT/commands.txt"
+  GS_RECORDED=1 gs_eval "$set" "${input[@]}" --models="$model" --mode="$mode" "${GRID[@]}" &
+  pids+=($!)
   sets+=("$title=$WORK/$set.json")
 done
+for pid in "${pids[@]}"; do wait "$pid"; done  # each set's status (a failed one fails the group)
 if (( ${#sets[@]} > 0 )); then
   gs_tables curve --md "$OUT/curve.md" --svg "$OUT/curve.svg" --csv "$OUT/curve.csv" "${sets[@]}"
 fi

@@ -80,3 +80,7 @@ for name in "${groups[@]}"; do
   } > "$OUT/RUN.txt"
   echo "eval-report: group $name done in $wall s -> $OUT" >&2
 done
+# The report quotes the generated tables between its markers (docs/EVALUATION.md).
+if [[ "$OUT_ROOT" == "$ROOT/docs/eval" ]]; then
+  python3 "$ROOT/scripts/eval/tables.py" stitch "$ROOT/docs/EVALUATION.md" "$OUT_ROOT"
+fi

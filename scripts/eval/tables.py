@@ -5,6 +5,8 @@
       the runs and summaries without timings, the command without local paths
   tables.py headline --out FILE.md LABEL=RUN.json ...
       per data set / mode and model: uniform and the default at α 0.2, the paired ΔAUC ± SE
+  tables.py stitch REPORT.md DOCS_EVAL_DIR
+      copies docs/eval/<group>/<file>.md between the report's GENERATED markers
   tables.py curve --md FILE.md --svg FILE.svg --csv FILE.csv LABEL=RUN.json ...
       AUC vs α for uniform, the default and the near-oracle pilot rule, and the budget saved
       at equal AUC: the α uniform needs to match the default at α 0.2, with an interval
@@ -330,6 +332,24 @@ def svg(panels):
     return "\n".join(out) + "\n"
 
 
+def cmd_stitch(ns):
+    """Copies each generated file between its markers in the report:
+    <!-- BEGIN GENERATED: group/file.md --> ... <!-- END GENERATED: group/file.md -->"""
+    import pathlib
+    import re
+    report, root = pathlib.Path(ns.report), pathlib.Path(ns.root)
+    text = report.read_text(encoding="utf-8")
+    for name in re.findall(r"<!-- BEGIN GENERATED: ([\w./-]+) -->", text):
+        part = root / name
+        if not part.exists():
+            continue
+        body = part.read_text(encoding="utf-8").strip()
+        text = re.sub(rf"(<!-- BEGIN GENERATED: {re.escape(name)} -->\n).*?"
+                      rf"(<!-- END GENERATED: {re.escape(name)} -->)",
+                      lambda m: m.group(1) + body + "\n" + m.group(2), text, flags=re.S)
+    report.write_text(text, encoding="utf-8")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -345,8 +365,11 @@ def main():
     s.add_argument("--svg", required=True)
     s.add_argument("--csv", required=True)
     s.add_argument("inputs", nargs="+")
+    s = sub.add_parser("stitch")
+    s.add_argument("report")
+    s.add_argument("root")
     ns = p.parse_args()
-    {"scrub": cmd_scrub, "headline": cmd_headline, "curve": cmd_curve}[ns.cmd](ns)
+    {"scrub": cmd_scrub, "headline": cmd_headline, "curve": cmd_curve, "stitch": cmd_stitch}[ns.cmd](ns)
 
 
 if __name__ == "__main__":

@@ -100,11 +100,12 @@ def cmd_scrub(ns):
     for r in j.get("runs", []):
         r.pop("rate_seconds", None)
         r.pop("train_seconds", None)
-    cmd = j.get("command", "")
+    cmd, title = j.get("command", ""), j.get("title", "")
     for rep in ns.replace or []:
         old, new = rep.split("=", 1)
         if old:
-            cmd = cmd.replace(old, new)
+            cmd, title = cmd.replace(old, new), title.replace(old, new)
+    j["title"] = title
     # Paths of the scratch outputs say nothing about the result.
     cmd = " ".join(w for w in cmd.split() if not w.startswith(("--output_md=", "--output_json=",
                                                                 "--work_dir=")))

@@ -118,8 +118,8 @@ def cmd_scrub(ns):
 def cmd_headline(ns):
     lines = [
         "| data, mode | model | seeds | uniform AUC | default AUC | ΔAUC default − uniform ± SE | "
-        "95 % interval | kept neg. (default) |",
-        "|---|---|---|---|---|---|---|---|",
+        "95 % interval | kept neg. (default) | rated EXACT / INFERRED / DEFAULT (deployed) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for label, j in labelled(ns.inputs):
         for model in models_of(j["runs"]):
@@ -131,10 +131,15 @@ def cmd_headline(ns):
             kept = [r["kept_negative_fraction"] for r in j["runs"]
                     if r["model"] == model and r["method"] == DEFAULT and abs(r["alpha"] - 0.2) < 1e-9]
             lo, hi = mean(diff) - t975(len(diff)) * se(diff), mean(diff) + t975(len(diff)) * se(diff)
+            src = [r for r in j["runs"] if r["model"] == model and r["method"] == DEFAULT
+                   and r.get("source_exact", -1) >= 0]
+            sources = "–" if not src else " / ".join(
+                f"{mean([r[k] for r in src]):.3f}"
+                for k in ("source_exact", "source_inferred", "source_default"))
             lines.append(
                 f"| {label} | {model} | {len(diff)} | {mean(list(u.values())):.4f} | "
                 f"{mean(list(d.values())):.4f} | **{pm(diff)}** | {lo:+.4f} … {hi:+.4f} | "
-                f"{mean(kept):.3f} |")
+                f"{mean(kept):.3f} | {sources} |")
     with open(ns.out, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
 

@@ -273,7 +273,7 @@ COLOURS = {"uniform": "#555555", DEFAULT: "#1f6fb4", ORACLE: "#d9822b"}
 
 def svg(panels):
     """Per panel two plots: AUC vs α (log scale) and ΔAUC vs uniform with its 95 % interval."""
-    w, h, pad = 330, 220, 46
+    w, h, pad = 380, 220, 46
     rows = len(panels)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * w + 20}" '
            f'height="{rows * (h + 30) + 40}" font-family="sans-serif" font-size="11">',
@@ -306,7 +306,7 @@ def svg(panels):
             def py(v):
                 return y0 + 20 + (hi - v) / (hi - lo) * (h - 50)
 
-            out.append(f'<text x="{x0 + pad}" y="{y0 + 12}" font-weight="bold">'
+            out.append(f'<text x="{x0 + 4}" y="{y0 + 12}" font-weight="bold">'
                        f'{title}: {kind}</text>')
             out.append(f'<rect x="{x0 + pad}" y="{y0 + 20}" width="{w - pad - 10}" '
                        f'height="{h - 50}" fill="none" stroke="#999"/>')

@@ -77,6 +77,7 @@ for name in "${groups[@]}"; do
     echo "load_at_start: $load0"
     echo "load_at_end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "movielens: $([[ -n "$ML" ]] && echo found || echo absent)"
+    if [[ -f "$WORK/timings.txt" ]]; then echo "runs:"; sed 's/^/  /' "$WORK/timings.txt"; fi
   } > "$OUT/RUN.txt"
   echo "eval-report: group $name done in $wall s -> $OUT" >&2
 done

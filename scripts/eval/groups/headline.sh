@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The headline table (the quick group, about 10 minutes on 2 cores with SEEDS=8): the builder's
+# The headline table (the quick group: 300 s wall on a quiet 2-core machine with SEEDS=8): the builder's
 # default rule against uniform subsampling at α 0.2, paired per seed, on MovieLens 100K (lr, fm,
 # mlp) and the generated preference-exposure log (fm), in both modes (random split: rates
 # computed on the training part; deployed: a snapshot of the earlier period rates the later one).

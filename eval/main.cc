@@ -4,9 +4,11 @@
 // each requested method, keeps positives and samples negatives, trains target
 // CTR models with the log-odds correction and reports test AUC, log-loss and
 // NDCG@k (mean ± std over seeds) next to `full` (no sampling) and `uniform`.
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "eval/movielens.h"
 #include "eval/report.h"
 #include "eval/unbiased.h"
+#include "eval/verdict.h"
 #include "graphsieve/version.h"
 
 ABSL_FLAG(std::string, log, "",
@@ -132,6 +135,13 @@ ABSL_FLAG(std::string, test, "",
           "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "
           "both modes; impressions of users or items absent from the log are dropped.");
 ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model to stderr.");
+ABSL_FLAG(std::string, input, "",
+          "verdict: the log to judge (CSV/TSV with a header, gzip ok; the column flags "
+          "--user-col, --item-col, --label-col / --label-rule, --delimiter apply).");
+ABSL_FLAG(std::string, time_col, "",
+          "verdict: a time column (numbers that order the impressions, e.g. epoch seconds): "
+          "given, the verdict runs the deployed mode (a snapshot of the earlier half rates the "
+          "later half); empty, the random split.");
 
 namespace graphsieve::eval {
 namespace {
@@ -312,25 +322,105 @@ absl::Status Run(const std::string& command) {
   return absl::OkStatus();
 }
 
+// graphsieve-eval verdict: the default rule against uniform on the user's own log.
+absl::Status RunVerdictCommand(int* exit_code) {
+  const std::string input = absl::GetFlag(FLAGS_input);
+  if (input.empty()) return absl::InvalidArgumentError("verdict: --input is required");
+  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  if (!options.ok()) return options.status();
+  if (options->models.size() != 1) {
+    return absl::InvalidArgumentError("verdict: --models takes one target model (lr, fm or mlp)");
+  }
+  LogReaderOptions base;
+  base.keep_id_names = false;
+  absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+  if (!r.ok()) return r.status();
+  ImpressionLog log;
+  if (absl::Status s = ReadImpressionLog(input, *r, &log); !s.ok()) return s;
+  const std::string time_col = absl::GetFlag(FLAGS_time_col);
+  std::vector<int64_t> timestamps;
+  std::string mode = "random split (no --time-col)";
+  if (!time_col.empty()) {
+    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(input, time_col, *r);
+    if (!times.ok()) return times.status();
+    if (times->size() != log.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(input, ": ", times->size(),
+                                                     " times in column '", time_col, "' for ",
+                                                     log.size(), " rows"));
+    }
+    timestamps = *std::move(times);
+    mode = absl::StrCat("deployed mode (time column '", time_col,
+                        "': a snapshot of the earlier half rates the later half)");
+  }
+  VerdictOptions v;
+  v.model = ModelKindName(options->models.front());
+  v.experiment = *options;
+  const int total = options->seeds * (3 + static_cast<int>(v.budget_alphas.size()));
+  if (options->progress) {
+    auto done = std::make_shared<int>(0);
+    v.experiment.progress = [done, total](const std::string& line) {
+      std::cerr << "verdict: [" << ++*done << "/" << total << "] " << line << std::endl;
+    };
+  }
+  absl::StatusOr<VerdictReport> report = RunVerdict(log, timestamps, v, mode);
+  if (!report.ok()) return report.status();
+  std::cout << FormatVerdict(*report);
+  *exit_code = ExitCode(report->recommendation);
+  return absl::OkStatus();
+}
+
 }  // namespace
 }  // namespace graphsieve::eval
 
 int main(int argc, char** argv) {
-  graphsieve::ConfigureFlagUsage(
-      "Measures whether training on a subsample keeps model quality.\n"
-      "Usage: graphsieve-eval (--log=FILE [--pilot_col=pilot_score] | --movielens=DIR)\n"
-      "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
-      "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
-      "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
-      "samples negatives, trains target models with the log-odds correction and reports test\n"
-      "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
-      "Docs: docs/EVALUATION.md",
-      "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
-  if (rest.size() > 1) {
+  const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
+  if (verdict) {
+    graphsieve::ConfigureFlagUsage(
+        "Should this log be sampled with graphsieve's rates? Run this first on your own data.\n"
+        "Usage: graphsieve-eval verdict --input LOG [--time-col C] [--models=fm] [--seeds=8]\n"
+        "         [--user-col user_id --item-col item_id --label-col label | --label-rule R]\n"
+        "Trains the target model on negatives kept at alpha 0.2 by the builder's default rule\n"
+        "and by uniform sampling (paired over seeds), and uniform at alpha 0.3, 0.5 and\n"
+        "unsampled; prints the gain over uniform and the budget saved at equal AUC (the alpha\n"
+        "uniform needs to match), each with a 95% interval, and a one-line recommendation.\n"
+        "With --time-col the deployed mode runs (a snapshot of the earlier half of the log\n"
+        "rates the later half, as graphsieve-server would); without, a random 80/10/10 split.\n"
+        "Exit code: 0 deploy, 3 no measurable gain, 4 keep uniform, 1 error, 2 usage.\n"
+        "Progress (one line per trained model) goes to stderr; --quiet silences it.\n"
+        "Docs: docs/EVALUATION.md \"Your own log\"",
+        "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
+    absl::SetFlag(&FLAGS_seeds, 8);
+    absl::SetFlag(&FLAGS_models, "fm");
+  } else {
+    graphsieve::ConfigureFlagUsage(
+        "Measures whether training on a subsample keeps model quality.\n"
+        "Usage: graphsieve-eval (--log=FILE [--pilot_col=pilot_score] | --movielens=DIR)\n"
+        "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
+        "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
+        "       graphsieve-eval verdict --input LOG [--time-col C]   (see verdict --help)\n"
+        "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
+        "samples negatives, trains target models with the log-odds correction and reports test\n"
+        "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
+        "Docs: docs/EVALUATION.md",
+        "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
+  }
+  std::vector<std::string> normalised = graphsieve::NormaliseFlagNames(argc, argv);
+  std::vector<char*> pointers = graphsieve::ArgvPointers(normalised);
+  std::vector<char*> rest =
+      absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  if (rest.size() > (verdict ? 2u : 1u)) {
     std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n",
-                 rest[1]);
+                 rest[verdict ? 2 : 1]);
     return 2;
+  }
+  if (verdict) {
+    int exit_code = 1;
+    const absl::Status status = graphsieve::eval::RunVerdictCommand(&exit_code);
+    if (!status.ok()) {
+      std::fprintf(stderr, "graphsieve-eval verdict: %s\n", status.ToString().c_str());
+      return 1;
+    }
+    return exit_code;
   }
   std::vector<std::string> args(argv, argv + argc);
   args[0] = "graphsieve-eval";

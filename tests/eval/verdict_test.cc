@@ -1,0 +1,189 @@
+// graphsieve-eval verdict: the interval, budget and recommendation arithmetic on
+// values with a known answer, the time-column reader, and the command end to end on
+// generated logs where the answer is known both ways.
+#include "eval/verdict.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "eval/random.h"
+#include "gtest/gtest.h"
+
+namespace graphsieve::eval {
+namespace {
+
+std::string TempDir() {
+  const char* t = std::getenv("TEST_TMPDIR");
+  std::string dir = std::string(t ? t : "/tmp") + "/graphsieve_verdict_XXXXXX";
+  if (mkdtemp(dir.data()) == nullptr) return "/tmp";
+  return dir;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(VerdictIntervalTest, MeanStandardErrorAndStudentInterval) {
+  // diffs 1, 2, 3: mean 2, sample sd 1, se 1/sqrt(3); t(2 df) = 4.303.
+  const PairedInterval i = IntervalOf({1.0, 2.0, 3.0});
+  EXPECT_EQ(i.n, 3);
+  EXPECT_DOUBLE_EQ(i.mean, 2.0);
+  EXPECT_NEAR(i.se, 1.0 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(i.low, 2.0 - 4.303 / std::sqrt(3.0), 1e-12);
+  EXPECT_NEAR(i.high, 2.0 + 4.303 / std::sqrt(3.0), 1e-12);
+  EXPECT_DOUBLE_EQ(StudentT975(7), 2.365);
+  EXPECT_DOUBLE_EQ(StudentT975(100), 1.96);
+  EXPECT_TRUE(std::isnan(IntervalOf({0.5}).se));  // one seed: no interval
+}
+
+TEST(VerdictBudgetTest, CrossingIsLogLinearAndTheBandGivesTheInterval) {
+  // Paired uniform(α) − target: mean −0.002, −0.001, +0.001, +0.003 at α 0.2, 0.3, 0.5, 1,
+  // each over two seeds ±0.0001 (se 0.0001, half-width 12.706 × 0.0001).
+  const std::vector<double> alphas = {0.2, 0.3, 0.5, 1.0};
+  std::vector<std::vector<double>> diffs;
+  for (double m : {-0.002, -0.001, 0.001, 0.003}) diffs.push_back({m - 1e-4, m + 1e-4});
+  const BudgetMatch b = MatchAlpha(alphas, diffs);
+  ASSERT_TRUE(b.alpha.has_value());
+  EXPECT_NEAR(*b.alpha, std::exp(0.5 * (std::log(0.3) + std::log(0.5))), 1e-9);
+  // Upper band −0.001 + 0.0012706 >= 0 already at 0.3: the low end lies in (0.2, 0.3].
+  ASSERT_TRUE(b.low.has_value());
+  EXPECT_GT(*b.low, 0.2);
+  EXPECT_LE(*b.low, 0.3);
+  // Lower band at 0.5 is 0.001 − 0.0012706 < 0, at 1 it is > 0: the high end in (0.5, 1).
+  ASSERT_TRUE(b.high.has_value());
+  EXPECT_GT(*b.high, 0.5);
+  EXPECT_LT(*b.high, 1.0);
+  EXPECT_NEAR(BudgetSaved(0.2, *b.alpha), 1.0 - 0.2 / *b.alpha, 1e-12);
+  // Uniform never catches up within the grid: no α, reported as "> 1".
+  const BudgetMatch never =
+      MatchAlpha(alphas, {{-3e-3, -2e-3}, {-3e-3, -2e-3}, {-3e-3, -2e-3}, {-3e-3, -2e-3}});
+  EXPECT_FALSE(never.alpha.has_value());
+  EXPECT_DOUBLE_EQ(never.largest_alpha, 1.0);
+}
+
+TEST(VerdictRecommendTest, BothWaysAndTheExitCodes) {
+  EXPECT_EQ(Recommend(IntervalOf({0.002, 0.003, 0.0025})), Recommendation::kDeploy);
+  EXPECT_EQ(Recommend(IntervalOf({-0.002, -0.003, -0.0025})), Recommendation::kKeepUniform);
+  EXPECT_EQ(Recommend(IntervalOf({0.002, -0.002, 0.001})), Recommendation::kNoGain);
+  EXPECT_EQ(Recommend(IntervalOf({0.01})), Recommendation::kNoGain);  // no interval
+  EXPECT_EQ(ExitCode(Recommendation::kDeploy), 0);
+  EXPECT_EQ(ExitCode(Recommendation::kNoGain), 3);
+  EXPECT_EQ(ExitCode(Recommendation::kKeepUniform), 4);
+}
+
+TEST(VerdictTimeColumnTest, ReadsTheColumnAndNamesBadValues) {
+  const std::string dir = TempDir();
+  {
+    std::ofstream(dir + "/ok.tsv") << "user_id\titem_id\tlabel\tts\n1\t2\t0\t100\n\n3\t4\t1\t7.9\n";
+    std::ofstream(dir + "/bad.csv") << "user_id,item_id,label,ts\n1,2,0,100\n3,4,1,yesterday\n";
+  }
+  LogReaderOptions o;
+  absl::StatusOr<std::vector<int64_t>> t = ReadTimeColumn(dir + "/ok.tsv", "ts", o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, (std::vector<int64_t>{100, 7}));
+  absl::StatusOr<std::vector<int64_t>> bad = ReadTimeColumn(dir + "/bad.csv", "ts", o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.csv:3"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("yesterday"), std::string::npos);
+  absl::StatusOr<std::vector<int64_t>> missing = ReadTimeColumn(dir + "/ok.tsv", "time", o);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("'time'"), std::string::npos);
+}
+
+// Two user blocks and two item blocks; every pair is shown once. `helps`: a user clicks
+// only items of its own block, with a probability from user and item effects, so every
+// informative negative lies inside a block, where the positive graph connects user and item,
+// and the default rule spends its budget there (uniform spreads it over the uninformative
+// cross-block negatives). Otherwise every label is a coin flip with probability 0.15, the
+// same for every pair: nothing can be learnt, so no sampling rule can gain over uniform.
+std::string WriteBlockLog(const std::string& dir, bool helps) {
+  const int users = 60, items = 100;
+  SplitMix64 rng(helps ? 11 : 12);
+  std::vector<double> bu(2 * users), bi(2 * items);
+  for (double& x : bu) x = rng.Normal();
+  for (double& x : bi) x = rng.Normal();
+  const std::string path = dir + (helps ? "/helps.csv" : "/noise.csv");
+  std::ofstream out(path);
+  out << "user_id,item_id,label,ts\n";
+  for (int u = 0; u < 2 * users; ++u) {
+    for (int i = 0; i < 2 * items; ++i) {
+      const bool same = (u / users) == (i / items);
+      double p = 0.15;
+      if (helps) p = same ? 1.0 / (1.0 + std::exp(-(-1.0 + 1.5 * bu[u] + 1.5 * bi[i]))) : 0.0;
+      out << u << ',' << i << ',' << (rng.Uniform() < p ? 1 : 0) << ',' << u * 2 * items + i
+          << '\n';
+    }
+  }
+  return path;
+}
+
+int RunVerdictBinary(const std::string& args, const std::string& dir, std::string* out) {
+  const std::string out_path = dir + "/verdict.txt";
+  const std::string cmd =
+      std::string(GRAPHSIEVE_EVAL_BIN) + " verdict " + args + " > " + out_path + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  *out = ReadAll(out_path);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+TEST(VerdictCommandTest, RecommendsDeployWhereTheRuleHelps) {
+  const std::string dir = TempDir();
+  std::string out;
+  const int rc = RunVerdictBinary("--input " + WriteBlockLog(dir, true) + " --dim=4", dir, &out);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("recommendation: DEPLOY"), std::string::npos) << out;
+  EXPECT_NE(out.find("random split"), std::string::npos) << out;
+  EXPECT_NE(out.find("budget saved at equal AUC"), std::string::npos) << out;
+  EXPECT_NE(out.find("verdict: [40/40]"), std::string::npos) << "progress lines: " << out;
+}
+
+TEST(VerdictCommandTest, DoesNotRecommendDeployWhereNothingCanBeLearnt) {
+  const std::string dir = TempDir();
+  std::string out;
+  const int rc =
+      RunVerdictBinary("--input " + WriteBlockLog(dir, false) + " --dim=4 --quiet", dir, &out);
+  EXPECT_TRUE(rc == 3 || rc == 4) << out;
+  EXPECT_EQ(out.find("recommendation: DEPLOY"), std::string::npos) << out;
+  EXPECT_EQ(out.find("verdict: ["), std::string::npos) << "--quiet prints no progress: " << out;
+}
+
+TEST(VerdictCommandTest, TimeColumnRunsTheDeployedModeAndTheExitCodeFollowsTheVerdict) {
+  const std::string dir = TempDir();
+  std::string out;
+  const int rc = RunVerdictBinary(
+      "--input " + WriteBlockLog(dir, true) + " --time-col ts --dim=4 --seeds=3 --quiet", dir,
+      &out);
+  EXPECT_NE(out.find("deployed mode (time column 'ts'"), std::string::npos) << out;
+  const int expected = out.find("recommendation: DEPLOY") != std::string::npos          ? 0
+                       : out.find("recommendation: NO MEASURABLE") != std::string::npos ? 3
+                       : out.find("recommendation: KEEP UNIFORM") != std::string::npos  ? 4
+                                                                                        : -1;
+  EXPECT_EQ(rc, expected) << out;
+}
+
+TEST(VerdictCommandTest, BadInvocationsNameTheInput) {
+  const std::string dir = TempDir();
+  const std::string log = WriteBlockLog(dir, true);
+  std::string out;
+  EXPECT_EQ(RunVerdictBinary("--input " + log + " --time-col when --quiet", dir, &out), 1);
+  EXPECT_NE(out.find("no time column 'when'"), std::string::npos) << out;
+  EXPECT_EQ(RunVerdictBinary("--quiet", dir, &out), 1);
+  EXPECT_NE(out.find("--input is required"), std::string::npos) << out;
+  EXPECT_EQ(RunVerdictBinary("--input " + dir + "/absent.csv --quiet", dir, &out), 1);
+  EXPECT_NE(out.find("absent.csv"), std::string::npos) << out;
+  EXPECT_EQ(RunVerdictBinary("--input " + log + " --models=fm,lr --quiet", dir, &out), 1);
+  EXPECT_NE(out.find("one target model"), std::string::npos) << out;
+  EXPECT_EQ(RunVerdictBinary("--help", dir, &out), 1);  // absl's --help exits 1
+  EXPECT_NE(out.find("graphsieve-eval verdict --input LOG [--time-col C]"), std::string::npos)
+      << out;
+}
+
+}  // namespace
+}  // namespace graphsieve::eval

@@ -333,6 +333,31 @@ TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
   EXPECT_THAT(metrics, HasSubstr("graphsieve_request_errors_total{code=\"DEADLINE_EXCEEDED\"} 1"));
 }
 
+// A message larger than the server accepts (room for --max-batch-pairs pairs
+// plus 1 MiB of framing) is refused by gRPC before the handler with
+// RESOURCE_EXHAUSTED (README, "Errors"); the server stays up.
+TEST_F(ServerTest, OversizeMessageIsResourceExhausted) {
+  const std::string root = testing::MakeTempDir("oversize");
+  ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
+  ServerOptions o;
+  o.max_batch_pairs = 10;  // limit: 10 * 32 bytes + 1 MiB
+  StartServer(root, o);
+  ASSERT_TRUE(server_->manager().PollOnce().ok());
+  v1::GetSamplingRateRequest req;
+  for (int k = 0; k < 100000; ++k) {  // 16 bytes a pair: ~1.6 MB
+    req.add_user_ids(1 + k % 12);
+    req.add_item_ids(1001 + k % 15);
+  }
+  ASSERT_GT(req.ByteSizeLong(), size_t{10 * 32 + (1 << 20)});
+  v1::GetSamplingRateResponse resp;
+  grpc::Status st = Call(req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  // Within the limit but over --max-batch-pairs: the handler's INVALID_ARGUMENT.
+  req.mutable_user_ids()->Truncate(11);
+  req.mutable_item_ids()->Truncate(11);
+  EXPECT_EQ(Call(req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST_F(ServerTest, HealthReadinessAndAdminPages) {
   const std::string root = testing::MakeTempDir("health");
   StartServer(root);

@@ -42,6 +42,20 @@ absl::Status BuildOptions::Validate() const {
   if (p.rate_rule == RateRule::kFloor && !(p.floor > 0.0 && p.floor < p.alpha)) {
     return bad(absl::StrCat("--floor must be in (0, --alpha) = (0, ", p.alpha, "), got ", p.floor));
   }
+  // Checked whatever the rate rule (an unused NaN is still a typo to report).
+  for (auto [name, value] : {std::pair{"--floor", p.floor}, {"--product_floor", p.product_floor}}) {
+    if (!(value >= 0.0 && value <= 1.0)) {
+      return bad(absl::StrCat(name, " must be in [0, 1], got ", value));
+    }
+  }
+  if (!(p.propagation_tolerance > 0.0 && std::isfinite(p.propagation_tolerance))) {
+    return bad(absl::StrCat("--propagation_tolerance must be a finite number > 0, got ",
+                            p.propagation_tolerance));
+  }
+  if (!(lock_timeout_seconds >= 0.0 && std::isfinite(lock_timeout_seconds))) {
+    return bad(absl::StrCat("--lock_timeout_seconds must be a finite number >= 0, got ",
+                            lock_timeout_seconds));
+  }
   if (p.rate_rule == RateRule::kMixture && !(p.kappa > 0.0 && p.kappa <= 1e6)) {
     return bad(absl::StrCat("--kappa must be in (0, 1e6], got ", p.kappa));
   }

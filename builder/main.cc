@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -147,6 +148,9 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   if (!rate_rule.ok()) return Prefixed("rate_rule", rate_rule.status());
   p.rate_rule = *rate_rule;
   p.kappa = absl::GetFlag(FLAGS_kappa);
+  if (std::isnan(absl::GetFlag(FLAGS_pilot_kappa))) {  // < 0 means --kappa; NaN means a typo
+    return absl::InvalidArgumentError("--pilot_kappa must be a number (< 0: --kappa), got nan");
+  }
   if (absl::GetFlag(FLAGS_pilot_kappa) >= 0) p.pilot_kappa = absl::GetFlag(FLAGS_pilot_kappa);
   p.product_kappa = absl::GetFlag(FLAGS_product_kappa);
   p.gamma = absl::GetFlag(FLAGS_gamma);

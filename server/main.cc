@@ -155,7 +155,9 @@ int main(int argc, char** argv) {
   o.testing_hold_tagged_calls_until_drain =
       absl::GetFlag(FLAGS_testing_hold_tagged_calls_until_drain);
   const int64_t cache_mb = absl::GetFlag(FLAGS_block_cache_mb);
-  if (cache_mb < 0) return Fail(absl::StrCat("--block-cache-mb must be >= 0, got ", cache_mb), 2);
+  if (cache_mb < 0 || cache_mb > (int64_t{1} << 30)) {  // bytes = MiB << 20 must fit
+    return Fail(absl::StrCat("--block-cache-mb must be in [0, 1073741824], got ", cache_mb), 2);
+  }
   o.block_cache_bytes = static_cast<size_t>(cache_mb) << 20;
   o.verify_checksums = absl::GetFlag(FLAGS_verify_checksums);
   o.warm = absl::GetFlag(FLAGS_warm);

@@ -79,13 +79,15 @@ absl::Status ServerOptions::Validate() const {
       !(default_policy.fixed_rate > 0.0 && default_policy.fixed_rate <= 1.0)) {
     return absl::InvalidArgumentError("--default-policy: fixed rate must be in (0, 1]");
   }
-  if (!(drain_grace_seconds >= 0.0) || !std::isfinite(drain_grace_seconds)) {
+  // At most a day: a SIGTERM must end the process, and the grace becomes a
+  // deadline in microseconds (int64).
+  if (!(drain_grace_seconds >= 0.0 && drain_grace_seconds <= 86400.0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--drain-grace-seconds must be >= 0, got ", drain_grace_seconds));
+        absl::StrCat("--drain-grace-seconds must be in [0, 86400], got ", drain_grace_seconds));
   }
-  if (!(drain_notice_seconds >= 0.0) || !std::isfinite(drain_notice_seconds)) {
+  if (!(drain_notice_seconds >= 0.0 && drain_notice_seconds <= 86400.0)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--drain-notice-seconds must be >= 0, got ", drain_notice_seconds));
+        absl::StrCat("--drain-notice-seconds must be in [0, 86400], got ", drain_notice_seconds));
   }
   if (tls_cert_path.empty() != tls_key_path.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
@@ -97,7 +99,7 @@ absl::Status ServerOptions::Validate() const {
   if (absl::Status st = CheckOperatorAddress(operator_address); !st.ok()) return st;
   if (history_size < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat("history_size must be >= 1, got ", history_size));
+        absl::StrCat("--history-size must be >= 1, got ", history_size));
   }
   if (admin_threads < 1) {
     return absl::InvalidArgumentError(

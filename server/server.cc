@@ -17,6 +17,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "nlohmann/json.hpp"
+#include "server/connection_hold.h"
 #include "server/log.h"
 
 namespace graphsieve {
@@ -283,10 +284,22 @@ void GraphsieveServer::Shutdown() {
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));
+    // gRPC closes each connection once its last call has finished; the hold
+    // keeps the socket until the client has the whole response
+    // (server/connection_hold.h). A connection accepted between here and
+    // gRPC's shutdown of the listener is not held.
+    ConnectionHold held = ConnectionHold::Take({port_});
     if (operator_server_ != nullptr) operator_server_->Shutdown(deadline);
     server_->Shutdown(deadline);
     server_->Wait();
     if (operator_server_ != nullptr) operator_server_->Wait();
+    const int held_count = held.held();
+    const int unacknowledged = held.Release(absl::FromChrono(deadline));
+    if (unacknowledged > 0) {
+      ServerLog(absl::StrCat("drained: ", unacknowledged, " of ", held_count,
+                             " connections still had unacknowledged response bytes at the "
+                             "drain deadline"));
+    }
   }
   if (manager_ != nullptr) manager_->Stop();
   ServerLog("stopped");

@@ -6,7 +6,8 @@
 //
 // Lifecycle: Create() binds the ports and starts the refresher; Shutdown()
 // drains (readiness off, no new calls, in-flight calls get drain_grace_seconds,
-// then are cancelled) and stops everything. The destructor calls Shutdown().
+// then are cancelled; the responses' last bytes reach their clients within the
+// same grace, server/connection_hold.h) and stops everything. The destructor calls Shutdown().
 //
 // Thread-safety: all public methods are thread-safe.
 #ifndef GRAPHSIEVE_SERVER_SERVER_H_

@@ -42,6 +42,21 @@ absl::Status BuildOptions::Validate() const {
   if (pipeline.sketch_dim > 4096) {
     return bad(absl::StrCat("--sketch_dim must be in [1, 4096], got ", pipeline.sketch_dim));
   }
+  const PipelineOptions& p = pipeline;
+  // Checked whatever the rate rule (an unused NaN is still a typo to report).
+  for (auto [name, value] : {std::pair{"--floor", p.floor}, {"--product_floor", p.product_floor}}) {
+    if (!(value >= 0.0 && value <= 1.0)) {
+      return bad(absl::StrCat(name, " must be in [0, 1], got ", value));
+    }
+  }
+  if (!(p.propagation_tolerance > 0.0 && std::isfinite(p.propagation_tolerance))) {
+    return bad(absl::StrCat("--propagation_tolerance must be a finite number > 0, got ",
+                            p.propagation_tolerance));
+  }
+  if (!(lock_timeout_seconds >= 0.0 && std::isfinite(lock_timeout_seconds))) {
+    return bad(absl::StrCat("--lock_timeout_seconds must be a finite number >= 0, got ",
+                            lock_timeout_seconds));
+  }
   if (reader.max_bad_rows < 0) {
     return bad(absl::StrCat("--max_bad_rows must be >= 0, got ", reader.max_bad_rows));
   }

@@ -9,6 +9,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "core/build/build_job.h"
 #include "core/build/export_csv.h"
@@ -306,6 +307,46 @@ struct GateFixture {
     result.solves = {s};
   }
 };
+
+// Every numeric flag's bad values (NaN, infinities, out of range, not a
+// number) stop the build before it reads the log, naming the flag: exit 2
+// from the build's validation, 1 from Abseil's flag parser.
+TEST(BuildFlagsTest, EveryNumericFlagRejectsItsBadValues) {
+  TestDir dir;
+  const std::string log = dir.path() + "/log.csv";
+  testing_util::WriteSmallLog(log, /*users=*/20, /*items=*/30, /*per_user=*/5, /*seed=*/1);
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"max_bad_rows", {"-1", "nan", "abc"}},
+      {"alpha", {"nan", "inf", "-inf", "0", "1.5", "abc"}},
+      {"floor", {"nan", "inf", "-1", "2"}},
+      {"product_floor", {"nan", "inf", "-1", "2"}},
+      {"kappa", {"nan", "inf", "0", "-1"}},
+      {"pilot_kappa", {"nan"}},
+      {"product_kappa", {"nan", "inf", "0", "-1"}},
+      {"score_power", {"nan", "inf", "0", "5"}},
+      {"gamma", {"nan", "inf", "-1", "1"}},
+      {"propagation_tolerance", {"nan", "inf", "0", "-1"}},
+      {"propagation_max_iterations", {"-1", "nan"}},
+      {"sketch_dim", {"0", "-1", "4097", "nan"}},
+      {"solver_tolerance", {"nan", "inf", "0", "-1"}},
+      {"solver_max_iterations", {"0", "-1", "nan"}},
+      {"seed", {"-1", "nan", "abc"}},
+      {"threads", {"0", "-1", "257", "nan"}},
+      {"partitions", {"0", "-1", "4097", "nan"}},
+      {"lock_timeout_seconds", {"nan", "inf", "-1"}},
+  };
+  for (const auto& [flag, values] : cases) {
+    for (const std::string& value : values) {
+      const std::string arg = absl::StrCat("--", flag, "=", value);
+      auto r = RunBuildBinary({"--input=" + log, "--label_col=clicked",
+                               "--snapshot_root=" + dir.path() + "/root", "--quiet", arg},
+                              dir.path());
+      EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << arg << ": exit " << r.exit_code;
+      EXPECT_TRUE(absl::StrContains(r.err, flag)) << arg << ": " << r.err;
+    }
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.path() + "/root/CURRENT"));
+}
 
 TEST(CheckGatesTest, PassesOnExactMean) {
   GateFixture g;

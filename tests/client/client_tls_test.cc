@@ -13,6 +13,7 @@
 #include "client/sampling_rate_client.h"
 #include "gtest/gtest.h"
 #include "tests/client/cluster.h"
+#include "tests/missing_dependency.h"
 
 namespace graphsieve {
 namespace {
@@ -46,7 +47,8 @@ class ClientTls : public ::testing::Test {
   }
   void SetUp() override {
     if (testing::OpensslBinary().empty()) {
-      GTEST_SKIP() << "the openssl command-line tool is not on PATH: cannot make certificates";
+      GRAPHSIEVE_SKIP_OR_FAIL(
+          "the openssl command-line tool (not on PATH): the test makes its certificates with it");
     }
     ASSERT_NE(server_, nullptr) << "suite set-up failed";
   }

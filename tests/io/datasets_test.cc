@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/io/test_files.h"
+#include "tests/missing_dependency.h"
 
 namespace graphsieve {
 namespace {
@@ -33,8 +34,10 @@ std::string MovieLensPath() {
 TEST(MovieLensTest, UDataMapsToRatingAtLeastFourIsPositive) {
   const std::string path = MovieLensPath();
   if (!std::filesystem::exists(path)) {
-    GTEST_SKIP() << "MovieLens 100K not found at " << path
-                 << " (set GRAPHSIEVE_ML100K_DIR to the ml-100k folder to run this test)";
+    GRAPHSIEVE_SKIP_OR_FAIL("MovieLens 100K at "
+                            << path
+                            << " (set GRAPHSIEVE_ML100K_DIR to the ml-100k folder to run this "
+                               "test)");
   }
   LogReaderOptions options;
   ASSERT_TRUE(ApplyDatasetPreset("movielens", &options).ok());

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "tests/missing_dependency.h"
 #include "tests/server/test_snapshots.h"
 
 namespace graphsieve {
@@ -127,7 +128,7 @@ TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
 }
 #else
 TEST(EndToEndTest, NeedsGenAndBuildBinaries) {
-  GTEST_SKIP() << "graphsieve-gen / graphsieve-build targets not configured";
+  GRAPHSIEVE_SKIP_OR_FAIL("the graphsieve-gen / graphsieve-build targets (not configured)");
 }
 #endif
 

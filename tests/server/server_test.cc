@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "core/io/ids.h"
 #include "core/maec/unseen.h"
 #include "gmock/gmock.h"
@@ -282,22 +284,78 @@ TEST_F(ServerTest, EveryBadRequestIsRejectedWithTheFieldNamed) {
               HasSubstr("graphsieve_request_errors_total{code=\"UNAVAILABLE\"} 1"));
 }
 
-TEST_F(ServerTest, DeadlineIsHonoured) {
+// The deadline expires on the server, between two chunks of a batch: the call
+// is held in its handler (ServerOptions::testing_hold_tagged_calls_until_drain)
+// until its deadline has passed, then released; the scorer's check after the
+// first chunk must stop it. The server's own verdict is read from its metrics
+// (the client's timer would report DEADLINE_EXCEEDED whatever the server did):
+// without the between-chunk check the server scores the whole batch and counts
+// an OK, or a CANCELLED from the cancellation check.
+TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
   const std::string root = testing::MakeTempDir("deadline");
   ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
-  StartServer(root);
+  ServerOptions o;
+  o.testing_hold_tagged_calls_until_drain = true;
+  o.chunk_pairs = 1000;
+  StartServer(root, o);
   ASSERT_TRUE(server_->manager().PollOnce().ok());
   v1::GetSamplingRateRequest req;
-  for (int k = 0; k < 100000; ++k) {
+  for (int k = 0; k < 100000; ++k) {  // 100 chunks
     req.add_user_ids(1 + k % 12);
     req.add_item_ids(1001 + k % 15);
   }
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() - std::chrono::milliseconds(1));
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::seconds(5);
+  grpc::Status st;
+  std::thread client([&] {
+    grpc::ClientContext ctx;
+    ctx.AddMetadata(kTestingHoldMetadataKey, "1");
+    ctx.set_deadline(deadline);
+    v1::GetSamplingRateResponse resp;
+    st = stub_->GetSamplingRate(&ctx, req, &resp);
+  });
+  // Wait (bounded: 60 s) until the call is held in the handler ...
+  auto inflight = [&] {
+    auto metrics = testing::HttpGet(server_->admin_port(), "/metrics");
+    return metrics.ok() &&
+           metrics->second.find("graphsieve_inflight_requests 1") != std::string::npos;
+  };
+  bool held = false;
+  for (int k = 0; k < 1200 && !(held = inflight()); ++k) absl::SleepFor(absl::Milliseconds(50));
+  // ... and its deadline has passed; then release it (the drain releases held calls).
+  while (std::chrono::system_clock::now() <= deadline + std::chrono::milliseconds(100)) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  server_->Shutdown();
+  client.join();
+  ASSERT_TRUE(held) << "the call never reached the handler";
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << st.error_message();
+  const std::string metrics = server_->metrics().Serialize();
+  EXPECT_THAT(metrics, HasSubstr("graphsieve_request_errors_total{code=\"DEADLINE_EXCEEDED\"} 1"));
+}
+
+// A message larger than the server accepts (room for --max-batch-pairs pairs
+// plus 1 MiB of framing) is refused by gRPC before the handler with
+// RESOURCE_EXHAUSTED (README, "Errors"); the server stays up.
+TEST_F(ServerTest, OversizeMessageIsResourceExhausted) {
+  const std::string root = testing::MakeTempDir("oversize");
+  ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
+  ServerOptions o;
+  o.max_batch_pairs = 10;  // limit: 10 * 32 bytes + 1 MiB
+  StartServer(root, o);
+  ASSERT_TRUE(server_->manager().PollOnce().ok());
+  v1::GetSamplingRateRequest req;
+  for (int k = 0; k < 100000; ++k) {  // 16 bytes a pair: ~1.6 MB
+    req.add_user_ids(1 + k % 12);
+    req.add_item_ids(1001 + k % 15);
+  }
+  ASSERT_GT(req.ByteSizeLong(), size_t{10 * 32 + (1 << 20)});
   v1::GetSamplingRateResponse resp;
-  grpc::Status st = stub_->GetSamplingRate(&ctx, req, &resp);
-  EXPECT_EQ(st.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-  EXPECT_EQ(resp.rates_size(), 0);
+  grpc::Status st = Call(req, &resp);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << st.error_message();
+  // Within the limit but over --max-batch-pairs: the handler's INVALID_ARGUMENT.
+  req.mutable_user_ids()->Truncate(11);
+  req.mutable_item_ids()->Truncate(11);
+  EXPECT_EQ(Call(req, &resp).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(ServerTest, HealthReadinessAndAdminPages) {

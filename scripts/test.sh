@@ -9,6 +9,10 @@
 # FUZZ_SECONDS=N (opt-in, off by default): after the suite, also builds the
 # libFuzzer targets with clang in build-fuzz and runs each N seconds on its
 # seed corpus (fuzz/run-short.sh; docs/RELIABILITY.md, "Fuzzing in CI").
+# IMAGE_CHECK=1 (on by default in CI, CI=true): before the tests, scripts/image-check.sh
+# builds the server and builder images from docker/Dockerfile's package stages with the
+# programs just built, checks their packages against scripts/install-deps.sh's groups
+# and runs them end to end (root; Docker's engine from Debian; README.md, "Deploy").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -27,6 +31,8 @@ if [[ -n "$SANITIZE" ]]; then source scripts/sanitizer-env.sh; fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERROR=ON \
   -DGRAPHSIEVE_SANITIZE="$SANITIZE" -DGRAPHSIEVE_BUILD_BENCH="$([[ -n $SANITIZE ]] && echo OFF || echo ON)"
 cmake --build "$BUILD_DIR" -j2
+IMAGE_CHECK=${IMAGE_CHECK:-$([[ "${CI:-}" == true && -z "$SANITIZE" ]] && echo 1 || echo 0)}
+if [[ "$IMAGE_CHECK" == 1 ]]; then BUILD_DIR="$BUILD_DIR" ./scripts/image-check.sh; fi
 ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 "$@"
 FUZZ_SECONDS=${FUZZ_SECONDS:-0}
 if [[ "$FUZZ_SECONDS" != 0 ]]; then

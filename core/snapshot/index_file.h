@@ -14,7 +14,8 @@
 #include <type_traits>
 
 #include "absl/status/status.h"
-#include "core/maec/unseen.h"
+#include "core/records/node_record.h"
+#include "core/records/unseen_model.h"
 #include "core/snapshot/format.h"
 #include "xxhash.h"
 

@@ -80,10 +80,8 @@ TEST(FitMixtureRates, AllScoresZeroOrNoNegativesGiveUniformAlpha) {
 }
 
 TEST(FitMixtureRates, BadArgumentsAreNamed) {
-  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 0.2, 0.0, nullptr).status().message(),
-              HasSubstr("kappa"));
-  EXPECT_THAT(FitMixtureRates({1.0}, {1}, 1.5, 0.1, nullptr).status().message(),
-              HasSubstr("alpha"));
+  // alpha and kappa are validated where they enter (PipelineOptions::Validate) and
+  // asserted in debug builds; the scores are data and are checked here.
   EXPECT_THAT(FitMixtureRates({-1.0}, {1}, 0.2, 0.1, nullptr).status().message(),
               HasSubstr("score 0"));
   EXPECT_THAT(ParseRateRule("floors").status().message(), HasSubstr("floor or mixture"));

@@ -51,10 +51,10 @@ absl::Status MemorySnapshotReader::LookupPairs(absl::Span<const uint64_t> users,
                                                absl::Span<bool> found,
                                                absl::Span<float> rates) const {
   const size_t n = users.size();
-  if (items.size() != n || found.size() != n || rates.size() != n) {
-    return absl::InvalidArgumentError(absl::StrCat("LookupPairs: users has ", n, " entries, items ",
-                                                   items.size(), ", found ", found.size(),
-                                                   ", rates ", rates.size(), "; all must match"));
+  if (absl::Status s =
+          snapshot_internal::CheckLookupSpans(n, items.size(), found.size(), rates.size());
+      !s.ok()) {
+    return s;
   }
   index_->LookupPairs(users, items, found, rates);
   return absl::OkStatus();

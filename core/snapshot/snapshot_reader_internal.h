@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "core/snapshot/format.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_reader.h"
@@ -64,6 +65,15 @@ class ReaderBase : public SnapshotReader {
   const SnapshotReaderOptions options_;
   SnapshotLoadStats stats_;  // set in Open
 };
+
+// LookupPairs' argument check, the same in both lookup modes: the four spans
+// must have one entry per pair.
+inline absl::Status CheckLookupSpans(size_t users, size_t items, size_t found, size_t rates) {
+  if (items == users && found == users && rates == users) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("LookupPairs: users has ", users,
+                                                 " entries, items ", items, ", found ", found,
+                                                 ", rates ", rates, "; all must match"));
+}
 
 }  // namespace snapshot_internal
 }  // namespace graphsieve

@@ -12,7 +12,9 @@ over uniform (mean of the per-seed paired differences ± standard error), the
 recovery (gain / (full − uniform), delta-method SE) where full beats uniform
 by more than two standard errors, and the worst row (the lowest mean gain).
 Uniform itself is a candidate (gain 0 on every row). The selected candidate is
-the one whose worst row is best among those measured on every row.
+the one whose worst row (by its mean) is best among those measured on every row;
+the last column counts the rows where the candidate is below uniform by more than
+one standard error (the issue's tolerance), to show how much of the ranking is noise.
 Deterministic output (no timings).
 """
 import json
@@ -114,8 +116,8 @@ def main():
     print("Gain over uniform per candidate and row (mean of the paired per-seed differences ± "
           "standard error; recovery in brackets), and the worst row:")
     print()
-    print("| candidate | " + " | ".join(names) + " | worst row |")
-    print("|---" * (len(names) + 2) + "|")
+    print("| candidate | " + " | ".join(names) + " | worst row | rows below uniform by > 1 SE |")
+    print("|---" * (len(names) + 3) + "|")
     ranked = []
     for k in sorted(cand, key=lambda k: (k[0] != "uniform", label(k))):
         cells = cand[k]
@@ -131,9 +133,10 @@ def main():
         complete = len(measured) == len(names)
         wtext = (f"{worst[0]:+.4f} ({worst[1]})" if worst else "–") + ("" if complete else
                  f"; {len(measured)} of {len(names)} rows")
+        below = sum(1 for n in names if n in cells and cells[n][0] < -cells[n][1])
         if complete:
             ranked.append((worst[0], label(k)))
-        print(f"| {label(k)} | " + " | ".join(out) + f" | {wtext} |")
+        print(f"| {label(k)} | " + " | ".join(out) + f" | {wtext} | {below} of {len(measured)} |")
     print()
     if ranked:
         ranked.sort(reverse=True)

@@ -54,7 +54,7 @@ ABSL_FLAG(
     std::string, rate_rule, "mixture",
     "How scores become rates: floor (min(max(rho*s, floor), 1); alpha can be unreachable) | "
     "mixture (min(1, rho*(s/mean + kappa)); reaches every alpha). docs/METHOD.md \"Rate rules\".");
-ABSL_FLAG(double, kappa, 0.1, "Mixture rule: uniform share of the MA-EC score, > 0.");
+ABSL_FLAG(double, kappa, 1, "Mixture rule: uniform share of the MA-EC score, > 0.");
 ABSL_FLAG(double, pilot_kappa, -1,
           "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
 ABSL_FLAG(double, product_kappa, 0.25,

@@ -145,7 +145,7 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   o.models = {*kind};
   o.mode = timestamps.empty() ? EvalMode::kRandom : EvalMode::kDeployed;
   o.pilot = PilotSource::kNone;
-  o.kappas = {0.1};
+  o.kappas = {1.0};  // the builder's default rule (builder/main.cc --kappa)
   o.gammas = {0.5};
   o.pilot_kappas.clear();
   // 1. The default rule and uniform at alpha (the paired gain).

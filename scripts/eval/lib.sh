@@ -7,9 +7,10 @@ EVAL_LIB_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$EVAL_LIB_DIR/model-flags.sh"
 
 # The builder's default rate rule (docs/METHOD.md "Rate rules"): MA-EC with uncertainty and
-# score propagation, mixture rule κ 0.1, propagation weight γ 0.5.
+# score propagation, mixture rule κ 1, propagation weight γ 0.5 (chosen by the worst row of
+# docs/eval/selection/selection.md).
 DEFAULT_METHOD=maec-prop-mix
-DEFAULT_RULE=(--kappas=0.1 --gammas=0.5)
+DEFAULT_RULE=(--kappas=1 --gammas=0.5)
 # The near-oracle pilot rule: opt-mix fed with the target fm trained on the unsampled training
 # part, cross-fitted over 2 folds of the pairs (no pair's own label enters its score), κ_p 1.
 NEAR_ORACLE=(--pilot=fm --pilot_folds=2 --pilot_kappas=1)

@@ -14,7 +14,7 @@ by more than two standard errors, and the worst row (the lowest mean gain).
 Uniform itself is a candidate (gain 0 on every row). The selected candidate is
 the one whose worst row (by its mean) is best among those measured on every row;
 the last column counts the rows where the candidate is below uniform by more than
-one standard error (the issue's tolerance), to show how much of the ranking is noise.
+one standard error (the quality targets' tolerance), to show how much of the ranking is noise.
 Deterministic output (no timings).
 """
 import json

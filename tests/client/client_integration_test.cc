@@ -224,7 +224,7 @@ TEST(StatusCli, TableAndJsonDescribeTheActiveSnapshot) {
   EXPECT_NE(r.out.find("serving                yes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("alpha / gamma          0.1 / 0.5"), std::string::npos) << r.out;  // root B
   // Root B is built with the default rate rule, read from its MANIFEST.json.
-  EXPECT_NE(r.out.find("rate rule              mixture (kappa 0.1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rate rule              mixture (kappa 1)"), std::string::npos) << r.out;
   r = RunProgram({CliBinary(), "status", "--server", world->server_b.target(), "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);

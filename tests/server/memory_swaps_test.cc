@@ -9,6 +9,7 @@
 //     count of mmapped blocks tells where a block came from).
 #include <malloc.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -74,21 +75,51 @@ bool EnvironmentSetsThresholds() {
 // The control (its own process under ctest): glibc's default behaviour, the
 // one behind the growth. A freed 4 MiB block raises the mmap threshold, and
 // the next one comes from an arena.
+// Runs `body` in a fresh process (a death-test child that re-executes this
+// binary with only the current test) and expects it to exit 0. glibc's
+// thresholds and the free space at the top of its heap are process-wide: run
+// in one process after the control, which leaves a freed 4 MiB block at the
+// heap's top, the allocator test's next 4 MiB block came from that free top
+// whatever the threshold (ctest runs each test in its own process; running
+// the binary whole failed every time).
+void ExpectInFreshProcess(void (*body)()) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        body();
+        std::_Exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// A failed check in the child: says which, exits non-zero.
+[[noreturn]] void FailInChild(const std::string& what) {
+  std::fprintf(stderr, "%s\n", what.c_str());
+  std::_Exit(1);
+}
+
 TEST(MemorySwapsTest, ControlByDefaultAFreedLargeBlockMovesTheNextIntoAnArena) {
   if (EnvironmentSetsThresholds()) GTEST_SKIP() << "thresholds set in the environment";
-  (void)AllocationIsMapped(4 << 20);
-  EXPECT_FALSE(AllocationIsMapped(4 << 20));
+  ExpectInFreshProcess([] {
+    (void)AllocationIsMapped(4 << 20);
+    if (AllocationIsMapped(4 << 20)) FailInChild("the second 4 MiB block was mapped too");
+  });
 }
 
 TEST(MemorySwapsTest, WithTheServerAllocatorLargeBlocksStayMapped) {
   if (EnvironmentSetsThresholds()) GTEST_SKIP() << "thresholds set in the environment";
-  std::string note;
-  ASSERT_TRUE(ConfigureServerAllocator({}, &note).ok());
-  EXPECT_NE(note.find("fixed"), std::string::npos) << note;
-  for (int i = 0; i < 4; ++i) {
-    EXPECT_TRUE(AllocationIsMapped(4 << 20)) << i;
-    EXPECT_TRUE(AllocationIsMapped(1 << 20)) << i;
-  }
+  ExpectInFreshProcess([] {
+    std::string note;
+    const absl::Status status = ConfigureServerAllocator({}, &note);
+    if (!status.ok()) FailInChild(status.ToString());
+    if (note.find("fixed") == std::string::npos) FailInChild("note without \"fixed\": " + note);
+    for (int i = 0; i < 4; ++i) {
+      if (!AllocationIsMapped(4 << 20))
+        FailInChild("4 MiB block " + std::to_string(i) + " not mapped");
+      if (!AllocationIsMapped(1 << 20))
+        FailInChild("1 MiB block " + std::to_string(i) + " not mapped");
+    }
+  });
 }
 
 TEST(MemorySwapsTest, AllocatorOptionsAreValidated) {

@@ -171,7 +171,9 @@ TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
         ASSERT_EQ(rates[k], plain) << "batch " << size << " entry " << k;
         const auto want = in.pairs.find({bu[k], bi[k]});
         ASSERT_EQ(plain_found, want != in.pairs.end()) << "batch " << size << " entry " << k;
-        if (plain_found) ASSERT_EQ(plain, want->second);
+        if (plain_found) {
+          ASSERT_EQ(plain, want->second);
+        }
         stored += found[k];
       }
     }

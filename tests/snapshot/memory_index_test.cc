@@ -3,7 +3,6 @@
 // not found, and inconsistent input is DATA_LOSS naming what is wrong.
 #include "core/snapshot/memory_index.h"
 
-#include <iterator>
 #include <map>
 #include <random>
 #include <tuple>
@@ -134,13 +133,15 @@ TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
   ASSERT_TRUE(index.ok()) << index.status();
   const MemoryIndex& m = **index;
   std::mt19937_64 rng(6);
+  std::vector<std::pair<uint64_t, uint64_t>> stored_keys;
+  for (const auto& entry : in.pairs) stored_keys.push_back(entry.first);
   std::vector<uint64_t> users, items;
   for (int k = 0; k < 40000; ++k) {
     uint64_t u = in.users[rng() % in.users.size()];
     uint64_t i = in.items[rng() % in.items.size()];
     switch (rng() % 5) {
       case 0:  // a stored pair
-        std::tie(u, i) = std::next(in.pairs.begin(), rng() % in.pairs.size())->first;
+        std::tie(u, i) = stored_keys[rng() % stored_keys.size()];
         break;
       case 1:
         u = rng() & ~uint64_t{1};  // unknown user (even)

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -144,11 +145,14 @@ absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* contex
     }
     return absl::OkStatus();
   };
-  std::unique_ptr<RateSource[]> sources(new RateSource[n]);
+  // Per-thread, grown once: no allocation per call after a thread's first
+  // batch of this size.
+  thread_local std::vector<RateSource> sources;
+  if (sources.size() < n) sources.resize(n);
   absl::Status st = scorer_.Score(*snap->reader, absl::MakeConstSpan(request.user_ids().data(), n),
                                   absl::MakeConstSpan(request.item_ids().data(), n), should_stop,
                                   absl::MakeSpan(response->mutable_rates()->mutable_data(), n),
-                                  absl::MakeSpan(sources.get(), n), counts);
+                                  absl::MakeSpan(sources.data(), n), counts);
   if (!st.ok()) return st;
   int* proto_sources = response->mutable_sources()->mutable_data();
   for (size_t i = 0; i < n; ++i) proto_sources[i] = ToProtoRateSource(sources[i]);

@@ -23,6 +23,7 @@
 #include "core/build/build_stages.h"
 #include "core/build/dist_exchange.h"
 #include "core/build/dist_parts.h"
+#include "core/build/export_csv.h"
 #include "core/maec/conductance.h"
 #include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
@@ -201,8 +202,33 @@ absl::Status ReadStage(const BuildOptions& options, const BuildObserver& obs, Co
         absl::StrCat("gate non-empty failed: the input has no usable rows (", names->rows_read,
                      " rows read, ", names->bad_rows_skipped, " skipped)"));
   }
-  if (!options.export_csv.empty()) dist_internal::GatherNames(comm, log, names);
+  if (!options.export_csv.empty()) dist_internal::RouteNames(comm, log, names);
   return absl::OkStatus();
+}
+
+// Stage "export" on several ranks (export_csv.h): the gates over every
+// rank's pairs, then each rank writes its part of the CSV with its users'
+// names, then rank 0 joins the parts. Nothing of the export goes through
+// rank 0's memory. A failure anywhere removes the parts.
+absl::Status ExportPartsStage(const BuildOptions& options, const BuildObserver& obs,
+                              Communicator& comm, const PairTable& pairs,
+                              const PipelineResult& result, const ImpressionLog& names,
+                              BuildReport* report) {
+  const std::string& path = options.export_csv;
+  absl::Status s = Stage(comm, obs, report, "export", [&]() -> absl::Status {
+    uint64_t totals[3];
+    absl::Status gates = build_internal::CheckGatesOverRanks(
+        comm, pairs, result, options.pipeline.alpha, options.gate_tolerance, totals);
+    if (!gates.ok()) return gates;  // the same status on every rank
+    absl::Status mine =
+        WriteExportCsv(ExportPartPath(path, comm.rank(), comm.size()), pairs, result,
+                       names.user_names, names.item_names, /*header=*/comm.rank() == 0);
+    absl::Status all = AgreeOnStatus(comm, mine);
+    if (!all.ok() || comm.rank() != 0) return all;
+    return JoinExportParts(path, comm.size());
+  });
+  if (!s.ok() && comm.rank() == 0) RemoveExportParts(path, comm.size());
+  return s;
 }
 
 // Stage "pipeline" (docs/DESIGN.md §2): the conductance on the positive graph
@@ -330,26 +356,37 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   if (!s.ok()) return s;
 
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
-  if (dist_internal::RanksWriteParts(options, comm)) {  // no gather: each rank writes its parts
-    s = dist_internal::WritePartsOnEveryRank(options, obs, comm, store.get(), created, pairs,
-                                             &result, names, inputs, &report);
+  // On several ranks the export is written in per-rank parts now, so the
+  // rest of the build runs as without --export (no export columns gathered).
+  BuildOptions rest = options;
+  if (comm.size() > 1 && !options.export_csv.empty()) {
+    s = ExportPartsStage(options, obs, comm, pairs, result, names, &report);
+    if (!s.ok()) return s;
+    ImpressionLog counters;  // the names are no longer needed: keep the row counters only
+    counters.rows_read = names.rows_read, counters.bad_rows_skipped = names.bad_rows_skipped;
+    counters.bytes_read = names.bytes_read;
+    names = std::move(counters);
+    rest.export_csv.clear();
+  }
+  if (dist_internal::RanksWriteParts(rest, comm)) {  // no gather: each rank writes its parts
+    s = dist_internal::WritePartsOnEveryRank(rest, obs, comm, store.get(), created, pairs, &result,
+                                             names, inputs, &report);
     if (!s.ok()) return s;
     AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);
     return report;
   }
   GatheredPairs gathered;
   s = Stage(comm, obs, &report, "gather", [&] {
-    dist_internal::GatherToRoot(comm, !options.export_csv.empty(), std::move(pairs),
-                                std::move(result), &gathered);
+    dist_internal::GatherToRoot(comm, !rest.export_csv.empty(), std::move(pairs), std::move(result),
+                                &gathered);
     // The whole table is on the root: per-node counts and the positive-rate
     // DEFAULT fit (core/serving/node_default.h) there.
     return root ? AttachNodeDefault(gathered.pairs, NodeDefaultOptions(), &gathered.result)
                 : absl::OkStatus();
   });
   if (!s.ok()) return s;
-  s = root
-          ? FinishOnRoot(options, obs, comm, store.get(), created, gathered, names, inputs, &report)
-          : FinishOnOtherRank(comm);
+  s = root ? FinishOnRoot(rest, obs, comm, store.get(), created, gathered, names, inputs, &report)
+           : FinishOnOtherRank(comm);
   if (!s.ok()) return s;
   build_internal::MaybeReportRss(comm, "finish");
   AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);

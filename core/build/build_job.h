@@ -15,21 +15,25 @@
 //   pipeline   the positive pairs all-gathered (every rank holds the graph);
 //              resistance columns split across ranks; node sums, the
 //              hardness range and the α fit (one global ρ, exact) all-reduced
-//   gather     rates (+ export columns) streamed to rank 0 in chunks; per-node
-//              counts and the DEFAULT fit there
+//   export     (--export, N > 1) the gates over every rank's pairs, then each
+//              rank writes its users' rows to <FILE>.part-<r>-of-<N> (the
+//              names of its users routed to it in "read"), rank 0 joins the
+//              parts into FILE by concatenation in rank order (export_csv.h)
+//   gather     rates streamed to rank 0 in chunks; per-node counts and the
+//              DEFAULT fit there
 //   gates, export, write, publish
-//              on rank 0, which flips CURRENT only after every rank has
-//              confirmed success (an agreement round)
+//              on rank 0 (export: one rank only), which flips CURRENT only
+//              after every rank has confirmed success (an agreement round)
 // With one rank every exchange is a no-op: the table is already whole and in
-// order. With --partitions P a multiple of N > 1 (and no --export, no
+// order. With --partitions P a multiple of N > 1 (with or without --export, no
 // --dry_run) there is no gather: every rank checks the gates on its pairs (the
 // negative mean all-reduced) and writes parts p ≡ rank (mod N) of the version
 // into rank 0's <version>.tmp/ on the shared snapshot root; rank 0 publishes
 // after the agreement (dist_parts.h).
 // A failure on any rank publishes nothing and leaves CURRENT as it was; an
 // error (bad row: file and line) is returned on every rank, prefixed with the
-// rank that hit it when N > 1. Rank 0 holds every pair's rate at the end (~17
-// bytes per pair, ~33 with --export), the other ranks only their own pairs.
+// rank that hit it when N > 1. After a gather rank 0 holds every pair's rate
+// at the end (~17 bytes per pair), the other ranks only their own pairs.
 //
 // Test hook: the environment variable GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE
 // makes rank R kill itself with SIGKILL at the end of STAGE (the names above)

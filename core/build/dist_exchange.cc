@@ -189,19 +189,36 @@ std::vector<uint64_t> FirstRowFrom(Communicator& comm, const ImpressionLog& log,
 
 }  // namespace
 
-void GatherNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names) {
-  if (comm.size() == 1) {
+void RouteNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names) {
+  const int n = comm.size();
+  if (n == 1) {
     names->user_names = std::move(log->user_names);
     names->item_names = std::move(log->item_names);
     return;
   }
-  std::string mine;
-  PutNames(&mine, log->user_names);
-  PutNames(&mine, log->item_names);
-  for (const std::string& part : comm.GatherToRoot(mine)) {
+  // A user's name goes to the rank that will hold the user's rows (the
+  // partition ExchangeRowsByUser uses); a name read on several ranks arrives
+  // several times, the same text each time.
+  std::vector<absl::flat_hash_map<uint64_t, std::string>> by_rank(n);
+  for (auto& [id, name] : log->user_names) {
+    by_rank[PartitionOfUser(id, n)].emplace(id, std::move(name));
+  }
+  absl::flat_hash_map<uint64_t, std::string>().swap(log->user_names);
+  std::vector<std::string> out(n);
+  for (int r = 0; r < n; ++r) {
+    PutNames(&out[r], by_rank[r]);
+    absl::flat_hash_map<uint64_t, std::string>().swap(by_rank[r]);
+  }
+  for (const std::string& in : comm.AllToAll(out)) {
     size_t off = 0;
-    TakeNames(part, &off, &names->user_names);
-    TakeNames(part, &off, &names->item_names);
+    TakeNames(in, &off, &names->user_names);
+  }
+  std::string mine;
+  PutNames(&mine, log->item_names);
+  absl::flat_hash_map<uint64_t, std::string>().swap(log->item_names);
+  for (const std::string& in : comm.AllGather(mine)) {
+    size_t off = 0;
+    TakeNames(in, &off, &names->item_names);
   }
 }
 

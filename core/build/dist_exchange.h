@@ -15,9 +15,11 @@
 namespace graphsieve {
 namespace dist_internal {
 
-// Rank 0's `names` receives every rank's hashed-id names (for --export); on
-// one rank they move from `log`.
-void GatherNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names);
+// For --export, written in per-rank parts (export_csv.h): `names` receives the hashed-id
+// names of the users this rank will hold (PartitionOfUser, as
+// ExchangeRowsByUser) and every rank's item names; `log`'s names are
+// released. On one rank they move from `log`.
+void RouteNames(Communicator& comm, ImpressionLog* log, ImpressionLog* names);
 
 // Sends every row to rank PartitionOfUser(user, N), in rounds of at most
 // rows_per_round rows per rank; `log` then holds this rank's users' rows
@@ -47,7 +49,9 @@ struct GatheredPairs {
 // Streams every rank's pairs and rates to rank 0 in chunks of 1M pairs; rank 0
 // places each pair at its final (user, item) position (per-user counts are
 // all-reduced first), so it holds the whole table once plus one chunk.
-// with_export adds geff, hardness and score. Consumes the inputs.
+// with_export adds geff, hardness and score (RunBuild no longer asks for
+// them: under several ranks the export is written in per-rank parts before
+// the gather). Consumes the inputs.
 void GatherToRoot(Communicator& comm, bool with_export, PairTable pairs, PipelineResult result,
                   GatheredPairs* out);
 

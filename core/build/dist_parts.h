@@ -22,7 +22,8 @@ namespace graphsieve {
 namespace dist_internal {
 
 // Whether this build writes per-rank parts: more than one rank, --partitions
-// a multiple of the rank count, no --export (the CSV is gathered) and no
+// a multiple of the rank count, no --export left in `options` (RunBuild has
+// written it in per-rank parts before and passes options without it) and no
 // --dry_run.
 bool RanksWriteParts(const BuildOptions& options, const Communicator& comm);
 

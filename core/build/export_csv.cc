@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace graphsieve {
 namespace {
@@ -44,7 +45,8 @@ void AppendFloat(float v, std::string* out) {
 absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
                             const PipelineResult& result,
                             const absl::flat_hash_map<uint64_t, std::string>& user_names,
-                            const absl::flat_hash_map<uint64_t, std::string>& item_names) {
+                            const absl::flat_hash_map<uint64_t, std::string>& item_names,
+                            bool header) {
   const size_t n = pairs.num_pairs();
   if (result.geff.size() != n || result.hardness.size() != n || result.score.size() != n ||
       result.rate.size() != n) {
@@ -58,8 +60,10 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
   }
   std::string buf;
   buf.reserve(1 << 20);
-  buf.append(kExportHeader);
-  buf.push_back('\n');
+  if (header) {
+    buf.append(kExportHeader);
+    buf.push_back('\n');
+  }
   for (size_t i = 0; i < n; ++i) {
     AppendId(pairs.user_ids[pairs.pair_user[i]], user_names, &buf);
     buf.push_back(',');
@@ -99,6 +103,59 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
         absl::StrCat("--export: rename ", tmp, " -> ", path, ": ", std::strerror(errno)));
   }
   return absl::OkStatus();
+}
+
+std::string ExportPartPath(const std::string& path, int rank, int ranks) {
+  return absl::StrFormat("%s.part-%05d-of-%05d", path, rank, ranks);
+}
+
+absl::Status JoinExportParts(const std::string& path, int ranks) {
+  const std::string tmp = path + ".tmp";
+  std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(tmp.c_str(), "wb"), &std::fclose);
+  if (out == nullptr) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--export: cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  std::unique_ptr<char[]> buf(new char[1 << 20]);
+  for (int r = 0; r < ranks; ++r) {
+    const std::string part = ExportPartPath(path, r, ranks);
+    std::unique_ptr<FILE, int (*)(FILE*)> in(std::fopen(part.c_str(), "rb"), &std::fclose);
+    if (in == nullptr) {
+      return absl::NotFoundError(
+          absl::StrCat("--export: cannot open the part ", part, ": ", std::strerror(errno)));
+    }
+    size_t got = 0;
+    while ((got = std::fread(buf.get(), 1, 1 << 20, in.get())) > 0) {
+      if (std::fwrite(buf.get(), 1, got, out.get()) != got) {
+        return absl::ResourceExhaustedError(
+            absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+      }
+    }
+    if (std::ferror(in.get())) {
+      return absl::DataLossError(
+          absl::StrCat("--export: read the part ", part, ": ", std::strerror(errno)));
+    }
+  }
+  if (std::fflush(out.get()) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+  }
+  out.reset();
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("--export: rename ", tmp, " -> ", path, ": ", std::strerror(errno)));
+  }
+  RemoveExportParts(path, ranks);
+  return absl::OkStatus();
+}
+
+void RemoveExportParts(const std::string& path, int ranks) {
+  for (int r = 0; r < ranks; ++r) {
+    const std::string part = ExportPartPath(path, r, ranks);
+    std::remove(part.c_str());
+    std::remove((part + ".tmp").c_str());
+  }
+  std::remove((path + ".tmp").c_str());
 }
 
 }  // namespace graphsieve

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
 #include "core/maec/unseen.h"
+#include "core/snapshot/memory_index.h"
 
 namespace graphsieve {
 
@@ -40,25 +41,31 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
   const size_t n = users.size();
   absl::Status owned = CheckPartition(snapshot.manifest(), users);
   if (!owned.ok()) return owned;
-  std::unique_ptr<bool[]> found(new bool[std::min(n, static_cast<size_t>(chunk_pairs_))]);
+  // The chunk's found flags: a per-thread buffer, grown once, so a call
+  // allocates nothing after a thread's first batch of this size.
+  thread_local std::unique_ptr<bool[]> found_buffer;
+  thread_local size_t found_capacity = 0;
+  const size_t chunk = std::min(n, static_cast<size_t>(chunk_pairs_));
+  if (found_capacity < chunk) {
+    found_buffer.reset(new bool[chunk]);
+    found_capacity = chunk;
+  }
+  bool* found = found_buffer.get();
   SourceCounts local;
-  for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {
-    if (begin > 0 && should_stop) {
-      absl::Status stop = should_stop();
-      if (!stop.ok()) return stop;
+  // Pairs the index does not hold, resolved kMissRound at a time: with the
+  // in-memory index their nodes are prefetched as a group
+  // (MemoryIndex::PrefetchNodes), then scored.
+  const MemoryIndex* index = snapshot.memory_index();
+  constexpr size_t kMissRound = 32;
+  size_t miss[kMissRound];
+  uint64_t miss_users[kMissRound];
+  uint64_t miss_items[kMissRound];
+  auto score_misses = [&](size_t m) {
+    if (index != nullptr) {
+      index->PrefetchNodes(absl::MakeConstSpan(miss_users, m), absl::MakeConstSpan(miss_items, m));
     }
-    const size_t len = std::min(n - begin, static_cast<size_t>(chunk_pairs_));
-    absl::Span<bool> found_chunk(found.get(), len);
-    absl::Status st = snapshot.LookupPairs(users.subspan(begin, len), items.subspan(begin, len),
-                                           found_chunk, rates.subspan(begin, len));
-    if (!st.ok()) return st;
-    for (size_t j = 0; j < len; ++j) {
-      const size_t i = begin + j;
-      if (found_chunk[j]) {
-        sources[i] = RateSource::kExact;
-        ++local.exact;
-        continue;
-      }
+    for (size_t k = 0; k < m; ++k) {
+      const size_t i = miss[k];
       NodeView u, v;
       const bool u_known = snapshot.FindNode(/*is_item=*/false, users[i], &u);
       const bool v_known = snapshot.FindNode(/*is_item=*/true, items[i], &v);
@@ -73,6 +80,34 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
         ++local.by_default;
       }
     }
+  };
+  for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {
+    if (begin > 0 && should_stop) {
+      absl::Status stop = should_stop();
+      if (!stop.ok()) return stop;
+    }
+    const size_t len = std::min(n - begin, static_cast<size_t>(chunk_pairs_));
+    absl::Span<bool> found_chunk(found, len);
+    absl::Status st = snapshot.LookupPairs(users.subspan(begin, len), items.subspan(begin, len),
+                                           found_chunk, rates.subspan(begin, len));
+    if (!st.ok()) return st;
+    size_t misses = 0;
+    for (size_t j = 0; j < len; ++j) {
+      const size_t i = begin + j;
+      if (found_chunk[j]) {
+        sources[i] = RateSource::kExact;
+        ++local.exact;
+        continue;
+      }
+      miss[misses] = i;
+      miss_users[misses] = users[i];
+      miss_items[misses] = items[i];
+      if (++misses == kMissRound) {
+        score_misses(misses);
+        misses = 0;
+      }
+    }
+    if (misses > 0) score_misses(misses);
   }
   if (counts != nullptr) *counts = local;
   return absl::OkStatus();

@@ -232,34 +232,50 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
 
 void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                               absl::Span<bool> found, absl::Span<float> rates) const {
+  // A round of kRound pairs goes through four passes, each issuing the next
+  // memory access of every pair before any pair waits for it, so the round's
+  // cache misses overlap instead of queueing one after the other:
+  //   1. prefetch the id maps' groups for both keys (the user map alone
+  //      outgrows the cache on a large snapshot);
+  //   2. find the dense ids and prefetch the user's region bounds;
+  //   3. compute the home slot and prefetch it;
+  //   4. probe inside the region.
+  // Everything lives on the stack: no allocation per call or per pair.
   const size_t n = users.size();
+  uint32_t uid[kRound];
   uint32_t iid[kRound];
   uint32_t cap[kRound];
   uint64_t start[kRound];
   size_t home[kRound];
-  uint64_t last_user = 0;
-  uint32_t last_uid = kEmpty;
-  bool have_last = false;
   for (size_t begin = 0; begin < n; begin += kRound) {
     const size_t m = std::min(kRound, n - begin);
-    // Pass 1: dense ids (small, cache-resident maps), the user's region and
-    // the home slot, prefetched. cap 0 = nothing to probe.
     for (size_t k = 0; k < m; ++k) {
-      const uint64_t user = users[begin + k];
-      if (!have_last || user != last_user) {
-        auto it = user_ids_.find(user);
-        last_uid = it == user_ids_.end() ? kEmpty : it->second;
-        last_user = user;
-        have_last = true;
+      user_ids_.prefetch(users[begin + k]);
+      item_ids_.prefetch(items[begin + k]);
+    }
+    for (size_t k = 0; k < m; ++k) {
+      const size_t i = begin + k;
+      // Consecutive pairs of one user (a user's candidates) find it once.
+      if (k > 0 && users[i] == users[i - 1]) {
+        uid[k] = uid[k - 1];
+      } else {
+        auto it = user_ids_.find(users[i]);
+        uid[k] = it == user_ids_.end() ? kEmpty : it->second;
       }
-      auto it = item_ids_.find(items[begin + k]);
+      auto it = item_ids_.find(items[i]);
       iid[k] = it == item_ids_.end() ? kEmpty : it->second;
-      cap[k] = last_uid == kEmpty || iid[k] == kEmpty ? 0 : region_size_[last_uid];
-      start[k] = cap[k] == 0 ? 0 : region_start_[last_uid];
+      if (uid[k] != kEmpty) {
+        __builtin_prefetch(&region_start_[uid[k]]);
+        __builtin_prefetch(&region_size_[uid[k]]);
+      }
+    }
+    for (size_t k = 0; k < m; ++k) {
+      // cap 0 = nothing to probe (unknown node or a user without pairs).
+      cap[k] = uid[k] == kEmpty || iid[k] == kEmpty ? 0 : region_size_[uid[k]];
+      start[k] = cap[k] == 0 ? 0 : region_start_[uid[k]];
       home[k] = cap[k] == 0 ? 0 : Home(start[k], cap[k], iid[k]);
       if (cap[k] != 0) __builtin_prefetch(&slots_[home[k]]);
     }
-    // Pass 2: probe inside the region (it always has a free slot).
     for (size_t k = 0; k < m; ++k) {
       const size_t i = begin + k;
       found[i] = false;
@@ -279,6 +295,49 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
         }
       }
     }
+  }
+}
+
+bool MemoryIndex::LookupPair(uint64_t user, uint64_t item, float* rate) const {
+  *rate = 0.0f;
+  auto u = user_ids_.find(user);
+  auto v = item_ids_.find(item);
+  if (u == user_ids_.end() || v == item_ids_.end()) return false;
+  const uint32_t cap = region_size_[u->second];
+  if (cap == 0) return false;
+  const uint64_t start = region_start_[u->second];
+  const size_t end = start + cap;
+  size_t s = Home(start, cap, v->second);
+  for (uint32_t step = 0; step < cap; ++step, s = s + 1 == end ? start : s + 1) {
+    if (slots_[s].item == kEmpty) return false;
+    if (slots_[s].item == v->second) {
+      *rate = slots_[s].rate;
+      return true;
+    }
+  }
+  return false;
+}
+
+void MemoryIndex::PrefetchNodes(absl::Span<const uint64_t> users,
+                                absl::Span<const uint64_t> items) const {
+  for (size_t k = 0; k < users.size(); ++k) {
+    user_ids_.prefetch(users[k]);
+    item_ids_.prefetch(items[k]);
+  }
+  const size_t dim = static_cast<size_t>(sketch_dim_);
+  auto row = [dim](const absl::flat_hash_map<uint64_t, uint32_t>& ids, uint64_t id,
+                   absl::Span<const NodeRecord> records, absl::Span<const float> sketch) {
+    auto it = ids.find(id);
+    if (it == ids.end()) return;
+    __builtin_prefetch(&records[it->second]);
+    if (dim > 0) {  // the row's first and last line
+      __builtin_prefetch(&sketch[it->second * dim]);
+      __builtin_prefetch(&sketch[it->second * dim + dim - 1]);
+    }
+  };
+  for (size_t k = 0; k < users.size(); ++k) {
+    row(user_ids_, users[k], user_records_, user_sketch_);
+    row(item_ids_, items[k], item_records_, item_sketch_);
   }
 }
 

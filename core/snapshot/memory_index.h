@@ -18,8 +18,10 @@
 //     after the other in one array; linear probing inside the region from a
 //     hash of the item index. About 10.5 bytes per pair (11.7M pairs:
 //     ~117 MiB), read with one cache miss per lookup;
-//   - a batch lookup first computes every pair's home slot and prefetches it,
-//     then probes, so the cache misses of a batch overlap.
+//   - a batch lookup goes in rounds of 32 pairs and passes: prefetch the id
+//     maps for every key, find the ids and prefetch the region bounds, compute
+//     and prefetch the home slot, then probe, so the cache misses of a round
+//     overlap instead of queueing (docs/SERVER.md "Request path").
 // RocksDB stays the system of record (checksummed, versioned, published
 // atomically); the index is derived from it and verified against the manifest
 // counts. docs/SNAPSHOT.md has the measurements behind the choice.
@@ -115,8 +117,18 @@ class MemoryIndex {
   void LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                    absl::Span<bool> found, absl::Span<float> rates) const;
 
+  // One pair without the batch's prefetching: the reference the batched
+  // path is tested against. False (rate 0) when not stored.
+  bool LookupPair(uint64_t user, uint64_t item, float* rate) const;
+
   // The node, or false when unknown. The view points into the index.
   bool FindNode(bool is_item, uint64_t id, NodeView* view) const;
+  // A hint before FindNode on these nodes (no effect on any result): brings
+  // the id maps' groups, then the records and sketch rows of every user and
+  // item in the spans toward the cache, the misses overlapping. Meant for a
+  // few dozen nodes at a time, so the lines are still cached when read.
+  // REQUIRES: users.size() == items.size().
+  void PrefetchNodes(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items) const;
 
   size_t pairs() const { return pairs_; }
   size_t users() const { return user_ids_.size(); }

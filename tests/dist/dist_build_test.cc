@@ -1,7 +1,7 @@
 // graphsieve-build under the real mpirun (core/build/build_job.h): np = 2 gives
 // the rates of np = 1 and of a run without mpirun; a rank killed mid-job
 // publishes nothing; a bad row on one rank stops every rank with the error
-// naming file and line.
+// naming file and line; --export is written in per-rank parts and joined.
 #include <dirent.h>
 #include <sys/wait.h>
 
@@ -273,6 +273,58 @@ TEST_F(DistBuildTest, EachRankWritesItsPartOfAPartitionedVersion) {
     pairs += got.rates.size();
   }
   std::printf("--partitions 2: %zu pairs in 2 parts written by 2 ranks\n", pairs);
+}
+
+// --export under 2 ranks with text ids: each rank writes its users' rows,
+// with their names, to a part; rank 0 joins the parts into the one file (no
+// part left behind, the header once) holding the rows of a single-process
+// export. With --partitions 2 nothing is gathered to rank 0 at all.
+TEST_F(DistBuildTest, ExportIsWrittenInPerRankPartsWithTheNamesAndJoined) {
+  auto with_text_ids = [&](const std::string& path, const std::string& name) {
+    std::vector<std::string> lines =
+        absl::StrSplit(testing_io::ReadFile(path), '\n', absl::SkipEmpty());
+    std::string out = lines[0] + "\n";
+    for (size_t i = 1; i < lines.size(); ++i) {
+      std::vector<std::string> f = absl::StrSplit(lines[i], ',');
+      out += absl::StrCat("user-", f[0], ",item-", f[1], ",", f[2], "\n");
+    }
+    return files_.Write(name, out);
+  };
+  const std::string a = with_text_ids(a_, "ta.csv"), b = with_text_ids(b_, "tb.csv");
+  const std::string flags = absl::StrCat(" --input ", a, ",", b, " --threads 1 --partitions 2");
+  Result alone = RunCommand(absl::StrCat(GRAPHSIEVE_BUILD_BINARY, flags, " --snapshot_root ",
+                                         files_.Path("x0"), " --export ", files_.Path("x0.csv")));
+  ASSERT_EQ(alone.exit_code, 0) << alone.output;
+  const std::string dir = files_.Path("out");
+  ASSERT_EQ(RunCommand("mkdir -p " + dir).exit_code, 0);
+  const std::string joined = dir + "/x2.csv";
+  Result np2 = RunCommand(Mpirun(2) + flags + " --snapshot_root " + files_.Path("x2") +
+                          " --export " + joined);
+  ASSERT_EQ(np2.exit_code, 0) << np2.output;
+  EXPECT_THAT(np2.output, ::testing::Not(HasSubstr("gather")));
+  EXPECT_EQ(Entries(dir), (std::set<std::string>{".", "..", "x2.csv"}));  // the parts are gone
+  const std::string text = testing_io::ReadFile(joined);
+  EXPECT_EQ(text.substr(0, text.find('\n')),
+            "user_id,item_id,label,instances,geff,hardness,score,rate");
+  EXPECT_EQ(text.find("user_id", 1), std::string::npos);  // the header once
+  const std::map<std::string, double> want = Rates(files_.Path("x0.csv")), got = Rates(joined);
+  ASSERT_GT(want.size(), 100000u);
+  ASSERT_EQ(got.size(), want.size());
+  double worst = 0;
+  for (const auto& [key, rate] : want) {
+    ASSERT_EQ(got.count(key), 1u) << key;  // the ids' text: names reached the rank of the row
+    worst = std::max(worst, std::abs(got.at(key) - rate) / rate);
+  }
+  EXPECT_LE(worst, 1e-6);
+  EXPECT_THAT(want.begin()->first, ::testing::StartsWith("user-"));
+
+  // A part that cannot be written fails every rank, naming the file.
+  const std::string bad = files_.Path("missing-dir/x.csv");
+  Result failed =
+      RunCommand(Mpirun(2) + flags + " --snapshot_root " + files_.Path("x3") + " --export " + bad);
+  EXPECT_NE(failed.exit_code, 0) << failed.output;
+  EXPECT_THAT(failed.output, HasSubstr(bad + ".part-0000"));
+  EXPECT_THAT(failed.output, HasSubstr("nothing published"));
 }
 
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {

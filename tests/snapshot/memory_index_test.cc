@@ -5,6 +5,7 @@
 
 #include <map>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -120,6 +121,66 @@ TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
   EXPECT_EQ(view.sketch[2], static_cast<float>(in.items[17] % 13));
   EXPECT_FALSE(m.FindNode(/*is_item=*/false, in.items[17], &view));  // an item id, not a user
   EXPECT_FALSE(m.FindNode(/*is_item=*/true, in.items[17] + 1, &view));
+}
+
+// The batched lookup (rounds of prefetches, the user found once for a run of
+// its pairs) answers exactly what one plain lookup per pair answers, on
+// random keys with misses of every kind, in batches whose sizes cut the
+// rounds anywhere and with runs of one user.
+TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
+  Input in = MakeInput(3000, 500, 60000, 5);
+  auto index = BuildFrom(in, in.pairs.size());
+  ASSERT_TRUE(index.ok()) << index.status();
+  const MemoryIndex& m = **index;
+  std::mt19937_64 rng(6);
+  std::vector<std::pair<uint64_t, uint64_t>> stored_keys;
+  for (const auto& entry : in.pairs) stored_keys.push_back(entry.first);
+  std::vector<uint64_t> users, items;
+  for (int k = 0; k < 40000; ++k) {
+    uint64_t u = in.users[rng() % in.users.size()];
+    uint64_t i = in.items[rng() % in.items.size()];
+    switch (rng() % 5) {
+      case 0:  // a stored pair
+        std::tie(u, i) = stored_keys[rng() % stored_keys.size()];
+        break;
+      case 1:
+        u = rng() & ~uint64_t{1};  // unknown user (even)
+        break;
+      case 2:
+        i = rng() | 1;  // unknown item (odd)
+        break;
+      default:  // known nodes, stored or not
+        break;
+    }
+    const int run = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 40) : 1;  // one user's run
+    for (int r = 0; r < run; ++r) {
+      users.push_back(u);
+      items.push_back(r == 0 ? i : in.items[rng() % in.items.size()]);
+    }
+  }
+  size_t stored = 0, at = 0;
+  for (size_t size : {1, 31, 32, 33, 64, 1000, 1024, 4097}) {
+    for (int rep = 0; rep < 4 && at + size <= users.size(); ++rep, at += size) {
+      absl::Span<const uint64_t> bu(&users[at], size), bi(&items[at], size);
+      std::unique_ptr<bool[]> found(new bool[size]);
+      std::vector<float> rates(size, -1.0f);
+      m.LookupPairs(bu, bi, absl::MakeSpan(found.get(), size), absl::MakeSpan(rates));
+      for (size_t k = 0; k < size; ++k) {
+        float plain = -1.0f;
+        const bool plain_found = m.LookupPair(bu[k], bi[k], &plain);
+        ASSERT_EQ(found[k], plain_found) << "batch " << size << " entry " << k;
+        ASSERT_EQ(rates[k], plain) << "batch " << size << " entry " << k;
+        const auto want = in.pairs.find({bu[k], bi[k]});
+        ASSERT_EQ(plain_found, want != in.pairs.end()) << "batch " << size << " entry " << k;
+        if (plain_found) {
+          ASSERT_EQ(plain, want->second);
+        }
+        stored += found[k];
+      }
+    }
+  }
+  EXPECT_GT(stored, 1000u);         // the stored case was exercised
+  EXPECT_LT(stored, at - at / 10);  // and so were the misses
 }
 
 TEST(MemoryIndexTest, EmptyBatchAndEmptyTable) {

@@ -44,7 +44,7 @@ absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
   if (!options.loader) {
     SnapshotReaderOptions reader = options.reader;
     options.loader = [reader](const std::string& root, const std::string& version) {
-      return SnapshotReader::Open(root, version, reader);
+      return OpenServingVersion(root, version, reader);
     };
   }
   return std::unique_ptr<SnapshotManager>(new SnapshotManager(std::move(options)));

@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "server/snapshot_source.h"
 
@@ -81,7 +82,7 @@ struct SnapshotManagerOptions {
   // The holder name of the store holds (SnapshotStore::Hold); "" = no store
   // hold (the version then depends on retention's newest-N rule).
   std::string holder;
-  SnapshotLoader loader;  // empty = SnapshotReader::Open(root, v, reader)
+  SnapshotLoader loader;  // empty = OpenServingVersion(root, v, reader): a delta over its base
   // Called after every refresh event, outside all locks, with the snapshot now
   // serving (may be null). Used for metrics and readiness.
   std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>

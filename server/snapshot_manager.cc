@@ -37,6 +37,14 @@ absl::Status SnapshotManagerOptions::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Time NewestCovered(const ServingSnapshot& snap) {
+  const std::string& through = snap.reader->manifest().covers_through;
+  absl::Time t;
+  std::string err;
+  if (!through.empty() && absl::ParseTime(absl::RFC3339_full, through, &t, &err)) return t;
+  return snap.created_at;
+}
+
 absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
     SnapshotManagerOptions options) {
   absl::Status st = options.Validate();

@@ -56,6 +56,10 @@ struct ServingSnapshot {
   double load_seconds = 0.0;
 };
 
+// The newest impression `snap` covers: a delta's covers_through, else its
+// created_at; InfinitePast when neither parses. The freshness lag is now minus it.
+absl::Time NewestCovered(const ServingSnapshot& snap);
+
 struct RefreshEventRecord {
   std::string version;
   absl::Time at;

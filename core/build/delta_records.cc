@@ -69,6 +69,22 @@ void ExtendRows(int sweeps, Work* w) {
   for (size_t n = 0; n < w->nbrs.size(); ++n) {
     if (!w->nbrs[n].empty()) touched.push_back(n);
   }
+  // A new node starts at the mean of its known neighbours' base rows (its
+  // harmonic value were they fixed), not at zero: from zero the sweeps would
+  // pull its base neighbours towards the origin and, the graph being
+  // bipartite, oscillate. Then a new node attached to one base node, or to
+  // base nodes of equal degree, is a fixed point of the sweeps (exact).
+  for (size_t n : touched) {
+    if (w->known[n]) continue;
+    int k = 0;
+    std::vector<double> acc(z, 0.0);
+    for (uint32_t m : w->nbrs[n]) {
+      if (!w->known[m]) continue;
+      ++k;
+      for (int j = 0; j < z; ++j) acc[j] += w->rows[m * w->dim + j];
+    }
+    for (int j = 0; k > 0 && j < z; ++j) w->Row(n)[j] = static_cast<float>(acc[j] / k);
+  }
   const std::vector<float> base_rows = w->rows;
   std::vector<float> next(touched.size() * z);
   for (int sweep = 0; sweep < sweeps; ++sweep) {

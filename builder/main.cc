@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/build/build_job.h"
+#include "core/build/delta_build.h"
 #if GRAPHSIEVE_HAVE_MPI
 #include "core/dist/mpi_communicator.h"
 #endif
@@ -111,6 +112,14 @@ ABSL_FLAG(double, lock_timeout_seconds, 0,
 ABSL_FLAG(bool, quiet, false, "No progress and no human summary (errors still go to stderr).");
 ABSL_FLAG(bool, json, false,
           "Print one JSON summary object on stdout (for schedulers), also on failure.");
+
+// Delta versions (docs/DESIGN.md "Delta versions").
+ABSL_FLAG(std::string, delta_of, "",
+          "Build a delta version over this published full version (a version id, or CURRENT; a "
+          "delta resolves to its base) from --input = every log since that version. The method "
+          "flags must match the base's. Empty = a full build.");
+ABSL_FLAG(int32_t, delta_sweeps, 3,
+          "Delta builds: Jacobi sweeps of the harmonic extension over the touched nodes' rows.");
 
 namespace graphsieve {
 namespace {
@@ -269,6 +278,46 @@ void WarnIfThreadsExceedCpus(int threads, const Communicator* comm) {
                cpus, cpus == 1 ? "" : "s", cpus == 1 ? "it" : "them", threads);
 }
 
+// --delta_of: one process, the delta build (core/build/delta_build.h).
+template <typename Seconds>
+int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds) {
+  DeltaBuildOptions o;
+  o.build = build;
+  o.base = absl::GetFlag(FLAGS_delta_of);
+  o.sweeps = absl::GetFlag(FLAGS_delta_sweeps);
+  if (absl::Status s = o.Validate(); !s.ok()) {
+    std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
+    if (json) PrintJson(s, nullptr, 0);
+    return kExitUsage;
+  }
+  StderrProgress progress(quiet, ::isatty(STDERR_FILENO) == 1);
+  absl::StatusOr<DeltaReport> r = RunDeltaBuild(o, progress.Observer());
+  if (!r.ok()) {
+    const absl::Status& s = r.status();
+    std::fprintf(stderr, "graphsieve-build: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
+                 std::string(s.message()).c_str());
+    std::fprintf(stderr, "graphsieve-build: nothing published\n");
+    if (json) PrintJson(s, nullptr, seconds());
+    return ExitCodeOf(s);
+  }
+  if (!quiet) {
+    std::fprintf(stderr,
+                 "graphsieve-build: published delta %s over %s (now CURRENT); %llu pairs, %llu "
+                 "new users, %llu new items, covers through %s; total %.2fs\n",
+                 r->version.c_str(), r->base_version.c_str(), (unsigned long long)r->pairs,
+                 (unsigned long long)r->new_users, (unsigned long long)r->new_items,
+                 r->covers_through.c_str(), seconds());
+  }
+  if (json) {
+    nlohmann::json j = r->ToJson();
+    j["ok"] = true;
+    j["total_seconds"] = seconds();
+    j["peak_rss_bytes"] = PeakRssBytes();
+    std::printf("%s\n", j.dump().c_str());
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv, Communicator* comm) {
   ConfigureFlagUsage(
       "Builds MA-EC sampling rates from impression logs and publishes a snapshot.\n"
@@ -298,6 +347,7 @@ int Main(int argc, char** argv, Communicator* comm) {
     if (json) PrintJson(options.status(), nullptr, 0);
     return kExitUsage;
   }
+  if (!absl::GetFlag(FLAGS_delta_of).empty()) return DeltaMain(*options, json, quiet, seconds);
   WarnIfThreadsExceedCpus(options->pipeline.threads, comm);
   // Under mpirun only rank 0 talks; every rank returns the same status.
   const bool speaker = comm == nullptr || comm->rank() == 0;

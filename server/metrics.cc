@@ -70,6 +70,16 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
               .Help("Seconds since the serving snapshot was created (its manifest's created_at)")
               .Register(*registry_)
               .Add({});
+  lag_ = &BuildGauge()
+              .Name("graphsieve_freshness_lag_seconds")
+              .Help("Seconds since the newest impression the serving version covers")
+              .Register(*registry_)
+              .Add({});
+  layers_ = &BuildGauge()
+                 .Name("graphsieve_snapshot_layers")
+                 .Help("2 for a delta version served over its base, 1 for a full version")
+                 .Register(*registry_)
+                 .Add({});
   serving_ = &BuildGauge()
                   .Name("graphsieve_snapshot_serving")
                   .Help("1 when a validated snapshot is loaded")

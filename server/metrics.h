@@ -9,6 +9,9 @@
 //                                         result = active|held|not_held|unavailable
 //   snapshot_info{version}                1 for the version serving
 //   snapshot_age_seconds                  now - the serving version's created_at
+//   freshness_lag_seconds                 now - the newest impression it covers (a delta's
+//                                         covers_through, a full version's created_at)
+//   snapshot_layers                       2 for a delta served over its base, 1 otherwise
 //   snapshot_serving                      1 when a validated snapshot is loaded
 //   refresh_total{result}                 refresh events, result = success|failure
 //   snapshot_load_seconds                 load (open + validate + warm/index) time of the last load
@@ -60,6 +63,10 @@ class ServerMetrics {
   // After a refresh event: counts it and updates version info / load time.
   void ObserveRefresh(bool ok, double load_seconds, const std::string& serving_version);
   void SetSnapshotAge(double seconds) { age_->Set(seconds); }
+  void SetFreshness(double lag_seconds, int layers) {
+    lag_->Set(lag_seconds);
+    layers_->Set(layers);
+  }
   void SetIndexBytes(double bytes) { index_bytes_->Set(bytes); }
   // The negative instances of one answered labelled batch (label false) with
   // their rates and keep decisions, served from `version`. A new version
@@ -98,6 +105,8 @@ class ServerMetrics {
   prometheus::Family<prometheus::Counter>* pinned_;
   prometheus::Family<prometheus::Gauge>* info_family_;
   prometheus::Gauge* age_;
+  prometheus::Gauge* lag_;
+  prometheus::Gauge* layers_;
   prometheus::Gauge* serving_;
   prometheus::Counter* refresh_ok_;
   prometheus::Counter* refresh_failed_;

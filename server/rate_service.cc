@@ -38,6 +38,8 @@ void FillSummary(const ServingSnapshot& snap, v1::SnapshotSummary* out) {
   out->set_seed(m.seed);
   out->set_input_digest(m.input_digest);
   out->set_manifest_json(m.json);
+  out->set_base_version(m.base_version);
+  out->set_covers_through(m.covers_through);
 }
 
 }  // namespace
@@ -82,6 +84,10 @@ void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
     if (state.active->created_at != absl::InfinitePast()) {
       response->set_snapshot_age_seconds(
           absl::ToDoubleSeconds(absl::Now() - state.active->created_at));
+    }
+    const absl::Time newest = NewestCovered(*state.active);
+    if (newest != absl::InfinitePast()) {
+      response->set_freshness_lag_seconds(absl::ToDoubleSeconds(absl::Now() - newest));
     }
   }
   response->set_held_version(state.held);

@@ -217,6 +217,7 @@ absl::Status GraphsieveServer::StartAdmin() {
     if (snap != nullptr && snap->created_at != absl::InfinitePast()) {
       metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - snap->created_at));
     }
+    if (snap != nullptr) ObserveFreshness(*snap);
     return metrics_->Serialize();
   };
   ao.live = [] { return true; };
@@ -240,12 +241,20 @@ int GraphsieveServer::admin_port() const { return admin_ ? admin_->port() : -1; 
 
 bool GraphsieveServer::ready() const { return !draining_.load() && manager_->Current() != nullptr; }
 
+void GraphsieveServer::ObserveFreshness(const ServingSnapshot& snap) {
+  const absl::Time newest = NewestCovered(snap);
+  const double lag =
+      newest == absl::InfinitePast() ? 0.0 : absl::ToDoubleSeconds(absl::Now() - newest);
+  metrics_->SetFreshness(lag, snap.reader->manifest().base_version.empty() ? 1 : 2);
+}
+
 void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
                                  const std::shared_ptr<const ServingSnapshot>& serving) {
   metrics_->ObserveRefresh(event.ok, event.load_seconds, serving ? serving->version : "");
   if (serving != nullptr && serving->created_at != absl::InfinitePast()) {
     metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - serving->created_at));
   }
+  if (serving != nullptr) ObserveFreshness(*serving);
   const MemoryIndex* index = serving ? serving->reader->memory_index() : nullptr;
   metrics_->SetIndexBytes(index ? static_cast<double>(index->memory_bytes()) : 0.0);
   if (serving != nullptr) {

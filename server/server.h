@@ -65,6 +65,8 @@ class GraphsieveServer {
   absl::Status Start(SnapshotLoader loader);
   absl::Status StartOperatorListener();
   absl::Status StartAdmin();
+  // The freshness lag and layer count of `snap` into the metrics.
+  void ObserveFreshness(const ServingSnapshot& snap);
   void OnRefresh(const RefreshEventRecord& event,
                  const std::shared_ptr<const ServingSnapshot>& serving);
 

@@ -37,6 +37,14 @@ absl::Status SnapshotManagerOptions::Validate() const {
   return absl::OkStatus();
 }
 
+absl::Time NewestCovered(const ServingSnapshot& snap) {
+  const std::string& through = snap.reader->manifest().covers_through;
+  absl::Time t;
+  std::string err;
+  if (!through.empty() && absl::ParseTime(absl::RFC3339_full, through, &t, &err)) return t;
+  return snap.created_at;
+}
+
 absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
     SnapshotManagerOptions options) {
   absl::Status st = options.Validate();
@@ -44,7 +52,7 @@ absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
   if (!options.loader) {
     SnapshotReaderOptions reader = options.reader;
     options.loader = [reader](const std::string& root, const std::string& version) {
-      return SnapshotReader::Open(root, version, reader);
+      return OpenServingVersion(root, version, reader);
     };
   }
   return std::unique_ptr<SnapshotManager>(new SnapshotManager(std::move(options)));

@@ -41,6 +41,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "server/snapshot_source.h"
 
@@ -54,6 +55,10 @@ struct ServingSnapshot {
   absl::Time created_at = absl::InfinitePast();  // from the manifest; InfinitePast if unparsable
   double load_seconds = 0.0;
 };
+
+// The newest impression `snap` covers: a delta's covers_through, else its
+// created_at; InfinitePast when neither parses. The freshness lag is now minus it.
+absl::Time NewestCovered(const ServingSnapshot& snap);
 
 struct RefreshEventRecord {
   std::string version;
@@ -81,7 +86,7 @@ struct SnapshotManagerOptions {
   // The holder name of the store holds (SnapshotStore::Hold); "" = no store
   // hold (the version then depends on retention's newest-N rule).
   std::string holder;
-  SnapshotLoader loader;  // empty = SnapshotReader::Open(root, v, reader)
+  SnapshotLoader loader;  // empty = OpenServingVersion(root, v, reader): a delta over its base
   // Called after every refresh event, outside all locks, with the snapshot now
   // serving (may be null). Used for metrics and readiness.
   std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>

@@ -145,6 +145,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
                                      {"format_version", kIndexFileFormatVersion},
                                      {"size_bytes", part.index_bytes}};
   }
+  if (!info.delta.is_null()) m["delta"] = info.delta;
   m["partitioning"] = {{"partition", part.partition},
                        {"num_partitions", part.num_partitions},
                        {"rule",
@@ -196,6 +197,11 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
       const json& x = j.at("storage").at("serving_index");
       out.index_path = x.at("path").get<std::string>();
       s.index_bytes = IntegerField<uint64_t>(x, "size_bytes");
+    }
+    if (j.contains("delta")) {
+      const json& d = j.at("delta");
+      s.base_version = d.at("base_version").get<std::string>();
+      s.covers_through = d.at("covers_through").get<std::string>();
     }
     if (j.contains("partitioning")) {
       s.partition = IntegerField<uint32_t>(j.at("partitioning"), "partition");

@@ -47,6 +47,9 @@ struct ManifestInfo {
                                                           // "resistance", "seed"
   nlohmann::json input_stats = nlohmann::json::object();  // rows read, bad rows skipped, bytes
   std::vector<StageTiming> timings;  // builder stages (read, pair table, pipeline, write)
+  // A delta version (core/build/delta_build.h): {"base_version", "covers_from",
+  // "covers_through", ...}; null for a full version (docs/SNAPSHOT.md "Delta versions").
+  nlohmann::json delta;
 };
 
 // The serving index file of a version (memory_index.h), and which part of a

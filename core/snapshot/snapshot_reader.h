@@ -85,6 +85,11 @@ struct ManifestSummary {
   // "Partitioned versions"); 0 of 1 for an unpartitioned version.
   uint32_t partition = 0;
   uint32_t num_partitions = 1;
+  // A delta version (docs/SNAPSHOT.md "Delta versions"): the full version it
+  // overrides, and the newest input it covers (RFC 3339 UTC); empty for a
+  // full version.
+  std::string base_version;
+  std::string covers_through;
   std::string json;  // MANIFEST.json as written
 };
 

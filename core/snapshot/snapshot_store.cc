@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
+#include "nlohmann/json.hpp"
 
 namespace graphsieve {
 namespace {
@@ -55,6 +56,19 @@ absl::StatusOr<std::vector<std::string>> ListNames(const std::string& dir) {
   if (ec) return absl::InternalError(absl::StrCat("list ", dir, ": ", ec.message()));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// The base a delta version overrides (its manifest's "delta.base_version");
+// "" for a full version or an unreadable manifest.
+std::string DeltaBaseOf(const std::string& version_dir) {
+  absl::StatusOr<std::string> text = snapshot::ReadFileToString(version_dir + "/MANIFEST.json");
+  if (!text.ok()) return "";
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("delta") || !j["delta"].is_object()) return "";
+  const nlohmann::json& d = j["delta"];
+  return d.contains("base_version") && d["base_version"].is_string()
+             ? d["base_version"].get<std::string>()
+             : "";
 }
 
 }  // namespace
@@ -289,9 +303,15 @@ absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const Pub
   RemoveExpiredHolds(absl::Now()).IgnoreError();  // best effort: expired holds keep nothing
   std::vector<std::string> deleted;
   const int n = static_cast<int>(versions->size());
+  // A kept delta keeps its base (docs/SNAPSHOT.md "Delta versions").
+  std::vector<std::string> bases;
+  for (int i = std::max(0, n - keep); i < n; ++i)
+    bases.push_back(DeltaBaseOf(VersionDir((*versions)[i])));
+  if (current.ok()) bases.push_back(DeltaBaseOf(VersionDir(*current)));
   for (int i = 0; i < n - keep; ++i) {  // oldest first; the newest `keep` are kept
     const std::string& v = (*versions)[i];
     if (current.ok() && v == *current) continue;
+    if (std::find(bases.begin(), bases.end(), v) != bases.end()) continue;
     if (IsPinned(v) || IsHeld(v, absl::Now())) continue;
     const std::string dir = VersionDir(v), hidden = dir + ".deleting";
     if (::rename(dir.c_str(), hidden.c_str()) != 0) {

@@ -131,6 +131,44 @@ function flagValue(args, name) {
   return undefined;
 }
 
+// A delta build (--delta-of) must run with its base's method flags: the builder
+// refuses a delta whose α, rule, ... differ from the base's, so every 5 minutes
+// the delta Job would fail. Operational flags (inputs, threads, retention) may differ.
+const OPERATIONAL_FLAGS = new Set(["input", "max_bad_rows", "threads", "snapshot_root", "keep", "table_format",
+  "partitions", "export", "dry_run", "lock_timeout_seconds", "quiet", "json", "delta_of", "delta_sweeps"]);
+
+function methodFlags(args) {
+  const out = {};
+  for (const a of (args || []).slice(1)) {
+    const [name, ...rest] = a.replace(/^--/, "").split("=");
+    const key = name.replace(/-/g, "_");
+    if (!OPERATIONAL_FLAGS.has(key)) out[key] = rest.join("=");
+  }
+  return out;
+}
+
+function deltaFlagErrors(objects) {
+  const errors = [];
+  const builds = objects.filter((o) => o.kind === "CronJob").map((o) => [o, o.spec.jobTemplate.spec.template.spec.containers?.[0]?.args || []])
+    .filter(([, args]) => args[0] === "graphsieve-build");
+  const full = builds.filter(([, args]) => flagValue(args, "delta-of") === undefined && flagValue(args, "delta_of") === undefined);
+  const deltas = builds.filter(([, args]) => !full.some(([, f]) => f === args));
+  for (const [o, args] of deltas) {
+    if (full.length !== 1) {
+      errors.push(`${o.kind}/${o.metadata.name}: a delta CronJob needs exactly one full-build CronJob beside it, found ${full.length}`);
+      continue;
+    }
+    const mine = methodFlags(args), base = methodFlags(full[0][1]);
+    for (const k of new Set([...Object.keys(mine), ...Object.keys(base)])) {
+      if (mine[k] !== base[k]) {
+        errors.push(`${o.kind}/${o.metadata.name}: --${k}=${mine[k] ?? "(default)"} differs from the full build's ` +
+          `(${full[0][0].metadata.name}: --${k}=${base[k] ?? "(default)"}); the builder refuses such a delta`);
+      }
+    }
+  }
+  return errors;
+}
+
 function ruleErrors(objects, dockerfile, helps) {
   const errors = [];
   const err = (o, msg) => errors.push(`${o.kind}/${o.metadata?.name}: ${msg}`);
@@ -171,6 +209,7 @@ function ruleErrors(objects, dockerfile, helps) {
       }
     }
   }
+  for (const e of deltaFlagErrors(objects)) errors.push(e);
   const server = objects.find((o) => o.kind === "Deployment" && o.metadata.name === "graphsieve-server");
   if (!server) {
     errors.push("no Deployment graphsieve-server");
@@ -274,6 +313,10 @@ const BREAKS = [
   ["read-only pins", /cannot write <root>\/pins/, (os, srv) => { srv.spec.template.spec.containers[0].volumeMounts[0].readOnly = true; }],
   ["http probe", /readinessProbe is not a gRPC health probe/, (os, srv) => { srv.spec.template.spec.containers[0].readinessProbe = { httpGet: { port: 8080, path: "/readyz" } }; }],
   ["ClusterIP service", /not headless/, (os) => { delete os.find((o) => o.kind === "Service").spec.clusterIP; }],
+  ["delta with another alpha", /--alpha=0\.3 differs from the full build's/, (os) => {
+    const a = os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args;
+    a[a.findIndex((x) => x.startsWith("--alpha="))] = "--alpha=0.3";
+  }],
   ["scrape port", /prometheus.io\/port annotation differs/, (os, srv) => { srv.spec.template.metadata.annotations["prometheus.io/port"] = "9090"; }],
 ];
 

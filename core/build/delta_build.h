@@ -1,0 +1,66 @@
+// The delta build (docs/DESIGN.md "Delta versions", docs/SNAPSHOT.md):
+// `graphsieve-build --delta_of=<base version|CURRENT> --input=<new logs>`
+// reads only the impressions logged since a full version (the base) and the
+// base's node records, computes the pairs and nodes that override the base's
+// (delta_records.h), and publishes them atomically — the full build's publish
+// path — as a version whose manifest names its base, the input digests and the
+// time range covered.
+//
+// Deltas are cumulative over the base: each delta is built from every log
+// since the base, and a server serves at most two layers (base + newest
+// delta). --delta_of=CURRENT when CURRENT is itself a delta means that delta's
+// base. A full build supersedes the deltas (the next delta is over it).
+//
+//   open      the snapshot root; the base resolved and checked: published,
+//             unpartitioned, a full version, built with the same
+//             result-affecting flags as this run (method, alpha, rate rule,
+//             kappa, floor, gamma, propagation, row layout, label rule, ...)
+//   read      the new logs parsed and digested
+//   delta     the pair table and ComputeDeltaRecords against the base
+//   write, publish  as the full build, under the root's publish lock
+//
+// Errors: FAILED_PRECONDITION naming the base and the mismatching field (base
+// gone, partitioned, another parameter), the reader's errors naming file and
+// line, the writer's. Nothing is published on error; CURRENT stays.
+//
+// Thread-safety: as RunBuild (build_job.h).
+#ifndef GRAPHSIEVE_CORE_BUILD_DELTA_BUILD_H_
+#define GRAPHSIEVE_CORE_BUILD_DELTA_BUILD_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/build/build_job.h"
+#include "nlohmann/json.hpp"
+
+namespace graphsieve {
+
+struct DeltaBuildOptions {
+  // inputs: the logs since the base; the reader and pipeline flags must match
+  // the base's (checked); snapshot_root, keep_versions, lock_timeout_seconds
+  // as for a full build. partitions, export_csv and dry_run are not used.
+  BuildOptions build;
+  std::string base = "CURRENT";  // a published full version id, or CURRENT
+  int sweeps = 3;                // Jacobi sweeps of the touched nodes' rows (>= 1)
+  absl::Status Validate() const;
+};
+
+struct DeltaReport {
+  std::string version, base_version;
+  bool published = false;
+  uint64_t rows_read = 0, instances = 0, pairs = 0, carried_pairs = 0;
+  uint64_t new_users = 0, new_items = 0, new_positive_edges = 0, touched_nodes = 0;
+  std::string covers_through;  // newest input's modification time, RFC 3339 UTC
+  std::vector<StageTiming> timings;
+  std::vector<std::string> deleted_versions;
+  nlohmann::json ToJson() const;
+};
+
+absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
+                                          const BuildObserver& observer);
+
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_BUILD_DELTA_BUILD_H_

@@ -1,0 +1,141 @@
+#include "core/snapshot/layered_snapshot_reader.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+
+namespace graphsieve {
+namespace {
+
+// Bases opened for layered readers, by root, version and reader options.
+struct BaseCache {
+  absl::Mutex mu;
+  absl::flat_hash_map<std::string, std::weak_ptr<const SnapshotReader>> bases ABSL_GUARDED_BY(mu);
+};
+BaseCache& Cache() {
+  static BaseCache* cache = new BaseCache;
+  return *cache;
+}
+
+std::string CacheKey(const std::string& root, const std::string& version,
+                     const SnapshotReaderOptions& o) {
+  return absl::StrCat(root, "/", version, "|", LookupModeName(o.lookup), "|", o.partition, "|",
+                      o.use_index_file, "|", o.verify_checksums);
+}
+
+absl::StatusOr<std::shared_ptr<const SnapshotReader>> SharedBase(const std::string& root,
+                                                                 const std::string& version,
+                                                                 const SnapshotReaderOptions& o) {
+  const std::string key = CacheKey(root, version, o);
+  BaseCache& cache = Cache();
+  {
+    absl::MutexLock lock(&cache.mu);
+    auto it = cache.bases.find(key);
+    if (it != cache.bases.end()) {
+      if (std::shared_ptr<const SnapshotReader> alive = it->second.lock()) return alive;
+    }
+  }
+  // Opened outside the lock (a checksum pass); two racing opens keep one.
+  auto opened = SnapshotReader::Open(root, version, o);
+  if (!opened.ok()) return opened.status();
+  absl::MutexLock lock(&cache.mu);
+  std::weak_ptr<const SnapshotReader>& slot = cache.bases[key];
+  if (std::shared_ptr<const SnapshotReader> alive = slot.lock()) return alive;
+  slot = *opened;
+  return std::move(*opened);
+}
+
+}  // namespace
+
+LayeredSnapshotReader::LayeredSnapshotReader(std::shared_ptr<const SnapshotReader> base,
+                                             std::shared_ptr<const SnapshotReader> delta)
+    : base_(std::move(base)), delta_(std::move(delta)) {}
+
+absl::Status LayeredSnapshotReader::LookupPairs(absl::Span<const uint64_t> users,
+                                                absl::Span<const uint64_t> items,
+                                                absl::Span<bool> found,
+                                                absl::Span<float> rates) const {
+  absl::Status s = delta_->LookupPairs(users, items, found, rates);
+  if (!s.ok()) return s;
+  std::vector<size_t> missing;
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (!found[i]) missing.push_back(i);
+  }
+  if (missing.empty()) return absl::OkStatus();
+  std::vector<uint64_t> mu(missing.size()), mi(missing.size());
+  for (size_t k = 0; k < missing.size(); ++k) mu[k] = users[missing[k]], mi[k] = items[missing[k]];
+  std::unique_ptr<bool[]> mf(new bool[missing.size()]);
+  std::vector<float> mr(missing.size());
+  s = base_->LookupPairs(mu, mi, absl::MakeSpan(mf.get(), missing.size()), absl::MakeSpan(mr));
+  if (!s.ok()) return s;
+  for (size_t k = 0; k < missing.size(); ++k) {
+    found[missing[k]] = mf[k];
+    rates[missing[k]] = mr[k];
+  }
+  return absl::OkStatus();
+}
+
+bool LayeredSnapshotReader::FindNode(bool is_item, uint64_t id, NodeView* view) const {
+  return delta_->FindNode(is_item, id, view) || base_->FindNode(is_item, id, view);
+}
+
+bool LayeredSnapshotReader::LookupUser(uint64_t id, NodeRecord* record,
+                                       absl::Span<float> sketch) const {
+  return delta_->LookupUser(id, record, sketch) || base_->LookupUser(id, record, sketch);
+}
+
+bool LayeredSnapshotReader::LookupItem(uint64_t id, NodeRecord* record,
+                                       absl::Span<float> sketch) const {
+  return delta_->LookupItem(id, record, sketch) || base_->LookupItem(id, record, sketch);
+}
+
+absl::Status LayeredSnapshotReader::ForEachPair(
+    const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const {
+  absl::flat_hash_set<std::pair<uint64_t, uint64_t>> overridden;
+  absl::Status s = delta_->ForEachPair([&](uint64_t u, uint64_t i, float) {
+    overridden.insert({u, i});
+  });
+  if (!s.ok()) return s;
+  s = base_->ForEachPair([&](uint64_t u, uint64_t i, float r) {
+    if (!overridden.contains({u, i})) fn(u, i, r);
+  });
+  if (!s.ok()) return s;
+  return delta_->ForEachPair(fn);
+}
+
+absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
+    const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
+  auto delta = SnapshotReader::Open(root, version, options);
+  if (!delta.ok()) return delta.status();
+  const std::string& base_version = (*delta)->manifest().base_version;
+  if (base_version.empty()) return delta;  // a full version
+  auto base = SharedBase(root, base_version, options);
+  if (!base.ok()) {
+    return absl::Status(base.status().code(),
+                        absl::StrCat("delta version ", version, ": its base ", base_version, ": ",
+                                     base.status().message()));
+  }
+  const ManifestSummary& b = (*base)->manifest();
+  if (!b.base_version.empty() || b.version != base_version) {
+    return absl::FailedPreconditionError(absl::StrCat("delta version ", version, ": its base ",
+                                                      base_version, " is not a full version"));
+  }
+  return std::shared_ptr<const SnapshotReader>(
+      std::make_shared<LayeredSnapshotReader>(std::move(*base), std::move(*delta)));
+}
+
+int OpenSharedBases() {
+  BaseCache& cache = Cache();
+  absl::MutexLock lock(&cache.mu);
+  int n = 0;
+  for (const auto& [key, weak] : cache.bases) n += weak.expired() ? 0 : 1;
+  return n;
+}
+
+}  // namespace graphsieve

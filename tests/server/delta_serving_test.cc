@@ -1,0 +1,129 @@
+// A delta version served end to end over a real socket: the server serves a
+// base, a delta is published, the refresher adopts base + delta as one version,
+// and a pair that was DEFAULT becomes EXACT with the delta's rate; GetStatus
+// and the metrics show the base, the delta and the freshness lag; a corrupt
+// delta is refused and the version before it keeps serving.
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/build/build_job.h"
+#include "core/build/delta_build.h"
+#include "core/snapshot/layered_snapshot_reader.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/server.h"
+#include "tests/server/test_snapshots.h"
+
+namespace graphsieve {
+namespace {
+
+using ::testing::HasSubstr;
+
+void WriteLog(const std::string& path, uint64_t first_user, int users, int items) {
+  std::ofstream out(path);
+  out << "user_id,item_id,label\n";
+  for (int u = 0; u < users; ++u) {
+    for (int k = 0; k < 20; ++k) {
+      out << first_user + u << "," << (u * 7 + k * 13) % items << "," << (k % 6 == 0) << "\n";
+    }
+  }
+}
+
+BuildOptions Options(const std::string& log, const std::string& root) {
+  BuildOptions o;
+  o.inputs = {log};
+  o.snapshot_root = root;
+  o.pipeline.sketch_dim = 16;
+  o.pipeline.threads = 1;
+  return o;
+}
+
+v1::GetSamplingRateResponse Rate(v1::SamplingRateService::Stub* stub, uint64_t user,
+                                 uint64_t item) {
+  v1::GetSamplingRateRequest req;
+  req.add_user_ids(user);
+  req.add_item_ids(item);
+  v1::GetSamplingRateResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  EXPECT_TRUE(stub->GetSamplingRate(&ctx, req, &resp).ok());
+  return resp;
+}
+
+v1::GetStatusResponse Status(v1::SamplingRateService::Stub* stub) {
+  v1::GetStatusResponse resp;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  EXPECT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &resp).ok());
+  return resp;
+}
+
+TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
+  const std::string dir = testing::MakeTempDir("delta_serving");
+  const std::string root = dir + "/root", base_log = dir + "/base.csv",
+                    delta_log = dir + "/delta.csv";
+  WriteLog(base_log, 1, 200, 300);
+  WriteLog(delta_log, 500000, 10, 300);  // new users on base items
+  auto base = RunBuild(Options(base_log, root), BuildObserver());
+  ASSERT_TRUE(base.ok()) << base.status();
+
+  ServerOptions o = testing::LoopbackOptions(root);
+  o.admin_port = 0;
+  auto server = GraphsieveServer::Create(o);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = testing::Connect((*server)->port());
+  ASSERT_TRUE((*server)->manager().PollOnce().ok());
+  const uint64_t user = 500000, item = 0;  // a pair of the delta's log
+  v1::GetSamplingRateResponse before = Rate(stub.get(), user, item);
+  ASSERT_EQ(before.sources_size(), 1);
+  EXPECT_EQ(before.sources(0), v1::RATE_SOURCE_DEFAULT);
+
+  DeltaBuildOptions d;
+  d.build = Options(delta_log, root);
+  auto delta = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  ASSERT_TRUE((*server)->manager().PollOnce().ok());
+
+  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  ASSERT_TRUE(layered.ok()) << layered.status();
+  const uint64_t us[1] = {user}, is[1] = {item};
+  bool found[1];
+  float want[1];
+  ASSERT_TRUE((*layered)->LookupPairs(us, is, absl::MakeSpan(found), absl::MakeSpan(want)).ok());
+  ASSERT_TRUE(found[0]);
+  v1::GetSamplingRateResponse after = Rate(stub.get(), user, item);
+  ASSERT_EQ(after.sources_size(), 1);
+  EXPECT_EQ(after.sources(0), v1::RATE_SOURCE_EXACT);
+  EXPECT_EQ(after.rates(0), want[0]);
+  EXPECT_EQ(after.snapshot_version(), delta->version);
+  // A pair of the new user the delta does not store: INFERRED from its record.
+  EXPECT_EQ(Rate(stub.get(), user, 1).sources(0), v1::RATE_SOURCE_INFERRED);
+
+  v1::GetStatusResponse st = Status(stub.get());
+  EXPECT_EQ(st.active().version(), delta->version);
+  EXPECT_EQ(st.active().base_version(), base->version);
+  EXPECT_EQ(st.active().covers_through(), delta->covers_through);
+  EXPECT_GE(st.freshness_lag_seconds(), 0.0);
+  auto metrics = testing::HttpGet((*server)->admin_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(metrics->second, HasSubstr("graphsieve_snapshot_layers 2"));
+  EXPECT_THAT(metrics->second, HasSubstr("graphsieve_freshness_lag_seconds"));
+
+  // A corrupt newer delta is refused; base + the first delta keep serving.
+  auto second = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(second.ok()) << second.status();
+  {
+    std::fstream io(root + "/" + second->version + "/index.gsi",
+                    std::ios::in | std::ios::out | std::ios::binary);
+    io.seekp(200);
+    io.put('\x5a');
+  }
+  EXPECT_FALSE((*server)->manager().PollOnce().ok());
+  EXPECT_EQ(Status(stub.get()).active().version(), delta->version);
+  EXPECT_EQ(Rate(stub.get(), user, item).rates(0), want[0]);
+}
+
+}  // namespace
+}  // namespace graphsieve

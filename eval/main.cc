@@ -142,6 +142,9 @@ ABSL_FLAG(std::string, time_col, "",
           "verdict: a time column (numbers that order the impressions, e.g. epoch seconds): "
           "given, the verdict runs the deployed mode (a snapshot of the earlier half rates the "
           "later half); empty, the random split.");
+ABSL_FLAG(double, kappa, 1.0,
+          "verdict: the mixture kappa of the judged rule, as graphsieve-build --kappa (default 1, "
+          "the builder's default); > 0.");
 
 namespace graphsieve::eval {
 namespace {
@@ -355,6 +358,10 @@ absl::Status RunVerdictCommand(int* exit_code) {
   VerdictOptions v;
   v.model = ModelKindName(options->models.front());
   v.experiment = *options;
+  v.kappa = absl::GetFlag(FLAGS_kappa);
+  if (!(v.kappa > 0) || !std::isfinite(v.kappa))
+    return absl::InvalidArgumentError(
+        absl::StrCat("verdict: --kappa must be a finite number > 0, got ", v.kappa));
   const int total = options->seeds * (3 + static_cast<int>(v.budget_alphas.size()));
   if (options->progress) {
     auto done = std::make_shared<int>(0);

@@ -145,9 +145,8 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   o.models = {*kind};
   o.mode = timestamps.empty() ? EvalMode::kRandom : EvalMode::kDeployed;
   o.pilot = PilotSource::kNone;
-  // κ 0.1, not the builder's default κ 1: with κ 1 the verdict's own block-log test
-  // (tests/eval/verdict_test.cc) measures no gain; which κ the verdict judges is open.
-  o.kappas = {0.1};
+  // The builder's rule: mixture κ (default 1, as graphsieve-build), γ 0.5.
+  o.kappas = {options.kappa};
   o.gammas = {0.5};
   o.pilot_kappas.clear();
   // 1. The default rule and uniform at alpha (the paired gain).
@@ -170,6 +169,7 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   const std::map<uint64_t, double> uniform = AucBySeed(runs, model, "uniform", options.alpha);
   VerdictReport r;
   r.mode = mode;
+  r.kappa = options.kappa;
   r.instances = compared->instances;
   r.positives = compared->positives;
   r.seeds = static_cast<int>(target.size());
@@ -266,6 +266,9 @@ std::string FormatVerdict(const VerdictReport& r) {
       "graphsieve verdict: %d instances (%d positive), %s, %d seeds, target model trained on the "
       "kept negatives with the log-odds correction; 95%% intervals (Student t over seeds).\n",
       r.instances, r.positives, r.mode, r.seeds);
+  absl::StrAppendFormat(
+      &out, "  rule judged: maec-prop-mix, kappa %g, gamma 0.5 (graphsieve-build --kappa=%g)\n",
+      r.kappa, r.kappa);
   absl::StrAppendFormat(&out,
                         "  gain over uniform at alpha %g:  dAUC %+.4f +- %.4f (SE), interval "
                         "%+.4f .. %+.4f\n",

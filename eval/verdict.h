@@ -65,8 +65,10 @@ Recommendation Recommend(const PairedInterval& gain);
 int ExitCode(Recommendation r);
 
 struct VerdictOptions {
-  std::string model = "fm";                        // target model (lr | fm | mlp)
-  double alpha = 0.2;                              // the compared kept share of negatives
+  std::string model = "fm";  // target model (lr | fm | mlp)
+  double alpha = 0.2;        // the compared kept share of negatives
+  double kappa =
+      1.0;  // the judged rule's mixture κ: the builder's default (--kappa of graphsieve-build)
   std::vector<double> budget_alphas = {0.3, 0.5};  // uniform's further points (and unsampled)
   ExperimentOptions experiment;  // seeds, model settings, threads, progress, work_dir
 };
@@ -79,6 +81,7 @@ struct VerdictReport {
   PairedInterval full_vs_uniform;  // unsampled − uniform at alpha
   BudgetMatch budget;
   double alpha = 0.2;
+  double kappa = 1.0;  // the judged rule's mixture κ
   Recommendation recommendation = Recommendation::kNoGain;
 };
 

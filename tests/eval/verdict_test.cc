@@ -136,12 +136,28 @@ int RunVerdictBinary(const std::string& args, const std::string& dir, std::strin
 TEST(VerdictCommandTest, RecommendsDeployWhereTheRuleHelps) {
   const std::string dir = TempDir();
   std::string out;
-  const int rc = RunVerdictBinary("--input " + WriteBlockLog(dir, true) + " --dim=4", dir, &out);
+  // --kappa=0.1 (the rule leaning most on the graph score): on this small block log the
+  // gain of the default κ 1 is inside its interval (NO MEASURABLE GAIN); the verdict judges
+  // the κ it is given, and says which.
+  const int rc =
+      RunVerdictBinary("--input " + WriteBlockLog(dir, true) + " --dim=4 --kappa=0.1", dir, &out);
   EXPECT_EQ(rc, 0) << out;
   EXPECT_NE(out.find("recommendation: DEPLOY"), std::string::npos) << out;
+  EXPECT_NE(out.find("rule judged: maec-prop-mix, kappa 0.1,"), std::string::npos) << out;
   EXPECT_NE(out.find("random split"), std::string::npos) << out;
   EXPECT_NE(out.find("budget saved at equal AUC"), std::string::npos) << out;
   EXPECT_NE(out.find("verdict: [40/40]"), std::string::npos) << "progress lines: " << out;
+}
+
+TEST(VerdictCommandTest, RejectsAKappaThatIsNotPositive) {
+  const std::string dir = TempDir();
+  std::string out;
+  const int rc = RunVerdictBinary(
+      "--input " + WriteBlockLog(dir, true) + " --dim=4 --quiet --kappa=0", dir, &out);
+  EXPECT_NE(rc, 0) << out;
+  EXPECT_NE(rc, 3) << out;
+  EXPECT_NE(rc, 4) << out;
+  EXPECT_NE(out.find("--kappa must be a finite number > 0, got 0"), std::string::npos) << out;
 }
 
 TEST(VerdictCommandTest, DoesNotRecommendDeployWhereNothingCanBeLearnt) {

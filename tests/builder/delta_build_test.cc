@@ -289,8 +289,10 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
     ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_RENAME", glob.c_str(), 1), 0);
     ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_MARKER", marker.c_str(), 1), 0);
     const pid_t pid = testing_util::SpawnBuild(
+        // --kappa: the fixture's base has PipelineOptions' κ (0.1), not the binary's default.
         {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
-         "--sketch_dim=16", "--seed=7", "--threads=1", "--quiet"},
+         "--sketch_dim=16", "--seed=7", "--threads=1",
+         "--kappa=" + absl::StrCat(PipelineOptions().kappa), "--quiet"},
         f.dir.path());
     unsetenv("LD_PRELOAD");
     unsetenv("GRAPHSIEVE_HOLD_RENAME");
@@ -314,7 +316,8 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
   // The next delta publishes and clears the leftovers.
   auto r = testing_util::RunBuildBinary(
       {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
-       "--sketch_dim=16", "--seed=7", "--threads=1", "--quiet", "--json"},
+       "--sketch_dim=16", "--seed=7", "--threads=1",
+       "--kappa=" + absl::StrCat(PipelineOptions().kappa), "--quiet", "--json"},
       f.dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["base_version"], f.base_version);

@@ -43,9 +43,10 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["active", "current_on_disk", "held_version", "pinned_version", "refresh_history", "rejected_versions", "server_version", "serving", "snapshot_age_seconds", "versions_on_disk"]
+    __slots__ = ["active", "current_on_disk", "freshness_lag_seconds", "held_version", "pinned_version", "refresh_history", "rejected_versions", "server_version", "serving", "snapshot_age_seconds", "versions_on_disk"]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
     CURRENT_ON_DISK_FIELD_NUMBER: _ClassVar[int]
+    FRESHNESS_LAG_SECONDS_FIELD_NUMBER: _ClassVar[int]
     HELD_VERSION_FIELD_NUMBER: _ClassVar[int]
     PINNED_VERSION_FIELD_NUMBER: _ClassVar[int]
     REFRESH_HISTORY_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +57,7 @@ class GetStatusResponse(_message.Message):
     VERSIONS_ON_DISK_FIELD_NUMBER: _ClassVar[int]
     active: SnapshotSummary
     current_on_disk: str
+    freshness_lag_seconds: float
     held_version: str
     pinned_version: str
     refresh_history: _containers.RepeatedCompositeFieldContainer[RefreshEvent]
@@ -64,7 +66,7 @@ class GetStatusResponse(_message.Message):
     serving: bool
     snapshot_age_seconds: float
     versions_on_disk: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, serving: bool = ..., active: _Optional[_Union[SnapshotSummary, _Mapping]] = ..., current_on_disk: _Optional[str] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., pinned_version: _Optional[str] = ..., rejected_versions: _Optional[_Iterable[str]] = ..., refresh_history: _Optional[_Iterable[_Union[RefreshEvent, _Mapping]]] = ..., snapshot_age_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., held_version: _Optional[str] = ...) -> None: ...
+    def __init__(self, serving: bool = ..., active: _Optional[_Union[SnapshotSummary, _Mapping]] = ..., current_on_disk: _Optional[str] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., pinned_version: _Optional[str] = ..., rejected_versions: _Optional[_Iterable[str]] = ..., refresh_history: _Optional[_Iterable[_Union[RefreshEvent, _Mapping]]] = ..., snapshot_age_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., held_version: _Optional[str] = ..., freshness_lag_seconds: _Optional[float] = ...) -> None: ...
 
 class PinVersionRequest(_message.Message):
     __slots__ = ["reject_active", "version"]
@@ -97,10 +99,12 @@ class RefreshEvent(_message.Message):
     def __init__(self, version: _Optional[str] = ..., at: _Optional[str] = ..., ok: bool = ..., message: _Optional[str] = ..., load_seconds: _Optional[float] = ...) -> None: ...
 
 class SnapshotSummary(_message.Message):
-    __slots__ = ["achieved_negative_mean_rate", "alpha", "components", "created_at", "floor", "gamma", "input_digest", "instances", "items", "manifest_json", "method", "pairs", "positive_pairs", "resistance", "seed", "sketch_dim", "users", "version"]
+    __slots__ = ["achieved_negative_mean_rate", "alpha", "base_version", "components", "covers_through", "created_at", "floor", "gamma", "input_digest", "instances", "items", "manifest_json", "method", "pairs", "positive_pairs", "resistance", "seed", "sketch_dim", "users", "version"]
     ACHIEVED_NEGATIVE_MEAN_RATE_FIELD_NUMBER: _ClassVar[int]
     ALPHA_FIELD_NUMBER: _ClassVar[int]
+    BASE_VERSION_FIELD_NUMBER: _ClassVar[int]
     COMPONENTS_FIELD_NUMBER: _ClassVar[int]
+    COVERS_THROUGH_FIELD_NUMBER: _ClassVar[int]
     CREATED_AT_FIELD_NUMBER: _ClassVar[int]
     FLOOR_FIELD_NUMBER: _ClassVar[int]
     GAMMA_FIELD_NUMBER: _ClassVar[int]
@@ -118,7 +122,9 @@ class SnapshotSummary(_message.Message):
     VERSION_FIELD_NUMBER: _ClassVar[int]
     achieved_negative_mean_rate: float
     alpha: float
+    base_version: str
     components: int
+    covers_through: str
     created_at: str
     floor: float
     gamma: float
@@ -134,7 +140,7 @@ class SnapshotSummary(_message.Message):
     sketch_dim: int
     users: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., created_at: _Optional[str] = ..., method: _Optional[str] = ..., alpha: _Optional[float] = ..., floor: _Optional[float] = ..., gamma: _Optional[float] = ..., instances: _Optional[int] = ..., pairs: _Optional[int] = ..., positive_pairs: _Optional[int] = ..., users: _Optional[int] = ..., items: _Optional[int] = ..., components: _Optional[int] = ..., achieved_negative_mean_rate: _Optional[float] = ..., resistance: _Optional[str] = ..., sketch_dim: _Optional[int] = ..., seed: _Optional[int] = ..., input_digest: _Optional[str] = ..., manifest_json: _Optional[str] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., created_at: _Optional[str] = ..., method: _Optional[str] = ..., alpha: _Optional[float] = ..., floor: _Optional[float] = ..., gamma: _Optional[float] = ..., instances: _Optional[int] = ..., pairs: _Optional[int] = ..., positive_pairs: _Optional[int] = ..., users: _Optional[int] = ..., items: _Optional[int] = ..., components: _Optional[int] = ..., achieved_negative_mean_rate: _Optional[float] = ..., resistance: _Optional[str] = ..., sketch_dim: _Optional[int] = ..., seed: _Optional[int] = ..., input_digest: _Optional[str] = ..., manifest_json: _Optional[str] = ..., base_version: _Optional[str] = ..., covers_through: _Optional[str] = ...) -> None: ...
 
 class RateSource(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []

@@ -21,9 +21,7 @@ import json
 import math
 import sys
 
-
-def key(run):
-    return (run["method"], run["alpha"], run["floor"], run["gamma"], run["kappa"], run["pilot_kappa"])
+from recovery import key, mean_se  # the run key and the paired mean ± SE, as in recovery tables
 
 
 def label(k):
@@ -36,14 +34,6 @@ def label(k):
     if gamma or "prop" in method:
         parts.append(f"γ={gamma:g}")
     return " ".join(parts)
-
-
-def mean_se(xs):
-    n = len(xs)
-    m = sum(xs) / n
-    if n < 2:
-        return m, float("nan")
-    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (n - 1) / n)
 
 
 def load(row_label, paths):

@@ -63,16 +63,35 @@ absl::Status LayeredSnapshotReader::LookupPairs(absl::Span<const uint64_t> users
                                                 absl::Span<float> rates) const {
   absl::Status s = delta_->LookupPairs(users, items, found, rates);
   if (!s.ok()) return s;
-  std::vector<size_t> missing;
+  // Per-thread buffers for the pairs the delta lacks (most of a batch): no allocation
+  // per call once a thread has served its largest batch (as the batch scorer's).
+  struct Scratch {
+    std::vector<size_t> missing;
+    std::vector<uint64_t> mu, mi;
+    std::vector<float> mr;
+    std::unique_ptr<bool[]> mf;
+    size_t mf_size = 0;
+  };
+  thread_local Scratch sc;
+  std::vector<size_t>& missing = sc.missing;
+  missing.clear();
   for (size_t i = 0; i < found.size(); ++i) {
     if (!found[i]) missing.push_back(i);
   }
   if (missing.empty()) return absl::OkStatus();
-  std::vector<uint64_t> mu(missing.size()), mi(missing.size());
+  std::vector<uint64_t>& mu = sc.mu;
+  std::vector<uint64_t>& mi = sc.mi;
+  mu.resize(missing.size());
+  mi.resize(missing.size());
   for (size_t k = 0; k < missing.size(); ++k) mu[k] = users[missing[k]], mi[k] = items[missing[k]];
-  std::unique_ptr<bool[]> mf(new bool[missing.size()]);
-  std::vector<float> mr(missing.size());
-  s = base_->LookupPairs(mu, mi, absl::MakeSpan(mf.get(), missing.size()), absl::MakeSpan(mr));
+  if (sc.mf_size < missing.size()) {
+    sc.mf.reset(new bool[missing.size()]);
+    sc.mf_size = missing.size();
+  }
+  bool* mf = sc.mf.get();
+  std::vector<float>& mr = sc.mr;
+  mr.resize(missing.size());
+  s = base_->LookupPairs(mu, mi, absl::MakeSpan(mf, missing.size()), absl::MakeSpan(mr));
   if (!s.ok()) return s;
   for (size_t k = 0; k < missing.size(); ++k) {
     found[missing[k]] = mf[k];

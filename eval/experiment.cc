@@ -153,9 +153,9 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
     }
     r->rate.assign(rates.begin(), rates.end());
   }
-  if (c.spec.exposure_power != 0.0 || c.spec.item_centred) {
-    const std::vector<double> discounted = internal::ExposureDiscountedScores(
-        s.pairs, r->score, c.spec.exposure_power, c.spec.item_centred);
+  if (c.spec.item_centred) {
+    const std::vector<double> discounted =
+        internal::ExposureDiscountedScores(s.pairs, r->score, 0.0, true);
     std::vector<double> rates;
     absl::StatusOr<RateFit> fit = FitMixtureRates(discounted, s.pairs.negatives, c.alpha, c.kappa,
                                                   &rates, o.pipeline.threads);

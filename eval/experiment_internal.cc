@@ -155,6 +155,7 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
   p.uncertainty_propagation = c.spec.uncertainty_propagation;
   p.score_propagation = c.spec.score_propagation;
   p.correct_pilot = c.spec.correct_pilot;
+  p.exposure_power = c.spec.exposure_power;
   p.seed = seed;
   // The rate rule (core/maec/rates.h): the floor ϱ, or the mixture rule's κ
   // with the pilot member's own κ when the grid gives one.

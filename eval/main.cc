@@ -56,10 +56,10 @@ ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,"
           "mean,product, "
           "and with the mixture rate rule "
-          "maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix; offline-only variants of "
-          "maec-prop-mix that discount the item's exposure: maec-prop-mix-exp0.5, "
-          "maec-prop-mix-exp1 (score / item impressions^0.5 or ^1) and maec-prop-mix-item (score / "
-          "the mean score of the item's negatives).");
+          "maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix; maec-prop-mix with the "
+          "item's exposure discounted: maec-prop-mix-exp0.5, maec-prop-mix-exp1 (graphsieve-build "
+          "--exposure_power 0.5 or 1) and, offline only, maec-prop-mix-item (score / the mean "
+          "score of the item's negatives).");
 ABSL_FLAG(std::string, alphas, "0.2",
           "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01",

@@ -198,9 +198,10 @@ TEST(ExperimentTest, ExposureDiscountedScoresMatchAHandReference) {
   EXPECT_DOUBLE_EQ(centred[3], 0.0);
 }
 
-// The discounted variants refit the mixture rule to α, give other rates than
-// the default rule on the same pairs, and have no snapshot (offline only).
-TEST(ExperimentTest, ExposureDiscountVariantsKeepAlphaAndAreOfflineOnly) {
+// The discounted variants reach α and give other rates than the default rule
+// on the same pairs; the exposure discount is the pipeline's (it has a
+// snapshot), the item-centred variant is offline only.
+TEST(ExperimentTest, ExposureDiscountVariantsKeepAlpha) {
   const ImpressionLog log = testing::SyntheticLog(120, 80, 6);
   ExperimentOptions o = SmallOptions();
   o.methods = {"maec-prop-mix", "maec-prop-mix-exp1", "maec-prop-mix-item"};
@@ -221,9 +222,11 @@ TEST(ExperimentTest, ExposureDiscountVariantsKeepAlphaAndAreOfflineOnly) {
 
   o.mode = EvalMode::kDeployed;
   o.methods = {"uniform", "maec-prop-mix-exp0.5"};
+  EXPECT_TRUE(o.Validate().ok()) << o.Validate();  // the builder's --exposure_power
+  o.methods = {"uniform", "maec-prop-mix-item"};
   const absl::Status st = o.Validate();
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("maec-prop-mix-exp0.5"), std::string_view::npos) << st;
+  EXPECT_NE(st.message().find("maec-prop-mix-item"), std::string_view::npos) << st;
   EXPECT_NE(st.message().find("deployed"), std::string_view::npos) << st;
 }
 

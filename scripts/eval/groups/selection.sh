@@ -6,7 +6,7 @@
 # each on the randomly exposed test and on its own test part.
 # Candidates: uniform; the graph default maec-prop-mix at κ 0.1, 0.3, 1, 3 (γ 0.5) and at
 # γ 0, 0.8 (κ 0.1); raw maec (floor rule); the cross-fitted fm pilot (opt) and max; the
-# default with the item's exposure discounted (κ 1; offline rows only: they have no snapshot).
+# default with the item's exposure discounted, η 0.5 and 1 (graphsieve-build --exposure_power).
 # Each row is three runs (main: full, uniform and the κ grid; graph: uniform, maec and the γ
 # grid; pilot: uniform, opt, max), merged by seed: the same seed gives the same split and the
 # same uniform run. JOBS workers take the runs in the priority order below; SELECTION_RUNS
@@ -28,8 +28,8 @@ gs_gen "pref-$SCALE.csv" --preset=kuairec --scale="$SCALE" --exposure=preference
 MAIN=(--methods=uniform,maec-prop-mix --kappas=0.1,0.3,1,3 --gammas=0.5)
 GRAPH=(--include_full=false --methods=uniform,maec,maec-prop-mix --kappas=0.1 --gammas=0,0.8)
 PILOT=(--include_full=false --methods=uniform,opt,max --gammas=0.5 --pilot=fm --pilot_folds=2)
-DISC=(--include_full=false --methods=uniform,maec-prop-mix-exp0.5,maec-prop-mix-exp1,maec-prop-mix-item
-      --kappas=1 --gammas=0.5)
+DISC=(--include_full=false --methods=uniform,maec-prop-mix-exp0.5,maec-prop-mix-exp1 --kappas=1
+      --gammas=0.5)
 ML_ROW=(--movielens="${ML:-}" --models=fm,mlp)
 PREF_ROW=(--log="$LOG" --models=fm)
 
@@ -45,10 +45,10 @@ ROWS=(ml-random ml-deployed pref-random-unbiased pref-deployed-unbiased pref-ran
       pref-deployed-own)
 # The runs in priority order (the main runs first: they hold full and the κ grid).
 ORDER=(pref-random-unbiased:main ml-random:main pref-deployed-unbiased:main ml-deployed:main
-       pref-random-unbiased:disc ml-random:disc
+       pref-random-unbiased:disc pref-deployed-unbiased:disc ml-random:disc ml-deployed:disc
+       pref-random-own:main pref-deployed-own:main pref-random-own:disc pref-deployed-own:disc
        ml-random:graph pref-random-unbiased:graph ml-deployed:graph ml-random:pilot
-       pref-deployed-unbiased:graph ml-deployed:pilot pref-random-own:main
-       pref-deployed-own:main pref-random-own:disc pref-random-own:graph pref-deployed-own:graph
+       pref-deployed-unbiased:graph ml-deployed:pilot pref-random-own:graph pref-deployed-own:graph
        pref-random-unbiased:pilot pref-deployed-unbiased:pilot pref-random-own:pilot
        pref-deployed-own:pilot)
 ALL_ORDER=("${ORDER[@]}")

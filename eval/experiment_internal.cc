@@ -155,7 +155,8 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
   p.uncertainty_propagation = c.spec.uncertainty_propagation;
   p.score_propagation = c.spec.score_propagation;
   p.correct_pilot = c.spec.correct_pilot;
-  p.exposure_power = c.spec.exposure_power;
+  // A method named with its discount (maec-prop-mix-exp1) has it; the others take --exposure_power.
+  if (c.spec.exposure_power != 0.0) p.exposure_power = c.spec.exposure_power;
   p.seed = seed;
   // The rate rule (core/maec/rates.h): the floor ϱ, or the mixture rule's κ
   // with the pilot member's own κ when the grid gives one.

@@ -128,6 +128,10 @@ absl::Status ExperimentOptions::Validate() const {
       return absl::InvalidArgumentError(absl::StrCat("floor must be in (0, 1), got ", f));
     }
   }
+  if (!(pipeline.exposure_power >= 0.0 && pipeline.exposure_power <= 2.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("exposure_power must be in [0, 2], got ", pipeline.exposure_power));
+  }
   if (gammas.empty()) return absl::InvalidArgumentError("gammas is empty");
   if (kappas.empty()) return absl::InvalidArgumentError("kappas is empty");
   for (double k : kappas) {

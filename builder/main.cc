@@ -63,6 +63,10 @@ ABSL_FLAG(double, product_kappa, 0.25,
 ABSL_FLAG(double, score_power, 1.0,
           "Rates from t = s^beta of the MA-EC score, beta in (0, 4]; 1 = the score itself "
           "(docs/METHOD.md \"Rate rules\", measured in docs/EVALUATION.md \"Second round\").");
+ABSL_FLAG(double, exposure_power, 0.0,
+          "Exposure discount eta in [0, 2]: rates from t / n_i^eta, n_i = the item's impressions "
+          "in the log, so that an item's negatives are not kept more often because the log shows "
+          "it more; 0 = off (docs/METHOD.md \"Exposure discount\", docs/eval/QUALITY.md).");
 ABSL_FLAG(double, gamma, 0.5, "Propagation weight, in [0, 1).");
 ABSL_FLAG(bool, uncertainty_propagation, true,
           "Smooth the uncertainty |Y − Z| over neighbouring pairs (paper §4.2).");
@@ -164,6 +168,7 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   p.product_kappa = absl::GetFlag(FLAGS_product_kappa);
   p.gamma = absl::GetFlag(FLAGS_gamma);
   p.score_power = absl::GetFlag(FLAGS_score_power);
+  p.exposure_power = absl::GetFlag(FLAGS_exposure_power);
   p.uncertainty_propagation = absl::GetFlag(FLAGS_uncertainty_propagation);
   p.score_propagation = absl::GetFlag(FLAGS_score_propagation);
   p.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);

@@ -153,6 +153,18 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
     }
     r->rate.assign(rates.begin(), rates.end());
   }
+  if (c.spec.item_centred) {
+    const std::vector<double> discounted =
+        internal::ExposureDiscountedScores(s.pairs, r->score, 0.0, true);
+    std::vector<double> rates;
+    absl::StatusOr<RateFit> fit = FitMixtureRates(discounted, s.pairs.negatives, c.alpha, c.kappa,
+                                                  &rates, o.pipeline.threads);
+    if (!fit.ok()) {
+      *refused_by_data = absl::IsInvalidArgument(fit.status());
+      return fail(fit.status());
+    }
+    r->rate.assign(rates.begin(), rates.end());
+  }
   for (size_t i = 0; i < r->rate.size(); ++i) {
     if (!(r->rate[i] > 0.0f && r->rate[i] <= 1.0f)) {
       return fail(absl::InternalError(

@@ -50,6 +50,13 @@ struct MethodSpec {
   bool correct_pilot = false;
   double score_power = 1.0;  // rates from score^power (1 = the pipeline's own rates)
   bool mixture = false;  // the mixture rate rule π = min(1, ρ(s/s̄ + κ)) instead of the floor
+  // The exposure discount η of the pipeline (PipelineOptions::exposure_power, graphsieve-build
+  // --exposure_power): rates from s / n_i^η, n_i = the item's impressions (0 = off).
+  double exposure_power = 0.0;
+  // An investigation variant (offline only): the score divided by the mean score over the
+  // item's negative instances before the mixture fit.
+  bool item_centred = false;
+  bool is_investigation_variant() const { return score_power != 1.0 || item_centred; }
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };

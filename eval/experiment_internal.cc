@@ -1,6 +1,8 @@
 // The shared helpers of the experiment's two modes (experiment_internal.h).
 #include "eval/experiment_internal.h"
 
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -153,6 +155,8 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
   p.uncertainty_propagation = c.spec.uncertainty_propagation;
   p.score_propagation = c.spec.score_propagation;
   p.correct_pilot = c.spec.correct_pilot;
+  // A method named with its discount (maec-prop-mix-exp1) has it; the others take --exposure_power.
+  if (c.spec.exposure_power != 0.0) p.exposure_power = c.spec.exposure_power;
   p.seed = seed;
   // The rate rule (core/maec/rates.h): the floor ϱ, or the mixture rule's κ
   // with the pilot member's own κ when the grid gives one.
@@ -174,6 +178,33 @@ absl::Status CheckBothClasses(const Instances& d, const std::string& name) {
                                                    "(is the log too small?)"));
   }
   return absl::OkStatus();
+}
+
+std::vector<double> ExposureDiscountedScores(const PairTable& pairs, absl::Span<const float> score,
+                                             double power, bool item_centred) {
+  const size_t P = pairs.num_pairs();
+  std::vector<double> num(pairs.num_items(), 0.0), den(pairs.num_items(), 0.0);
+  for (size_t p = 0; p < P; ++p) {
+    const uint32_t i = pairs.pair_item[p];
+    if (item_centred) {
+      num[i] += pairs.negatives[p] * std::max(0.0, static_cast<double>(score[p]));
+      den[i] += pairs.negatives[p];
+    } else {
+      den[i] += pairs.instances[p];
+    }
+  }
+  std::vector<double> out(P);
+  for (size_t p = 0; p < P; ++p) {
+    const uint32_t i = pairs.pair_item[p];
+    const double s = std::max(0.0, static_cast<double>(score[p]));
+    if (item_centred) {
+      const double m = den[i] > 0.0 ? num[i] / den[i] : 0.0;
+      out[p] = m > 0.0 ? s / m : s;
+    } else {
+      out[p] = s / std::pow(std::max(1.0, den[i]), power);
+    }
+  }
+  return out;
 }
 
 }  // namespace internal

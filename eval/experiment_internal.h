@@ -67,6 +67,15 @@ absl::StatusOr<std::vector<float>> TrainPilot(const ExperimentOptions& o, const 
 // switches, alpha, floor, gamma and the seed).
 PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, uint64_t seed);
 
+// The exposure-discounted scores of the investigation variants (MethodSpec::
+// exposure_power, item_centred; docs/EVALUATION.md "Exposure-discounted
+// rates"): pair p of item i gets score[p] / n_i^power, n_i = Σ instances of
+// i's pairs, or with item_centred score[p] / m_i, m_i = Σ neg·score / Σ neg
+// over i's pairs (score[p] unchanged when m_i is 0). Negative scores count as 0.
+// REQUIRES: score.size() == pairs.num_pairs().
+std::vector<double> ExposureDiscountedScores(const PairTable& pairs, absl::Span<const float> score,
+                                             double power, bool item_centred);
+
 // Deployed mode (deployed_experiment.cc): the earlier period becomes
 // s.earlier, the later one is split 80/10/10 into train/validation/test.
 absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const DenseLog& dense,

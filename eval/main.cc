@@ -56,7 +56,10 @@ ABSL_FLAG(std::string, methods, "uniform,opt,maec,maec-prop,max",
           "full,uniform,opt,opt-prop,maec,maec-u,maec-prop,max,max-raw,maec-prop-sqrt,opt-sqrt,"
           "mean,product, "
           "and with the mixture rate rule "
-          "maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix.");
+          "maec-mix,maec-u-mix,maec-prop-mix,opt-mix,max-mix,max-raw-mix; maec-prop-mix with the "
+          "item's exposure discounted: maec-prop-mix-exp0.5, maec-prop-mix-exp1 (graphsieve-build "
+          "--exposure_power 0.5 or 1) and, offline only, maec-prop-mix-item (score / the mean "
+          "score of the item's negatives).");
 ABSL_FLAG(std::string, alphas, "0.2",
           "Comma-separated target kept fractions of negatives, each in (0,1).");
 ABSL_FLAG(std::string, floors, "0.01",
@@ -142,6 +145,10 @@ ABSL_FLAG(std::string, time_col, "",
           "verdict: a time column (numbers that order the impressions, e.g. epoch seconds): "
           "given, the verdict runs the deployed mode (a snapshot of the earlier half rates the "
           "later half); empty, the random split.");
+ABSL_FLAG(double, exposure_power, 0.0,
+          "The exposure discount eta of the MA-EC methods without one in their name, as "
+          "graphsieve-build --exposure_power (default 0, the builder's default; in [0, 2]); "
+          "verdict: of the judged rule.");
 ABSL_FLAG(double, kappa, 1.0,
           "verdict: the mixture kappa of the judged rule, as graphsieve-build --kappa (default 1, "
           "the builder's default); > 0.");
@@ -231,6 +238,7 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   o.pipeline.unseen_control_variate = absl::GetFlag(FLAGS_unseen_control_variate);
   o.pipeline.symmetric_normalisation = absl::GetFlag(FLAGS_symmetric);
   o.pipeline.score_power = absl::GetFlag(FLAGS_score_power);
+  o.pipeline.exposure_power = absl::GetFlag(FLAGS_exposure_power);
   o.pipeline.threads = absl::GetFlag(FLAGS_threads);
   if (!absl::GetFlag(FLAGS_quiet)) {
     o.progress = [](const std::string& line) { std::cerr << line << std::endl; };

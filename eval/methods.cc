@@ -14,6 +14,8 @@ struct NamedSpec {
   bool uncertainty, score, correct_pilot;
   double score_power = 1.0;
   bool mixture = false;
+  double exposure_power = 0.0;
+  bool item_centred = false;
 };
 
 constexpr NamedSpec kSpecs[] = {
@@ -36,6 +38,13 @@ constexpr NamedSpec kSpecs[] = {
     {"opt-mix", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 1.0, true},
     {"max-mix", MethodSpec::Kind::kPipeline, Method::kMax, true, true, false, 1.0, true},
     {"max-raw-mix", MethodSpec::Kind::kPipeline, Method::kMax, false, false, false, 1.0, true},
+    // The default rule with the item's exposure discounted (investigation variants, offline mode).
+    {"maec-prop-mix-exp0.5", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
+     true, 0.5},
+    {"maec-prop-mix-exp1", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
+     1.0},
+    {"maec-prop-mix-item", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
+     0.0, true},
 };
 
 }  // namespace
@@ -60,6 +69,8 @@ absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name) {
       s.correct_pilot = n.correct_pilot;
       s.score_power = n.score_power;
       s.mixture = n.mixture;
+      s.exposure_power = n.exposure_power;
+      s.item_centred = n.item_centred;
       return s;
     }
   }
@@ -117,6 +128,10 @@ absl::Status ExperimentOptions::Validate() const {
       return absl::InvalidArgumentError(absl::StrCat("floor must be in (0, 1), got ", f));
     }
   }
+  if (!(pipeline.exposure_power >= 0.0 && pipeline.exposure_power <= 2.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("exposure_power must be in [0, 2], got ", pipeline.exposure_power));
+  }
   if (gammas.empty()) return absl::InvalidArgumentError("gammas is empty");
   if (kappas.empty()) return absl::InvalidArgumentError("kappas is empty");
   for (double k : kappas) {
@@ -148,7 +163,7 @@ absl::Status ExperimentOptions::Validate() const {
           absl::StrCat("later_fraction must be in (0, 1), got ", later_fraction));
     }
     for (const std::string& m : methods) {
-      if (ParseMethodSpec(m)->score_power != 1.0) {
+      if (ParseMethodSpec(m)->is_investigation_variant()) {
         return absl::InvalidArgumentError(
             absl::StrCat("method ", m,
                          " is an investigation variant of the rates; it has no snapshot, so it "

@@ -170,6 +170,7 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   VerdictReport r;
   r.mode = mode;
   r.kappa = options.kappa;
+  r.exposure_power = o.pipeline.exposure_power;
   r.instances = compared->instances;
   r.positives = compared->positives;
   r.seeds = static_cast<int>(target.size());
@@ -266,9 +267,10 @@ std::string FormatVerdict(const VerdictReport& r) {
       "graphsieve verdict: %d instances (%d positive), %s, %d seeds, target model trained on the "
       "kept negatives with the log-odds correction; 95%% intervals (Student t over seeds).\n",
       r.instances, r.positives, r.mode, r.seeds);
-  absl::StrAppendFormat(
-      &out, "  rule judged: maec-prop-mix, kappa %g, gamma 0.5 (graphsieve-build --kappa=%g)\n",
-      r.kappa, r.kappa);
+  absl::StrAppendFormat(&out,
+                        "  rule judged: maec-prop-mix, kappa %g, gamma 0.5, exposure_power %g "
+                        "(graphsieve-build --kappa=%g --exposure_power=%g)\n",
+                        r.kappa, r.exposure_power, r.kappa, r.exposure_power);
   absl::StrAppendFormat(&out,
                         "  gain over uniform at alpha %g:  dAUC %+.4f +- %.4f (SE), interval "
                         "%+.4f .. %+.4f\n",

@@ -70,7 +70,9 @@ struct VerdictOptions {
   double kappa =
       1.0;  // the judged rule's mixture κ: the builder's default (--kappa of graphsieve-build)
   std::vector<double> budget_alphas = {0.3, 0.5};  // uniform's further points (and unsampled)
-  ExperimentOptions experiment;  // seeds, model settings, threads, progress, work_dir
+  // seeds, model settings, threads, progress, work_dir; experiment.pipeline.exposure_power is
+  // the judged rule's exposure discount η (--exposure_power of graphsieve-build)
+  ExperimentOptions experiment;
 };
 
 struct VerdictReport {
@@ -81,7 +83,8 @@ struct VerdictReport {
   PairedInterval full_vs_uniform;  // unsampled − uniform at alpha
   BudgetMatch budget;
   double alpha = 0.2;
-  double kappa = 1.0;  // the judged rule's mixture κ
+  double kappa = 1.0;           // the judged rule's mixture κ
+  double exposure_power = 0.0;  // the judged rule's exposure discount η
   Recommendation recommendation = Recommendation::kNoGain;
 };
 

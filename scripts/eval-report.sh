@@ -7,6 +7,9 @@
 #   CURVE_SETS="ml-fm-random ml-fm-deployed" ONLY=curve scripts/eval-report.sh   # part of a group
 #   JOBS=2 ...                             # groups that have independent runs start JOBS at once
 #   OUT_ROOT=/tmp/check ONLY=headline scripts/eval-report.sh   # elsewhere (e.g. to diff two runs)
+#   KEEP=1 CURVE_SETS="gp1-fm-random" ONLY=curve scripts/eval-report.sh
+#                                          # rerun some sets, keep the others' results from the last
+#                                          # run (their commit is named in RUN.txt)
 #
 # Builds graphsieve-eval and graphsieve-gen (Release, BUILD_DIR, default build/), then runs each
 # group script scripts/eval/groups/<name>.sh with this environment:
@@ -18,6 +21,8 @@
 #   SEEDS         seeds per row (default 8), FIRST_SEED (default 1)
 #   THREADS       pipeline threads per run (default 1; the tables do not depend on it)
 #   JOBS          independent runs a group may start at once (default 1)
+#   PREVIOUS      with KEEP=1: the group's previous output (a copy), for groups that can keep
+#                 part of it (curve); notes for RUN.txt go to $WORK/run-notes.txt
 #   ML            the MovieLens 100K directory (holding u.data), or empty when absent: the group
 #                 then writes a line saying so instead of its MovieLens tables
 # and writes $OUT/RUN.txt (commit, date, wall time, nproc, load) after the group.
@@ -58,9 +63,15 @@ fi
 commit="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
 dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -v ' docs/eval/' | head -1 || true)"
 for name in "${groups[@]}"; do
-  export OUT="$OUT_ROOT/$name" WORK="$SCRATCH/$name"
-  rm -rf "$OUT" "$WORK"
-  mkdir -p "$OUT" "$WORK"
+  export OUT="$OUT_ROOT/$name" WORK="$SCRATCH/$name" PREVIOUS=""
+  rm -rf "$WORK"
+  mkdir -p "$WORK"
+  if [[ "${KEEP:-0}" == 1 && -d "$OUT" ]]; then
+    PREVIOUS="$WORK/previous"
+    cp -r "$OUT" "$PREVIOUS"
+  fi
+  rm -rf "$OUT"
+  mkdir -p "$OUT"
   echo "eval-report: group $name (SEEDS=$SEEDS, scratch $WORK) ..." >&2
   t0=$(date +%s)
   load0="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -78,6 +89,7 @@ for name in "${groups[@]}"; do
     echo "load_at_end: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "movielens: $([[ -n "$ML" ]] && echo found || echo absent)"
     if [[ -f "$WORK/timings.txt" ]]; then echo "runs:"; sed 's/^/  /' "$WORK/timings.txt"; fi
+    if [[ -f "$WORK/run-notes.txt" ]]; then cat "$WORK/run-notes.txt"; fi
   } > "$OUT/RUN.txt"
   echo "eval-report: group $name done in $wall s -> $OUT" >&2
 done

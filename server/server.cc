@@ -71,7 +71,7 @@ std::string HolderName(int partition) {
 }
 
 // The rate rule's parameters from a manifest (docs/SNAPSHOT.md "On-disk layout"):
-// rate_rule, kappa, score_power, score_propagation when the builder wrote
+// rate_rule, kappa, score_power, exposure_power, score_propagation when the builder wrote
 // them (older versions lack some; then they are absent here too).
 nlohmann::json RateRuleJson(const std::string& manifest_json) {
   nlohmann::json out = nlohmann::json::object();
@@ -80,7 +80,8 @@ nlohmann::json RateRuleJson(const std::string& manifest_json) {
   if (m.is_discarded() || !m.is_object() || !m.contains("parameters")) return out;
   const nlohmann::json& p = m["parameters"];
   if (!p.is_object()) return out;
-  for (const char* key : {"rate_rule", "kappa", "score_power", "score_propagation"}) {
+  for (const char* key :
+       {"rate_rule", "kappa", "score_power", "exposure_power", "score_propagation"}) {
     if (p.contains(key)) out[key] = p[key];
   }
   return out;

@@ -24,6 +24,7 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"rate_rule", RateRuleName(p.rate_rule)},
       {"kappa", p.kappa},
       {"score_power", p.score_power},
+      {"exposure_power", p.exposure_power},
       {"pilot_kappa", p.PilotKappa()},
       {"product_kappa", p.product_kappa},
       {"gamma", p.gamma},

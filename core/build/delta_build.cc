@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -33,6 +34,7 @@ constexpr const char* kMustMatch[] = {"method",
                                       "rate_rule",
                                       "kappa",
                                       "score_power",
+                                      "exposure_power",
                                       "pilot_kappa",
                                       "product_kappa",
                                       "gamma",
@@ -81,6 +83,14 @@ absl::Status CheckParameters(const std::string& base, const nlohmann::json& base
   const nlohmann::json& theirs = base_manifest.at("parameters");
   for (const char* key : kMustMatch) {
     if (!mine.contains(key)) continue;
+    // Recorded since the exposure discount; a base without it was built with none.
+    if (std::string_view(key) == "exposure_power" && !theirs.contains(key)) {
+      if (mine.at(key) == 0.0) continue;
+      return absl::FailedPreconditionError(
+          absl::StrCat("--delta_of: base version ", base,
+                       " was built without an exposure discount, this delta has exposure_power=",
+                       mine.at(key).dump(), "; a delta must use its base's parameters"));
+    }
     if (!theirs.contains(key)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "--delta_of: base version ", base, " records no parameter '", key, "'; rebuild it"));

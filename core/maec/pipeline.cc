@@ -261,6 +261,15 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees,
   }
 }
 
+// Impressions per item over every rank's pairs (the n_i of the exposure
+// discount; the same count as the node records' `impressions`).
+std::vector<double> ItemImpressions(const PairTable& pairs, Communicator* comm) {
+  std::vector<double> n(pairs.num_items(), 0.0);
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) n[pairs.pair_item[p]] += pairs.instances[p];
+  if (comm != nullptr) comm->AllReduceSum(absl::MakeSpan(n));
+  return n;
+}
+
 UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
                             const HardnessRange& range, int sketch_dim) {
   UnseenModel m;
@@ -272,6 +281,7 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
   m.rate_rule = static_cast<int>(o.rate_rule);
   m.kappa = o.kappa;
   m.score_power = o.score_power;
+  m.exposure_power = o.method == Method::kMaec ? o.exposure_power : 0.0;
   m.score_mean = fit.score_mean;
   m.rho = fit.rho;
   m.gamma = o.gamma;
@@ -297,6 +307,13 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
   const HardnessRange range = RangeOf(cond.hardness, o.comm);
   Corrected maec = MaecScore(pairs, degrees, cond, range, o);
   for (double& s : maec.rate_score) s = ScorePower(s, o.score_power);  // t(s) = s^β
+  if (o.exposure_power != 0.0) {                                       // t(s) / n_i^η
+    const std::vector<double> n = ItemImpressions(pairs, o.comm);
+    for (size_t p = 0; p < pairs.num_pairs(); ++p) {
+      maec.rate_score[p] =
+          ExposureDiscount(maec.rate_score[p], n[pairs.pair_item[p]], o.exposure_power);
+    }
+  }
   res.uncertainty_iterations = maec.uncertainty_report.iterations;
   res.score_iterations = maec.score_report.iterations;
   res.uncertainty_converged = !o.uncertainty_propagation || maec.uncertainty_report.converged;

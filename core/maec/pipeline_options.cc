@@ -76,6 +76,8 @@ absl::Status PipelineOptions::Validate() const {
   }
   if (!(score_power > 0.0 && score_power <= 4.0))
     return bad("score_power must be in (0, 4], got ", score_power);
+  if (!(exposure_power >= 0.0 && exposure_power <= 2.0))
+    return bad("exposure_power must be in [0, 2], got ", exposure_power);
   if (!(gamma >= 0.0 && gamma < 1.0)) return bad("gamma must be in [0, 1), got ", gamma);
   if (!(propagation_tolerance > 0.0))
     return bad("propagation_tolerance must be > 0, got ", propagation_tolerance);

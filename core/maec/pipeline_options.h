@@ -43,12 +43,17 @@ struct PipelineOptions {
   std::optional<double>
       pilot_floor;  // floor rule: ϱ of the pilot score (opt and its ensemble member); unset = floor
   double product_floor = 0.01;        // floor rule: floor of the product ensemble
-  double kappa = 0.1;                 // mixture: uniform share κ of the MA-EC score, > 0
+  double kappa = 1.0;                 // mixture: uniform share κ of the MA-EC score, > 0
   std::optional<double> pilot_kappa;  // mixture: κ of the pilot score; unset = kappa
   double product_kappa = 0.25;        // mixture: κ of the product ensemble's refit
   // Rates are made from t = s^β of the MA-EC score s (either rule; the pilot
   // score is a probability and is used as it is). β in (0, 1]; 1 = s itself.
   double score_power = 1.0;
+  // Exposure discount η (MA-EC, mixture or floor): the rate score of pair
+  // (u, i) is t(s) / n_i^η, n_i = the item's impressions in the log, so an
+  // item's negatives are not kept more often just because the log shows the
+  // item more (docs/METHOD.md "Exposure discount"). η in [0, 2]; 0 = off.
+  double exposure_power = 0.0;
   // A positive pair's rate is its counterfactual rate: the rate it would get
   // as a negative (docs/METHOD.md "Counterfactual positives"). false = the
   // label-dependent rate of earlier versions (for measurement only).

@@ -55,6 +55,13 @@ inline double ScorePower(double score, double power) {
   return power == 1.0 ? score : std::pow(score, power);
 }
 
+// The exposure discount t / n^η of a rate score t for an item shown n times
+// (η = `exposure_power`, 0 = off; docs/METHOD.md "Exposure discount"). n = 0
+// (an item the snapshot does not count) is taken as 1.
+inline double ExposureDiscount(double t, double impressions, double power) {
+  return power == 0.0 ? t : t / std::pow(std::max(impressions, 1.0), power);
+}
+
 // One rate from a score and a fit, by rule (the same expression the fits use).
 inline double FloorRate(double score, double rho, double floor) {
   return std::min(std::max(rho * score, floor), 1.0);

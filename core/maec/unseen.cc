@@ -47,7 +47,8 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
     s = (1.0 - m.gamma) * s +
         m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
   }
-  s = ScorePower(std::max(s, 0.0), m.score_power);
+  s = ExposureDiscount(ScorePower(std::max(s, 0.0), m.score_power), item.record.impressions,
+                       m.exposure_power);
   return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
                                     : FloorRate(s, m.rho, m.floor));
 }

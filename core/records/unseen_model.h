@@ -20,6 +20,7 @@ struct UnseenModel {
   double kappa = 0.0;                // mixture: uniform share κ
   double score_mean = 0.0;           // mixture: h̄, mean of t(s) over the negative instances
   double score_power = 1.0;          // MA-EC: rates from t(s) = s^β (core/maec/rates.h)
+  double exposure_power = 0.0;       // MA-EC: t(s) / n_i^η, n_i = the item's impressions
   double rho = 1.0;                  // rate scale ρ
   double gamma = 0.5;
   double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G

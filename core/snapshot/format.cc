@@ -121,7 +121,8 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
                       {"kappa", m.kappa},
                       {"score_mean", m.score_mean},
                       {"score_power", m.score_power}};
-  if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {  // format 3, fitted
+  if (m.exposure_power != 0.0) j["exposure_power"] = m.exposure_power;  // absent = 0 (off)
+  if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {           // format 3, fitted
     j["default_prior"] = m.default_prior;
     j["default_smoothing"] = m.default_smoothing;
     j["default_user_rho"] = m.default_user_rho;
@@ -155,7 +156,8 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.rate_rule = j.contains("rate_rule") ? IntegerField<int>(j, "rate_rule") : 0;
     m.kappa = j.value("kappa", 0.0);
     m.score_mean = j.value("score_mean", 0.0);
-    m.score_power = j.value("score_power", 1.0);  // added later; 1 = the score itself
+    m.score_power = j.value("score_power", 1.0);        // added later; 1 = the score itself
+    m.exposure_power = j.value("exposure_power", 0.0);  // added later; 0 = no discount
     // Format 3: the positive-rate DEFAULT fit; absent = not fitted.
     m.default_prior = j.value("default_prior", 0.0);
     m.default_smoothing = j.value("default_smoothing", 0.0);
@@ -190,6 +192,10 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   }
   if (!(m.score_power > 0.0 && m.score_power <= 4.0)) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: score_power ", m.score_power));
+  }
+  if (!(m.exposure_power >= 0.0 && m.exposure_power <= 2.0)) {
+    return absl::DataLossError(
+        absl::StrCat("meta/unseen_model: exposure_power ", m.exposure_power));
   }
   return m;
 }

@@ -326,6 +326,7 @@ TEST(BuildFlagsTest, EveryNumericFlagRejectsItsBadValues) {
       {"pilot_kappa", {"nan"}},
       {"product_kappa", {"nan", "inf", "0", "-1"}},
       {"score_power", {"nan", "inf", "0", "5"}},
+      {"exposure_power", {"nan", "inf", "-0.5", "3"}},
       {"gamma", {"nan", "inf", "-1", "1"}},
       {"propagation_tolerance", {"nan", "inf", "0", "-1"}},
       {"propagation_max_iterations", {"-1", "nan"}},

@@ -289,7 +289,7 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
     ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_RENAME", glob.c_str(), 1), 0);
     ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_MARKER", marker.c_str(), 1), 0);
     const pid_t pid = testing_util::SpawnBuild(
-        // --kappa: the fixture's base has PipelineOptions' κ (0.1), not the binary's default.
+        // --kappa: the fixture's base has PipelineOptions' κ, stated in case the defaults part.
         {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
          "--sketch_dim=16", "--seed=7", "--threads=1",
          "--kappa=" + absl::StrCat(PipelineOptions().kappa), "--quiet"},
@@ -331,7 +331,19 @@ TEST(DeltaBuildTest, BinaryNamesTheMismatchingFlag) {
        "--sketch_dim=16", "--seed=7", "--kappa=0.3", "--quiet"},
       f.dir.path());
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("kappa=0.1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kappa=" + nlohmann::json(PipelineOptions().kappa).dump()),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(f.base_version), std::string::npos) << r.err;
+
+  // The base was built without an exposure discount: a delta with one is refused.
+  r = testing_util::RunBuildBinary(
+      {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
+       "--sketch_dim=16", "--seed=7", "--kappa=" + absl::StrCat(PipelineOptions().kappa),
+       "--exposure_power=1", "--quiet"},
+      f.dir.path());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("exposure_power=1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(f.base_version), std::string::npos) << r.err;
 }
 

@@ -145,6 +145,10 @@ TEST(EvalCliTest, BadInputsFailWithMessagesNamingThem) {
   EXPECT_NE(err.find("--alphas"), std::string::npos) << err;
   EXPECT_EQ(RunEval("--log=" + log_path + " --models=lr,svm", dir, &err), 1);
   EXPECT_NE(err.find("svm"), std::string::npos) << err;
+  for (const char* bad : {"-1", "3", "nan"}) {
+    EXPECT_EQ(RunEval("--log=" + log_path + " --exposure_power=" + bad, dir, &err), 1) << bad;
+    EXPECT_NE(err.find("exposure_power"), std::string::npos) << err;
+  }
 
   // A malformed MovieLens line is reported with file and line.
   std::ofstream(dir + "/u.data") << "1\t2\t5\t0\n1\tx\t3\t0\n";

@@ -169,6 +169,67 @@ TEST(ExperimentTest, SqrtScoreVariantKeepsAlphaWithFewerNegativesAtTheFloor) {
   EXPECT_NE(sqrt.kept_instances, prop.kept_instances);
 }
 
+// The exposure discount by hand on three items: item 0 with 2 + 4 impressions,
+// item 1 with 1, item 2 with 3 whose negatives score 0 (item-centred leaves it).
+TEST(ExperimentTest, ExposureDiscountedScoresMatchAHandReference) {
+  PairTable pairs;
+  pairs.user_ids = {10, 11};
+  pairs.item_ids = {20, 21, 22};
+  pairs.pair_user = {0, 1, 0, 1};
+  pairs.pair_item = {0, 0, 1, 2};
+  pairs.label = {0, 1, 0, 0};
+  pairs.instances = {2, 4, 1, 3};
+  pairs.negatives = {2, 3, 1, 3};
+  const std::vector<float> score = {1.0f, 4.0f, 2.0f, 0.0f};
+  const std::vector<double> half = internal::ExposureDiscountedScores(pairs, score, 0.5, false);
+  ASSERT_EQ(half.size(), 4u);
+  EXPECT_DOUBLE_EQ(half[0], 1.0 / std::sqrt(6.0));
+  EXPECT_DOUBLE_EQ(half[1], 4.0 / std::sqrt(6.0));
+  EXPECT_DOUBLE_EQ(half[2], 2.0);
+  EXPECT_DOUBLE_EQ(half[3], 0.0);
+  const std::vector<double> one = internal::ExposureDiscountedScores(pairs, score, 1.0, false);
+  EXPECT_DOUBLE_EQ(one[0], 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(one[1], 4.0 / 6.0);
+  // Item-centred: item 0's negative-weighted mean score is (2·1 + 3·4) / 5 = 2.8.
+  const std::vector<double> centred = internal::ExposureDiscountedScores(pairs, score, 0.0, true);
+  EXPECT_DOUBLE_EQ(centred[0], 1.0 / 2.8);
+  EXPECT_DOUBLE_EQ(centred[1], 4.0 / 2.8);
+  EXPECT_DOUBLE_EQ(centred[2], 1.0);
+  EXPECT_DOUBLE_EQ(centred[3], 0.0);
+}
+
+// The discounted variants reach α and give other rates than the default rule
+// on the same pairs; the exposure discount is the pipeline's (it has a
+// snapshot), the item-centred variant is offline only.
+TEST(ExperimentTest, ExposureDiscountVariantsKeepAlpha) {
+  const ImpressionLog log = testing::SyntheticLog(120, 80, 6);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"maec-prop-mix", "maec-prop-mix-exp1", "maec-prop-mix-item"};
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  o.include_full = false;
+  o.kappas = {1.0};
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->runs.size(), 3u);
+  for (const RunResult& run : r->runs) {
+    EXPECT_NEAR(run.kept_negative_fraction, 0.2, 0.03) << run.method;
+    EXPECT_EQ(run.kappa, 1.0) << run.method;
+  }
+  EXPECT_NE(r->runs[1].mean_rate_positive_pairs, r->runs[0].mean_rate_positive_pairs);
+  EXPECT_NE(r->runs[2].mean_rate_positive_pairs, r->runs[0].mean_rate_positive_pairs);
+  EXPECT_NE(r->runs[1].kept_instances, r->runs[0].kept_instances);
+
+  o.mode = EvalMode::kDeployed;
+  o.methods = {"uniform", "maec-prop-mix-exp0.5"};
+  EXPECT_TRUE(o.Validate().ok()) << o.Validate();  // the builder's --exposure_power
+  o.methods = {"uniform", "maec-prop-mix-item"};
+  const absl::Status st = o.Validate();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("maec-prop-mix-item"), std::string_view::npos) << st;
+  EXPECT_NE(st.message().find("deployed"), std::string_view::npos) << st;
+}
+
 TEST(ExperimentTest, TrainsAPilotWhenTheLogHasNone) {
   ImpressionLog log = testing::SyntheticLog(80, 60, 5);
   log.pilot_scores.clear();

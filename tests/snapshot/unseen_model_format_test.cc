@@ -24,6 +24,16 @@ TEST(UnseenModelFormat, MixtureFieldsRoundTrip) {
   EXPECT_DOUBLE_EQ(back->kappa, 0.25);
   EXPECT_DOUBLE_EQ(back->score_mean, 0.0375);
   EXPECT_DOUBLE_EQ(back->rho, 0.16);
+  EXPECT_DOUBLE_EQ(back->exposure_power, 0.0);
+  EXPECT_EQ(EncodeUnseenModel(m).find("exposure_power"), std::string::npos);  // off: not written
+
+  m.exposure_power = 0.5;
+  back = DecodeUnseenModel(EncodeUnseenModel(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_DOUBLE_EQ(back->exposure_power, 0.5);
+  m.exposure_power = 2.5;
+  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(),
+              ::testing::HasSubstr("exposure_power 2.5"));
 }
 
 TEST(UnseenModelFormat, ModelWithoutRuleFieldsIsTheFloorRule) {
@@ -33,7 +43,8 @@ TEST(UnseenModelFormat, ModelWithoutRuleFieldsIsTheFloorRule) {
   absl::StatusOr<UnseenModel> m = DecodeUnseenModel(old_json);
   ASSERT_TRUE(m.ok()) << m.status();
   EXPECT_EQ(m->rate_rule, 0);
-  EXPECT_DOUBLE_EQ(m->score_power, 1.0);  // written before score_power: the score itself
+  EXPECT_DOUBLE_EQ(m->score_power, 1.0);     // written before score_power: the score itself
+  EXPECT_DOUBLE_EQ(m->exposure_power, 0.0);  // written before the exposure discount: none
   EXPECT_DOUBLE_EQ(m->floor, 0.01);
   EXPECT_DOUBLE_EQ(m->rho, 3.0);
 }

@@ -5,14 +5,19 @@
 # Sets (CURVE_SETS, default all; measured CPU time per set on 2 shared cores at SEEDS=8 in
 # docs/EVALUATION.md "Runtime"):
 #   ml-fm-random ml-fm-deployed ml-mlp-random ml-mlp-deployed gp1-fm-random gp1-fm-deployed
+# With KEEP=1 (scripts/eval-report.sh), the sets not in CURVE_SETS keep their results from the
+# previous run ($PREVIOUS): their commands and RUN.txt lines are carried over, and RUN.txt says so.
+# KEEP=1 CURVE_SETS=none runs no set and rebuilds the tables from the kept results.
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
-CURVE_SETS="${CURVE_SETS:-ml-fm-random ml-fm-deployed ml-mlp-random ml-mlp-deployed gp1-fm-random gp1-fm-deployed}"
+ALL_SETS="ml-fm-random ml-fm-deployed ml-mlp-random ml-mlp-deployed gp1-fm-random gp1-fm-deployed"
+CURVE_SETS="${CURVE_SETS:-$ALL_SETS}"
 GRID=(--methods=uniform,"$DEFAULT_METHOD",opt-mix "${DEFAULT_RULE[@]}" "${NEAR_ORACLE[@]}"
       --alphas=0.05,0.1,0.2,0.3,0.5 --include_full=true)
-sets=()
+declare -A entry  # set -> "title=results JSON"
 pids=()
 for set in $CURVE_SETS; do
+  [[ "$set" == none ]] && continue
   IFS=- read -r data model mode <<< "$set"
   case "$data" in
     ml)
@@ -31,9 +36,31 @@ for set in $CURVE_SETS; do
   gs_show "${GS_CMD[@]}" >> "$OUT/commands.txt"
   GS_RECORDED=1 gs_eval "$set" "${input[@]}" --models="$model" --mode="$mode" "${GRID[@]}" &
   pids+=($!)
-  sets+=("$title=$WORK/$set.json")
+  entry[$set]="$title=$WORK/$set.json"
 done
 for pid in "${pids[@]}"; do wait "$pid"; done  # each set's status (a failed one fails the group)
+kept=()
+if [[ -n "${PREVIOUS:-}" ]]; then
+  for set in $ALL_SETS; do
+    [[ " $CURVE_SETS " == *" $set "* || ! -f "$PREVIOUS/$set.json" ]] && continue
+    IFS=- read -r data model mode <<< "$set"
+    case "$data" in
+      ml) title="MovieLens 100K, $mode" ;;
+      gp1) title="preference log 1, $mode" ;;
+    esac
+    cp "$PREVIOUS/$set.json" "$OUT/$set.json"
+    grep -F -- "--output_json=\$WORK/$set.json" "$PREVIOUS/commands.txt" >> "$OUT/commands.txt" || true
+    sed -n "s/^  \($set wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
+    kept+=("$set")
+    entry[$set]="$title=$OUT/$set.json"
+  done
+  if (( ${#kept[@]} > 0 )); then
+    echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): ${kept[*]}" \
+      >> "$WORK/run-notes.txt"
+  fi
+fi
+sets=()  # in the order of ALL_SETS, whichever ran
+for set in $ALL_SETS; do if [[ -n "${entry[$set]:-}" ]]; then sets+=("${entry[$set]}"); fi; done
 if (( ${#sets[@]} > 0 )); then
   gs_tables curve --md "$OUT/curve.md" --svg "$OUT/curve.svg" --csv "$OUT/curve.csv" "${sets[@]}"
 fi

@@ -5,11 +5,15 @@
 # (graphsieve-gen --exposure=preference, SELECTION_SCALE, default 1; fm) offline and deployed,
 # each on the randomly exposed test and on its own test part.
 # Candidates: uniform; the graph default maec-prop-mix at κ 0.1, 0.3, 1, 3 (γ 0.5) and at
-# γ 0, 0.8 (κ 0.1); raw maec (floor rule); the cross-fitted fm pilot (opt) and max.
+# γ 0, 0.8 (κ 0.1); raw maec (floor rule); the cross-fitted fm pilot (opt) and max; the
+# default with the item's exposure discounted, η 0.5 and 1 (graphsieve-build --exposure_power).
 # Each row is three runs (main: full, uniform and the κ grid; graph: uniform, maec and the γ
 # grid; pilot: uniform, opt, max), merged by seed: the same seed gives the same split and the
 # same uniform run. JOBS workers take the runs in the priority order below; SELECTION_RUNS
 # (names, space-separated) limits them. A run that fails or is stopped is listed as not run.
+# With KEEP=1 (scripts/eval-report.sh) a run not in SELECTION_RUNS keeps its result from the
+# previous run when that run had the same input (MovieLens rows always; preference-log rows at
+# the same SELECTION_SCALE); RUN.txt names the runs kept.
 # Environment (scripts/eval-report.sh): EVAL GEN OUT WORK SEEDS FIRST_SEED THREADS JOBS ML.
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
@@ -24,6 +28,8 @@ gs_gen "pref-$SCALE.csv" --preset=kuairec --scale="$SCALE" --exposure=preference
 MAIN=(--methods=uniform,maec-prop-mix --kappas=0.1,0.3,1,3 --gammas=0.5)
 GRAPH=(--include_full=false --methods=uniform,maec,maec-prop-mix --kappas=0.1 --gammas=0,0.8)
 PILOT=(--include_full=false --methods=uniform,opt,max --gammas=0.5 --pilot=fm --pilot_folds=2)
+DISC=(--include_full=false --methods=uniform,maec-prop-mix-exp0.5,maec-prop-mix-exp1 --kappas=1
+      --gammas=0.5)
 ML_ROW=(--movielens="${ML:-}" --models=fm,mlp)
 PREF_ROW=(--log="$LOG" --models=fm)
 
@@ -39,11 +45,13 @@ ROWS=(ml-random ml-deployed pref-random-unbiased pref-deployed-unbiased pref-ran
       pref-deployed-own)
 # The runs in priority order (the main runs first: they hold full and the κ grid).
 ORDER=(pref-random-unbiased:main ml-random:main pref-deployed-unbiased:main ml-deployed:main
+       pref-random-unbiased:disc pref-deployed-unbiased:disc ml-random:disc ml-deployed:disc
+       pref-random-own:main pref-deployed-own:main pref-random-own:disc pref-deployed-own:disc
        ml-random:graph pref-random-unbiased:graph ml-deployed:graph ml-random:pilot
-       pref-deployed-unbiased:graph ml-deployed:pilot pref-random-own:main
-       pref-deployed-own:main pref-random-own:graph pref-deployed-own:graph
+       pref-deployed-unbiased:graph ml-deployed:pilot pref-random-own:graph pref-deployed-own:graph
        pref-random-unbiased:pilot pref-deployed-unbiased:pilot pref-random-own:pilot
        pref-deployed-own:pilot)
+ALL_ORDER=("${ORDER[@]}")
 if [[ -n "${SELECTION_RUNS:-}" ]]; then
   keep=()
   for r in "${ORDER[@]}"; do [[ " $SELECTION_RUNS " == *" ${r/:/-} "* ]] && keep+=("$r"); done
@@ -81,11 +89,28 @@ worker() {  # takes the next unclaimed run until none is left
 for ((j = 0; j < JOBS; j++)); do worker & done
 wait
 
+if [[ -n "${PREVIOUS:-}" ]]; then
+  kept=()
+  for r in "${ALL_ORDER[@]}"; do
+    name="${r/:/-}"
+    [[ " ${runs[*]} " == *" $r "* || ! -f "$PREVIOUS/$name.json" ]] && continue
+    [[ "$name" == pref-* ]] && ! grep -qF "pref-$SCALE.csv" "$PREVIOUS/commands.txt" && continue
+    cp "$PREVIOUS/$name.json" "$OUT/$name.json"
+    grep -F -- "--output_json=\$WORK/$name.json" "$PREVIOUS/commands.txt" >> "$OUT/commands.txt" || true
+    sed -n "s/^  \($name wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
+    kept+=("$name")
+  done
+  if (( ${#kept[@]} > 0 )); then
+    echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): ${kept[*]}" \
+      >> "$WORK/run-notes.txt"
+  fi
+fi
+
 args=()
 for row in "${ROWS[@]}"; do
   [[ -z "$ML" && "$row" == ml-* ]] && continue
   files=""
-  for set in main graph pilot; do
+  for set in main graph pilot disc; do
     [[ -f "$OUT/$row-$set.json" ]] && files+="${files:+,}$OUT/$row-$set.json"
   done
   args+=("$row=$files")

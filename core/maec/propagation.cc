@@ -87,43 +87,19 @@ std::vector<size_t> UserStarts(const PairTable& pairs) {
   return starts;
 }
 
-// Where a node's sums live during Propagate: users in place (0..U−1, read in
-// order), items at U + their rank by descending degree (ties by index), so
-// the popular items that most users' runs visit share cache lines near the
-// front of the array instead of being spread over all of it. Only the memory
-// layout changes: every sum is still added in the same order (bit-identical).
-std::vector<uint32_t> ItemSlots(const PairTable& pairs, absl::Span<const uint32_t> degrees) {
+// d_p = deg(u) + deg(v) − 2 per pair, once per Propagate instead of two
+// random degree lookups per pair and iteration (an integer: converting it
+// to double gives exactly the double sum the operator used before).
+std::vector<uint32_t> PairNeighbourCounts(const PairTable& pairs,
+                                          absl::Span<const uint32_t> degrees, int threads) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
-  std::vector<uint32_t> order(pairs.num_items());
-  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return degrees[U + a] > degrees[U + b]; });
-  std::vector<uint32_t> slot(order.size());
-  for (uint32_t r = 0; r < order.size(); ++r) slot[order[r]] = r;
-  return slot;
-}
-
-// What an iteration reads per pair besides x and x⁽⁰⁾, in one stream: the
-// item's slot (ItemSlots) and d_p = deg(u) + deg(v) − 2, computed once per
-// Propagate instead of two random degree lookups per pair and iteration (an
-// integer: converting it to double gives exactly the double sum the operator
-// used before).
-struct PairLink {
-  uint32_t slot;
-  uint32_t dcount;
-};
-
-std::vector<PairLink> PairLinks(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                const std::vector<uint32_t>& slot, int threads) {
-  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
-  std::vector<PairLink> links(pairs.num_pairs());
+  std::vector<uint32_t> d(pairs.num_pairs());
   ParallelChunks(pairs.num_pairs(), threads, [&](int, size_t begin, size_t end) {
     for (size_t p = begin; p < end; ++p) {
-      const uint32_t i = pairs.pair_item[p];
-      links[p] = {slot[i], degrees[pairs.pair_user[p]] + degrees[U + i] - 2u};
+      d[p] = degrees[pairs.pair_user[p]] + degrees[U + pairs.pair_item[p]] - 2u;
     }
   });
-  return links;
+  return d;
 }
 
 // One fused pass over pairs [begin, end): the update from the old node sums
@@ -133,12 +109,13 @@ std::vector<PairLink> PairLinks(const PairTable& pairs, absl::Span<const uint32_
 // into its record pair by pair, which started at 0: bit-identical) instead
 // of a store-to-load chain through memory on every pair.
 // The runs come from `starts` (UserStarts), so the pass does not read the
-// pairs' user column at all. `sums` is in the layout of ItemSlots.
+// pairs' user column at all.
 template <bool kSymmetric>
-double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, const PairLink* links,
+double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, const uint32_t* dcount,
                  const double* x0, double* x, double gamma, size_t begin, size_t end,
                  NodeSums* sums) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
+  const uint32_t* pair_item = pairs.pair_item.data();
   double max_change = 0.0;
   size_t u = std::upper_bound(starts.begin(), starts.end(), begin) - starts.begin() - 1;
   for (size_t p = begin; p < end; ++u) {
@@ -147,12 +124,11 @@ double StepRange(const PairTable& pairs, const std::vector<size_t>& starts, cons
     const double mu = sums[u].m;
     double user_next = 0.0;
     for (; p < run_end; ++p) {
-      const PairLink link = links[p];
-      NodeSums& sv = sums[U + link.slot];
-      const double d = double(link.dcount);  // an integer, possibly 0; see PairLinks
+      NodeSums& sv = sums[U + pair_item[p]];
+      const double d = double(dcount[p]);  // an integer, possibly 0; see PairNeighbourCounts
       const double xp = x[p];
       double next;
-      if (link.dcount == 0) {
+      if (dcount[p] == 0) {
         next = (1.0 - gamma) * x0[p] + gamma * xp;  // no neighbours: S x_p = x_p
       } else if (kSymmetric) {
         const double sd = std::sqrt(d);
@@ -179,9 +155,7 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   const size_t nodes = degrees.size();
   const int threads = std::max(1, o.threads);
   const std::vector<double> x0 = *x;
-  const uint32_t U = static_cast<uint32_t>(pairs.num_users());
-  const std::vector<uint32_t> slot = ItemSlots(pairs, degrees);
-  const std::vector<PairLink> links = PairLinks(pairs, degrees, slot, threads);
+  const std::vector<uint32_t> dcount = PairNeighbourCounts(pairs, degrees, threads);
   const std::vector<size_t> starts = UserStarts(pairs);
   PropagationReport report;
   std::vector<double> m = PropagationNodeSums(pairs, degrees, *x, o.symmetric, threads, o.comm);
@@ -189,23 +163,20 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   std::vector<double> change(threads);
   // One fused pass per iteration: the update from the old node sums, and the
   // new node sums of the updated values (per thread, added in thread order).
-  // m is indexed by node; sums by slot (ItemSlots).
   while (report.iterations < o.max_iterations) {
     for (std::vector<NodeSums>& s : sums) {
-      for (uint32_t w = 0; w < U; ++w) s[w] = {m[w], 0.0};
-      for (size_t i = 0; i < slot.size(); ++i) s[U + slot[i]] = {m[U + i], 0.0};
+      for (size_t w = 0; w < nodes; ++w) s[w] = {m[w], 0.0};
     }
     std::fill(change.begin(), change.end(), 0.0);
     ParallelChunks(pairs.num_pairs(), threads, [&](int t, size_t begin, size_t end) {
-      change[t] = o.symmetric ? StepRange<true>(pairs, starts, links.data(), x0.data(), x->data(),
+      change[t] = o.symmetric ? StepRange<true>(pairs, starts, dcount.data(), x0.data(), x->data(),
                                                 o.gamma, begin, end, sums[t].data())
-                              : StepRange<false>(pairs, starts, links.data(), x0.data(), x->data(),
+                              : StepRange<false>(pairs, starts, dcount.data(), x0.data(), x->data(),
                                                  o.gamma, begin, end, sums[t].data());
     });
     for (size_t w = 0; w < nodes; ++w) {
-      const size_t at = w < U ? w : U + slot[w - U];
       double sum = 0.0;
-      for (int t = 0; t < threads; ++t) sum += sums[t][at].next;
+      for (int t = 0; t < threads; ++t) sum += sums[t][w].next;
       m[w] = sum;
     }
     ++report.iterations;

@@ -91,7 +91,11 @@ r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 cpu = r.get("stage_cpu_seconds", {})
 stages = " ".join(f"{k}={v:.1f}" + (f"({cpu[k]:.1f})" if k in cpu else "")
                   for k, v in r["stage_seconds"].items() if v >= 0.05)
-for k in r["ranks"]:
+# A binary built without MPI runs one process and reports no "ranks": its
+# own totals then (CPU = the stages' CPU seconds).
+ranks = r.get("ranks") or [{"rank": 0, "wall_seconds": r["total_seconds"],
+                            "cpu_seconds": sum(cpu.values()), "peak_rss_bytes": r["peak_rss_bytes"]}]
+for k in ranks:
     print(f"{sys.argv[2]:<6} {sys.argv[3]:<3} {r['instances']:>11} {k['rank']:>6} {k['wall_seconds']:>9.2f} "
           f"{k['cpu_seconds']:>9.2f} {k['peak_rss_bytes'] / 2**30:>9.3f} {r['resistance_route']:>12} "
           f"{sys.argv[4]:<5} " + (stages if k['rank'] == 0 else ""))

@@ -42,6 +42,8 @@ ABSL_FLAG(std::string, label, "label",
 ABSL_FLAG(double, scale, 1.0, "Scale of the generated kuairec preset (without --input).");
 ABSL_FLAG(double, nodes_scale, 0,
           "Users and items x N instead of sqrt(--scale) (graphsieve-gen --nodes_scale); 0 = off.");
+ABSL_FLAG(double, users_scale, 0,
+          "Users alone x N, items keeping their factor (graphsieve-gen --users_scale); 0 = off.");
 ABSL_FLAG(
     std::string, reference, "one-sided",
     "Exact reference of the accuracy table: one-sided (every pair, |S| solves at tol 1e-10) or "
@@ -432,7 +434,8 @@ int Main() {
       return Fail(s);
   } else {
     absl::StatusOr<GeneratorOptions> go =
-        GeneratorPreset("kuairec", absl::GetFlag(FLAGS_scale), absl::GetFlag(FLAGS_nodes_scale));
+        GeneratorPreset("kuairec", absl::GetFlag(FLAGS_scale), absl::GetFlag(FLAGS_nodes_scale),
+                        absl::GetFlag(FLAGS_users_scale));
     if (!go.ok()) return Fail(go.status());
     go->seed = absl::GetFlag(FLAGS_seed);
     absl::StatusOr<ImpressionLog> gen = GenerateImpressionLog(*go);

@@ -100,11 +100,7 @@ TEST(ScorePower, UnseenScorerAppliesTheSamePower) {
   int checked = 0;
   for (size_t u = 0; u < U && checked < 20; ++u) {
     for (size_t i = U; i < nt.ids.size() && checked < 20; i += 3) {
-      double rs = 0;
-      for (int j = 0; j < nt.sketch_dim; ++j)
-        rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
-      const double g = nt.records[u].component == nt.records[i].component ? 1.0 / rs : 0.0;
-      const double z = std::clamp((g - m.geff_min) / (m.geff_max - m.geff_min), 0.0, 1.0);
+      const double z = testing::UnseenZ(nt, m, u, i);
       const double expected = std::min(1.0, m.rho * (std::sqrt(z) / m.score_mean + m.kappa));
       EXPECT_NEAR(
           ScoreUnseenPair({nt.records[u], nt.SketchRow(u)}, {nt.records[i], nt.SketchRow(i)}, m),

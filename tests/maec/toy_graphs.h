@@ -6,6 +6,7 @@
 
 #include <Eigen/Dense>
 #include <Eigen/QR>
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -149,6 +150,17 @@ inline Eigen::MatrixXd LineGraphOperator(const PairTable& t, bool symmetric) {
     }
   }
   return s;
+}
+
+// The normalised hardness z an unseen pair (u, i) gets from the stored sketch
+// rows (ScoreUnseenPair's first step, core/maec/unseen.cc): g = 1 / ‖row_u −
+// row_i‖² within a component, 0 across, min-max scaled by the model's range.
+inline double UnseenZ(const NodeTable& nt, const UnseenModel& m, size_t u, size_t i) {
+  double rs = 0;
+  for (int j = 0; j < nt.sketch_dim; ++j)
+    rs += std::pow(nt.SketchRow(u)[j] - nt.SketchRow(i)[j], 2);
+  const double g = nt.records[u].component == nt.records[i].component ? 1.0 / rs : 0.0;
+  return std::clamp((g - m.geff_min) / (m.geff_max - m.geff_min), 0.0, 1.0);
 }
 
 }  // namespace graphsieve::testing

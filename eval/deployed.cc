@@ -9,13 +9,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/build/build_job.h"
+#include "core/build/delta_build.h"
 #include "core/serving/batch_scorer.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "eval/random.h"
 
 namespace graphsieve::eval {
 namespace {
 
 constexpr uint64_t kPeriodStream = 0x70657264ULL;  // "perd"
+constexpr uint64_t kChunkStream = 0x6368756eULL;   // "chun"
+
+}  // namespace
 
 absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");
@@ -38,8 +43,6 @@ absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path) {
     return absl::DataLossError(absl::StrCat("error writing ", path));
   return absl::OkStatus();
 }
-
-}  // namespace
 
 absl::Status PeriodOptions::Validate() const {
   if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
@@ -97,6 +100,43 @@ absl::StatusOr<std::vector<Period>> AssignPeriods(const ImpressionLog& log,
   return out;
 }
 
+absl::StatusOr<std::vector<uint32_t>> AssignChunks(const ImpressionLog& log,
+                                                   absl::Span<const int64_t> timestamps,
+                                                   absl::Span<const size_t> later,
+                                                   int64_t refresh_every, uint64_t seed) {
+  if (refresh_every < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("refresh_every must be >= 1 (log time units), got ", refresh_every));
+  }
+  if (timestamps.size() != log.size()) {
+    return absl::InvalidArgumentError(
+        "refresh_every needs a time per instance (MovieLens' timestamps or --time_col)");
+  }
+  int64_t t0 = -1;
+  for (size_t i : later) {
+    if (timestamps[i] >= 0 && (t0 < 0 || timestamps[i] < t0)) t0 = timestamps[i];
+  }
+  if (t0 < 0) return absl::InvalidArgumentError("no instance of the later period has a time");
+  std::vector<uint32_t> chunk(later.size(), 0);
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> user_chunks;  // of timed instances
+  for (size_t k = 0; k < later.size(); ++k) {
+    const int64_t t = timestamps[later[k]];
+    if (t < 0) continue;
+    chunk[k] = static_cast<uint32_t>((t - t0) / refresh_every);
+    user_chunks[log.user_ids[later[k]]].push_back(chunk[k]);
+  }
+  for (size_t k = 0; k < later.size(); ++k) {
+    if (timestamps[later[k]] >= 0) continue;
+    const auto it = user_chunks.find(log.user_ids[later[k]]);
+    if (it == user_chunks.end()) continue;  // chunk 0
+    const double u = UnitFromIndex(seed, kChunkStream, later[k]);
+    const size_t pick = std::min(it->second.size() - 1,
+                                 static_cast<size_t>(u * static_cast<double>(it->second.size())));
+    chunk[k] = it->second[pick];
+  }
+  return chunk;
+}
+
 absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
     const ImpressionLog& log, const PipelineOptions& pipeline, const std::string& work_dir) {
   const std::string csv = absl::StrCat(work_dir, "/earlier.csv");
@@ -118,6 +158,26 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<DeployedSnapshot>(
       new DeployedSnapshot(b.snapshot_root, report->version, *std::move(reader)));
+}
+
+absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::BuildDelta(
+    const std::vector<std::string>& inputs, const PipelineOptions& pipeline) const {
+  DeltaBuildOptions d;
+  d.base = version_;
+  d.build.inputs = inputs;
+  d.build.pipeline = pipeline;
+  d.build.pipeline.progress = nullptr;
+  d.build.snapshot_root = root_;
+  d.build.keep_versions = 2;  // the base and the newest delta
+  absl::StatusOr<DeltaReport> report = RunDeltaBuild(d, BuildObserver{});
+  if (!report.ok()) return report.status();
+  if (!report->published) return absl::InternalError("the delta builder published no version");
+  SnapshotReaderOptions r;  // the server's defaults
+  absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
+      OpenServingVersion(root_, report->version, r);
+  if (!reader.ok()) return reader.status();
+  return std::unique_ptr<DeployedSnapshot>(
+      new DeployedSnapshot(root_, report->version, *std::move(reader)));
 }
 
 absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,

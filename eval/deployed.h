@@ -13,6 +13,11 @@
 //    so every rate and source (EXACT / INFERRED / DEFAULT) is the one a
 //    graphsieve-server on that root answers (tests/eval/deployed_test.cc
 //    checks this against the real server binary).
+//  * DeployedSnapshot::BuildDelta builds a delta version over such a
+//    snapshot with the real delta builder (core/build/delta_build.h) from the
+//    impressions logged since, and opens base + delta as the server does
+//    (core/snapshot/layered_snapshot_reader.h): the --refresh_every replay.
+//  * AssignChunks cuts the later period into refresh chunks by time.
 //
 // Thread-safety: AssignPeriods is pure; a DeployedSnapshot is immutable after
 // Build and Score() may run concurrently.
@@ -59,6 +64,23 @@ absl::StatusOr<std::vector<Period>> AssignPeriods(const ImpressionLog& log,
                                                   absl::Span<const int64_t> timestamps,
                                                   const PeriodOptions& options);
 
+// The refresh chunk of every instance of the later period (`later` holds
+// their indices into the log, `timestamps` the log's times): chunk
+// floor((t - t0) / refresh_every), t0 the earliest timed later instance. An
+// untimed later instance (MovieLens' unrated pairs) takes the chunk of one of
+// its user's timed later instances drawn with `seed` (so a user's unrated
+// impressions arrive with the user's ratings), chunk 0 when the user has
+// none. Errors: INVALID_ARGUMENT when refresh_every < 1, timestamps is empty
+// or no later instance is timed.
+absl::StatusOr<std::vector<uint32_t>> AssignChunks(const ImpressionLog& log,
+                                                   absl::Span<const int64_t> timestamps,
+                                                   absl::Span<const size_t> later,
+                                                   int64_t refresh_every, uint64_t seed);
+
+// Writes `log` as CSV (user_id,item_id,label[,pilot_score]) to `path`, the
+// builder's input format.
+absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path);
+
 // Where a rate came from; the server's sources (core/serving/rate_source.h).
 struct SourceShares {
   uint64_t exact = 0, inferred = 0, by_default = 0;
@@ -85,6 +107,16 @@ class DeployedSnapshot {
   absl::Status Score(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                      absl::Span<float> rates, absl::Span<uint8_t> sources, SourceShares* counts,
                      const DefaultPolicy& policy = DefaultPolicy{}) const;
+
+  // A delta version over this snapshot (which must be a full version) built
+  // by the delta builder from `inputs` (CSV files as WriteLogCsv writes them,
+  // every impression since the base: deltas are cumulative) with the same
+  // `pipeline` as the base, published into the same root and opened as
+  // graphsieve-server opens a delta version (base + delta as one reader).
+  // Errors: the delta builder's (FAILED_PRECONDITION when it refuses the
+  // delta), the reader's.
+  absl::StatusOr<std::unique_ptr<DeployedSnapshot>> BuildDelta(
+      const std::vector<std::string>& inputs, const PipelineOptions& pipeline) const;
 
   const std::string& snapshot_root() const { return root_; }
   const std::string& version() const { return version_; }

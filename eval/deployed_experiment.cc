@@ -4,10 +4,12 @@
 // rates the later training pairs as the server would (deployed.h).
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -34,6 +36,92 @@ absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
                           " (--work_dir must be an existing, writable directory)"));
   }
   return templ;
+}
+
+// The refresh chunks that hold training impressions, renumbered 0, 1, ...
+// in time order (empty chunks change no delta); s->chunk_logs and
+// s->pair_chunk from them.
+void ChunkTrainingPairs(const std::vector<uint32_t>& train_chunk, SeedData* s) {
+  std::vector<uint32_t> ids = train_chunk;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  absl::flat_hash_map<uint32_t, uint32_t> rank;
+  for (size_t r = 0; r < ids.size(); ++r) rank[ids[r]] = static_cast<uint32_t>(r);
+  s->chunk_logs.assign(ids.size(), ImpressionLog{});
+  s->pair_chunk.assign(s->pairs.num_pairs(), static_cast<uint32_t>(ids.size()));
+  for (size_t i = 0; i < train_chunk.size(); ++i) {
+    const uint32_t c = rank[train_chunk[i]];
+    ImpressionLog& l = s->chunk_logs[c];
+    l.user_ids.push_back(s->train_log.user_ids[i]);
+    l.item_ids.push_back(s->train_log.item_ids[i]);
+    l.labels.push_back(s->train_log.labels[i]);
+    uint32_t& first = s->pair_chunk[s->pair_of[i]];
+    first = std::min(first, c);
+  }
+  for (ImpressionLog& l : s->chunk_logs) l.rows_read = l.size();
+}
+
+std::vector<uint32_t> AllPairs(size_t n) {
+  std::vector<uint32_t> all(n);
+  for (size_t q = 0; q < n; ++q) all[q] = static_cast<uint32_t>(q);
+  return all;
+}
+
+// Rates and sources of the training pairs `pairs` from `snap`.
+absl::Status ScorePairs(const DeployedSnapshot& snap, const SeedData& s,
+                        absl::Span<const uint32_t> pairs, const ExperimentOptions& o,
+                        absl::Span<float> rates, std::vector<uint8_t>* sources) {
+  if (pairs.empty()) return absl::OkStatus();
+  std::vector<uint64_t> users(pairs.size()), items(pairs.size());
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    users[k] = s.pairs.user_ids[s.pairs.pair_user[pairs[k]]];
+    items[k] = s.pairs.item_ids[s.pairs.pair_item[pairs[k]]];
+  }
+  std::vector<float> r(pairs.size());
+  std::vector<uint8_t> src(pairs.size());
+  if (absl::Status st = snap.Score(users, items, absl::MakeSpan(r), absl::MakeSpan(src), nullptr,
+                                   o.default_policy);
+      !st.ok()) {
+    return st;
+  }
+  for (size_t k = 0; k < pairs.size(); ++k) {
+    rates[pairs[k]] = r[k];
+    (*sources)[pairs[k]] = src[k];
+  }
+  return absl::OkStatus();
+}
+
+// The refresh replay: chunk 0's pairs from the base, chunk k's from base +
+// a delta built (cumulatively, as the delta CronJob does) from the training
+// impressions of chunks 0..k-1.
+absl::Status ScoreByChunk(const DeployedSnapshot& base, const SeedData& s, const PipelineOptions& p,
+                          const std::string& dir, const ExperimentOptions& o,
+                          absl::Span<float> rates, std::vector<uint8_t>* sources) {
+  std::vector<std::vector<uint32_t>> by_chunk(s.chunk_logs.size());
+  for (size_t q = 0; q < s.pair_chunk.size(); ++q) {
+    by_chunk[s.pair_chunk[q]].push_back(static_cast<uint32_t>(q));
+  }
+  std::vector<std::string> inputs;
+  for (uint32_t k = 0; k < s.chunk_logs.size(); ++k) {
+    if (!by_chunk[k].empty()) {  // else no pair is first rated in chunk k: no delta needed
+      std::unique_ptr<DeployedSnapshot> delta;
+      if (k > 0) {
+        absl::StatusOr<std::unique_ptr<DeployedSnapshot>> d = base.BuildDelta(inputs, p);
+        if (!d.ok()) {
+          return absl::Status(d.status().code(), absl::StrCat("delta before refresh chunk ", k,
+                                                              ": ", d.status().message()));
+        }
+        delta = *std::move(d);
+      }
+      const DeployedSnapshot& snap = delta != nullptr ? *delta : base;
+      if (absl::Status st = ScorePairs(snap, s, by_chunk[k], o, rates, sources); !st.ok()) {
+        return st;
+      }
+    }
+    inputs.push_back(absl::StrCat(dir, "/chunk-", k, ".csv"));
+    if (absl::Status st = WriteLogCsv(s.chunk_logs[k], inputs.back()); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -69,6 +157,19 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
         later.size(), " instances; need both (later at least 10)"));
   }
   if (absl::Status st = CheckBothClasses(earlier_dense, "earlier-period"); !st.ok()) return st;
+  std::vector<uint32_t> chunk_of_later;  // refresh: per later instance
+  if (o.refresh_every != 0) {
+    if (need_pilot) {
+      return absl::InvalidArgumentError(
+          "--refresh_every: methods that need a pilot score (opt, max, ...) are not supported "
+          "with refresh; drop them from --methods");
+    }
+    absl::StatusOr<std::vector<uint32_t>> chunks =
+        AssignChunks(log, timestamps, later, o.refresh_every, seed);
+    if (!chunks.ok()) return chunks.status();
+    chunk_of_later = *std::move(chunks);
+  }
+  std::vector<uint32_t> train_chunk;  // refresh: per training instance
   SplitOptions split = o.split;
   split.seed = seed;
   absl::StatusOr<std::vector<Part>> parts = SplitByInstance(later.size(), split);
@@ -82,6 +183,7 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
         s.train_log.item_ids.push_back(log.item_ids[i]);
         s.train_log.labels.push_back(log.labels[i]);
         s.train_negatives += log.labels[i] == 0;
+        if (!chunk_of_later.empty()) train_chunk.push_back(chunk_of_later[k]);
         break;
       case Part::kValidation:
         Append(dense.all, i, &s.validation);
@@ -113,6 +215,7 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
     *pilot_name = "column (the log's pilot score)";
   }
   if (absl::Status st = IndexTrainingPairs(o.pipeline.threads, &s); !st.ok()) return st;
+  if (!chunk_of_later.empty()) ChunkTrainingPairs(train_chunk, &s);
   return s;
 }
 
@@ -141,15 +244,11 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
     return fail(snap.status());
   }
   const size_t n = s.pairs.num_pairs();
-  std::vector<uint64_t> users(n), items(n);
-  for (size_t q = 0; q < n; ++q) {
-    users[q] = s.pairs.user_ids[s.pairs.pair_user[q]];
-    items[q] = s.pairs.item_ids[s.pairs.pair_item[q]];
-  }
   std::vector<float> rates(n);
   sources->assign(n, 0);
-  absl::Status st = (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(*sources),
-                                   nullptr, o.default_policy);
+  absl::Status st = s.chunk_logs.empty()
+                        ? ScorePairs(**snap, s, AllPairs(n), o, absl::MakeSpan(rates), sources)
+                        : ScoreByChunk(**snap, s, p, *dir, o, absl::MakeSpan(rates), sources);
   snap->reset();
   (void)snapshot::RemoveTree(*dir);
   if (!st.ok()) return fail(st);

@@ -119,6 +119,13 @@ struct ExperimentOptions {
   // kDeployed: how the simulated server rates pairs with an unknown user or
   // item (graphsieve-server --default-policy).
   DefaultPolicy default_policy;
+  // kDeployed: > 0 replays the later period in time order in chunks of this
+  // much log time (timestamps needed): the training pairs first seen in
+  // chunk k > 0 are rated by the base plus a delta version built by the delta
+  // builder from the training impressions of chunks 0..k-1 (docs/FRESHNESS.md).
+  // 0 = no refresh (the base rates everything). Methods that need a pilot
+  // score are not supported with refresh.
+  int64_t refresh_every = 0;
   // kDeployed: snapshots are built in fresh directories under this one
   // (empty = $TMPDIR or /tmp) and removed after use.
   std::string work_dir;

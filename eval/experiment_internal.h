@@ -43,6 +43,13 @@ struct SeedData {
   // score when a method needs one) and its size.
   ImpressionLog earlier;
   uint64_t later_instances = 0;
+  // Deployed mode with refresh (ExperimentOptions::refresh_every): the
+  // training impressions of each refresh chunk, in chunk order, and per
+  // training pair the chunk of its first training impression (the snapshot
+  // that rates it: the base for chunk 0, else base + delta of the chunks
+  // before). Empty without refresh.
+  std::vector<ImpressionLog> chunk_logs;
+  std::vector<uint32_t> pair_chunk;
 };
 
 struct Config {

@@ -126,6 +126,12 @@ ABSL_FLAG(std::string, period_split, "auto",
           "rating times), seeded (a seeded draw per instance), auto (time when the input has "
           "timestamps, i.e. --movielens, else seeded).");
 ABSL_FLAG(double, later_fraction, 0.5, "deployed: share of the instances in the later period.");
+ABSL_FLAG(int64_t, refresh_every, 0,
+          "deployed: replay the later period in time order in chunks of this much log time "
+          "(MovieLens: seconds; --time_col's units): each chunk's training pairs are rated by "
+          "the base plus a delta version built by the delta builder from the earlier chunks "
+          "(docs/FRESHNESS.md). 0 = no refresh. Needs timestamps; not with methods that need a "
+          "pilot.");
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "deployed: the server's --default-policy for pairs with an unknown user or item: "
           "node-mean | alpha | model | positive-rate (the known node's smoothed positive rate "
@@ -142,9 +148,11 @@ ABSL_FLAG(std::string, input, "",
           "verdict: the log to judge (CSV/TSV with a header, gzip ok; the column flags "
           "--user-col, --item-col, --label-col / --label-rule, --delimiter apply).");
 ABSL_FLAG(std::string, time_col, "",
-          "verdict: a time column (numbers that order the impressions, e.g. epoch seconds): "
+          "A time column (numbers that order the impressions, e.g. epoch seconds). verdict: "
           "given, the verdict runs the deployed mode (a snapshot of the earlier half rates the "
-          "later half); empty, the random split.");
+          "later half); empty, the random split. --log in deployed mode: the periods (and "
+          "--refresh_every's chunks) are split by it (e.g. graphsieve-gen --churn_days' "
+          "timestamp).");
 ABSL_FLAG(double, exposure_power, 0.0,
           "The exposure discount eta of the MA-EC methods without one in their name, as "
           "graphsieve-build --exposure_power (default 0, the builder's default; in [0, 2]); "
@@ -218,6 +226,14 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
     return absl::InvalidArgumentError(absl::StrCat("--mode: ", mode.status().message()));
   o.mode = *mode;
   o.later_fraction = absl::GetFlag(FLAGS_later_fraction);
+  o.refresh_every = absl::GetFlag(FLAGS_refresh_every);
+  if (o.refresh_every < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--refresh_every must be >= 0 (0 = no refresh), got ", o.refresh_every));
+  }
+  if (o.refresh_every > 0 && o.mode != EvalMode::kDeployed) {
+    return absl::InvalidArgumentError("--refresh_every needs --mode=deployed");
+  }
   absl::StatusOr<DefaultPolicy> policy = DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
   if (!policy.ok()) {
     return absl::InvalidArgumentError(
@@ -267,6 +283,17 @@ absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>
   ImpressionLog log;
   if (absl::Status s = ReadImpressionLog(log_path, *r, &log); !s.ok()) return s;
   *title = log_path;
+  const std::string time_col = absl::GetFlag(FLAGS_time_col);
+  if (timestamps != nullptr && !time_col.empty()) {
+    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(log_path, time_col, *r);
+    if (!times.ok()) return times.status();
+    if (times->size() != log.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(log_path, ": ", times->size(),
+                                                     " times in column '", time_col, "' for ",
+                                                     log.size(), " rows"));
+    }
+    *timestamps = *std::move(times);
+  }
   return log;
 }
 
@@ -292,12 +319,15 @@ absl::Status Run(const std::string& command) {
     timestamps.clear();
   } else if (split == "time" && timestamps.empty()) {
     return absl::InvalidArgumentError(
-        "--period_split=time needs timestamps; only --movielens has them");
+        "--period_split=time needs timestamps: --movielens, or --log with --time_col");
   } else if (split != "auto" && split != "time") {
     return absl::InvalidArgumentError(
         absl::StrCat("--period_split: unknown '", split, "', expected auto, time or seeded"));
   }
   if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
+  if (options->refresh_every > 0) {
+    absl::StrAppend(&title, ", deltas every ", options->refresh_every, " log time units");
+  }
   const std::string test_path = absl::GetFlag(FLAGS_test);
   absl::StatusOr<UnbiasedTest> unbiased;
   if (!test_path.empty()) {

@@ -24,7 +24,14 @@ enum Stream : uint64_t {
   kPolicyCalibration = 11,
   kTestExposure = 12,  // the randomly exposed test draw, per test instance
   kTestPilot = 13,     // its pilot noise
+  kUserArrival = 14,   // churn: arrival day within the user's slot
+  kItemBirth = 15,     // churn: publication day within the item's slot
+  kChurnCalibration = 16,
+  kUserTimes = 17,  // churn: the times of a user's instances
+  kTestTime = 18,   // churn: the time of a test instance
 };
+
+constexpr double kSecondsPerDay = 86400.0;
 
 // Zipf weights on a seeded random rank order, so ids do not sort by weight.
 std::vector<double> ZipfWeights(int64_t n, double exponent, uint64_t seed, uint64_t stream) {
@@ -74,9 +81,109 @@ absl::StatusOr<ClickModel> ClickModel::Create(const GeneratorOptions& options) {
     }
   }
   m.repeat_q_ = options.repeat_rate / (1.0 + options.repeat_rate);  // geometric mean = q / (1 - q)
-  m.CalibratePairScale();
+  if (options.churn_days > 0) {
+    m.DrawChurn();
+    m.CalibrateChurnPairScale();
+  } else {
+    m.CalibratePairScale();
+  }
   m.CalibrateMu();
   return m;
+}
+
+void ClickModel::DrawChurn() {
+  const double days = options_.churn_days;
+  // The last rate·days indices arrive during the log, one slot of 1/rate days each.
+  auto arrivals = [&](int64_t n, double per_day, uint64_t stream, bool before_start,
+                      std::vector<double>* out) {
+    const int64_t fresh = std::min<int64_t>(n, std::llround(per_day * days));
+    const int64_t first = n - fresh;
+    out->resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      Rng rng(options_.seed, stream, static_cast<uint64_t>(i));
+      const double u = rng.Uniform();
+      (*out)[i] = i < first ? (before_start ? -u * days : 0.0)
+                            : std::min(static_cast<double>(i - first) + u, per_day * days) /
+                                  per_day * (1.0 - 1e-9);
+    }
+  };
+  arrivals(options_.num_users, options_.new_users_per_day, kUserArrival, false, &user_arrival_);
+  arrivals(options_.num_items, options_.new_items_per_day, kItemBirth, true, &item_birth_);
+  decay_per_day_ =
+      options_.item_half_life_days > 0 ? std::log(2.0) / options_.item_half_life_days : 0.0;
+}
+
+double ClickModel::WindowStart(int64_t u, int64_t j) const {
+  return std::max({user_arrival_[u], item_birth_[j], 0.0});
+}
+
+double ClickModel::ExposureWeight(int64_t u, int64_t j) const {
+  if (options_.churn_days == 0) return 1.0;
+  const double days = options_.churn_days;
+  const double s = WindowStart(u, j);  // < days: every arrival is inside the log
+  if (decay_per_day_ == 0) return (days - s) / days;
+  const double l = decay_per_day_;
+  return std::exp(-l * (s - item_birth_[j])) * -std::expm1(-l * (days - s)) / (l * days);
+}
+
+uint32_t ClickModel::DrawTime(int64_t u, int64_t j, Rng* rng) const {
+  const double days = options_.churn_days;
+  const double s = WindowStart(u, j);
+  const double x = rng->Uniform();
+  double t = s + x * (days - s);
+  if (decay_per_day_ > 0) {  // inverse CDF of exp(-l (t - s)) on [s, days)
+    const double l = decay_per_day_;
+    t = s - std::log1p(x * std::expm1(-l * (days - s))) / l;
+  }
+  const double seconds = std::min(t * kSecondsPerDay, days * kSecondsPerDay - 1.0);
+  return static_cast<uint32_t>(std::max(0.0, seconds));
+}
+
+void ClickModel::DrawTimes(int64_t u, int64_t j, int count, Rng* rng,
+                           std::vector<Instance>* out) const {
+  for (size_t k = out->size() - static_cast<size_t>(count); k < out->size(); ++k) {
+    (*out)[k].time_seconds = DrawTime(u, j, rng);
+  }
+}
+
+// Churn: the exposure weight w_uj ties users to items, so c solves
+// sum min(1, c a_u b_j w_uj) = target over all pairs when there are few,
+// else over a seeded uniform sample of 10^6 pairs scaled up (within ~1%).
+void ClickModel::CalibrateChurnPairScale() {
+  const int64_t users = options_.num_users, items = options_.num_items;
+  constexpr int64_t kSample = 1000000;
+  std::vector<double> x;
+  double scale = 1.0;
+  if (users * items <= 4 * kSample) {
+    x.reserve(static_cast<size_t>(users * items));
+    for (int64_t u = 0; u < users; ++u)
+      for (int64_t j = 0; j < items; ++j)
+        x.push_back(user_weight_[u] * item_weight_[j] * ExposureWeight(u, j));
+  } else {
+    Rng rng(options_.seed, kChurnCalibration, 0);
+    x.reserve(kSample);
+    for (int64_t k = 0; k < kSample; ++k) {
+      const int64_t u = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(users)));
+      const int64_t j = static_cast<int64_t>(rng.Below(static_cast<uint64_t>(items)));
+      x.push_back(user_weight_[u] * item_weight_[j] * ExposureWeight(u, j));
+    }
+    scale = static_cast<double>(users) * static_cast<double>(items) / kSample;
+  }
+  std::sort(x.begin(), x.end(), std::greater<double>());
+  std::vector<double> suffix(x.size() + 1, 0.0);
+  for (size_t k = x.size(); k-- > 0;) suffix[k] = suffix[k + 1] + x[k];
+  const double target = static_cast<double>(options_.num_instances) / (1.0 + options_.repeat_rate);
+  auto expected_pairs = [&](double c) {
+    const size_t k = static_cast<size_t>(
+        std::upper_bound(x.begin(), x.end(), 1.0 / c, std::greater<double>()) - x.begin());
+    return scale * (static_cast<double>(k) + c * suffix[k]);
+  };
+  double lo = -60, hi = 60;  // log c
+  for (int it = 0; it < 200 && hi - lo > 1e-12; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    (expected_pairs(std::exp(mid)) < target ? lo : hi) = mid;
+  }
+  c_ = std::exp(0.5 * (lo + hi));
 }
 
 double ClickModel::Score(int64_t u, int64_t j) const {
@@ -140,13 +247,13 @@ void ClickModel::CalibrateMu() {
   } else if (users * items <= 2 * kSample) {
     for (int64_t u = 0; u < users; ++u)
       for (int64_t j = 0; j < items; ++j)
-        add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
+        add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j] * ExposureWeight(u, j)));
   } else {
     Rng rng(options_.seed, kCalibration, 0);
     for (int64_t s = 0; s < kSample; ++s) {
       const int64_t u = static_cast<int64_t>(rng.Below(users));
       const int64_t j = static_cast<int64_t>(rng.Below(items));
-      add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j]));
+      add(u, j, std::min(1.0, c_ * user_weight_[u] * item_weight_[j] * ExposureWeight(u, j)));
     }
   }
   double total_weight = 0;
@@ -175,7 +282,7 @@ void ClickModel::PreferenceItems(int64_t u, std::vector<uint32_t>* items) const 
   Rng draw(options_.seed, kUserRows, static_cast<uint64_t>(u));
   const double ca = c_ * user_weight_[u];
   for (int64_t j = 0; j < num_items; ++j) {  // the draws of GeneratePopularityUser, in order
-    if (draw.Uniform() >= ca * item_weight_[j]) continue;
+    if (draw.Uniform() >= ca * item_weight_[j] * ExposureWeight(u, j)) continue;
     popular.push_back(static_cast<uint32_t>(j));
     int count = 1;
     while (draw.Uniform() < repeat_q_) ++count;
@@ -191,6 +298,8 @@ void ClickModel::PreferenceItems(int64_t u, std::vector<uint32_t>* items) const 
     ranked[j] = {
         options_.policy_slope * Score(u, j) + options_.policy_noise_stddev * noise.Normal(),
         static_cast<uint32_t>(j)};
+    // Churn: items the user can barely see (published late, aged) rank lower.
+    if (options_.churn_days > 0) ranked[j].first += std::log(ExposureWeight(u, j));
   }
   if (exploit > 0) {
     std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(exploit - 1),
@@ -234,14 +343,16 @@ void ClickModel::GeneratePopularityUser(int64_t u, std::vector<Instance>* out) c
   const uint64_t seed = options_.seed;
   Rng rows(seed, kUserRows, static_cast<uint64_t>(u));
   Rng pilot(seed, kUserPilot, static_cast<uint64_t>(u));
+  Rng times(seed, kUserTimes, static_cast<uint64_t>(u));
   const double ca = c_ * user_weight_[u];
   const int64_t items = options_.num_items;
   for (int64_t j = 0; j < items; ++j) {
-    const double p = ca * item_weight_[j];
+    const double p = ca * item_weight_[j] * ExposureWeight(u, j);
     if (rows.Uniform() >= p) continue;
     int count = 1;
     while (rows.Uniform() < repeat_q_) ++count;
     EmitPair(u, j, count, &rows, &pilot, out);
+    if (options_.churn_days > 0) DrawTimes(u, j, count, &times, out);
   }
 }
 
@@ -251,10 +362,12 @@ void ClickModel::GeneratePreferenceUser(int64_t u, std::vector<Instance>* out) c
   PreferenceItems(u, &items);
   Rng rows(seed, kUserPolicyRows, static_cast<uint64_t>(u));
   Rng pilot(seed, kUserPilot, static_cast<uint64_t>(u));
+  Rng times(seed, kUserTimes, static_cast<uint64_t>(u));
   for (uint32_t j : items) {
     int count = 1;
     while (rows.Uniform() < repeat_q_) ++count;
     EmitPair(u, j, count, &rows, &pilot, out);
+    if (options_.churn_days > 0) DrawTimes(u, j, count, &times, out);
   }
 }
 
@@ -265,6 +378,10 @@ void ClickModel::TestImpression(uint64_t index, int64_t* user, Instance* out) co
   std::vector<Instance> one;
   Rng pilot(options_.seed, kTestPilot, index);
   EmitPair(*user, item, 1, &rng, &pilot, &one);
+  if (options_.churn_days > 0) {
+    Rng times(options_.seed, kTestTime, index);
+    DrawTimes(*user, item, 1, &times, &one);
+  }
   *out = one.front();
 }
 

@@ -59,8 +59,9 @@ inline double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 struct Instance {
   uint32_t item;
   uint8_t label;
-  float probability;  // true click probability
-  float pilot;        // pilot score (0 when options.pilot is false)
+  float probability;          // true click probability
+  float pilot;                // pilot score (0 when options.pilot is false)
+  uint32_t time_seconds = 0;  // since the log's start (0 without churn)
 };
 
 class ClickModel {
@@ -79,6 +80,10 @@ class ClickModel {
   // (seed, index).
   void TestImpression(uint64_t index, int64_t* user, Instance* out) const;
 
+  // Churn (generator.h): the share of the log during which user u and item j
+  // both exist, weighted by the item's freshness; 1 without churn.
+  double ExposureWeight(int64_t u, int64_t j) const;
+
   double mu() const { return mu_; }
   double pair_scale() const { return c_; }
 
@@ -92,7 +97,17 @@ class ClickModel {
                 std::vector<Instance>* out) const;
   void GeneratePopularityUser(int64_t u, std::vector<Instance>* out) const;
   void GeneratePreferenceUser(int64_t u, std::vector<Instance>* out) const;
+  // Churn: arrival days of the users, publication days of the items.
+  void DrawChurn();
+  // Churn: a time (seconds since the log's start) for an instance of (u, j),
+  // drawn from the pair's exposure weight over the log.
+  uint32_t DrawTime(int64_t u, int64_t j, Rng* rng) const;
+  // Churn: sets the times of the last `count` instances of *out.
+  void DrawTimes(int64_t u, int64_t j, int count, Rng* rng, std::vector<Instance>* out) const;
+  // Churn: the window [*start, churn_days) of (u, j) in days.
+  double WindowStart(int64_t u, int64_t j) const;
   void CalibratePairScale();
+  void CalibrateChurnPairScale();
   void CalibrateMu();
 
   GeneratorOptions options_;
@@ -102,6 +117,9 @@ class ClickModel {
   double c_ = 0;
   double mu_ = 0;
   double repeat_q_ = 0;  // P(another repeat)
+  // Churn (empty / 0 when off): days since the log's start; < 0 = before it.
+  std::vector<double> user_arrival_, item_birth_;
+  double decay_per_day_ = 0;  // ln 2 / item_half_life_days; 0 = no aging
 };
 
 }  // namespace gen_internal

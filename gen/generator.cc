@@ -68,6 +68,22 @@ absl::Status GeneratorOptions::Validate() const {
       !std::isfinite(policy_noise_stddev)) {
     return bad("policy_slope must be finite and policy_noise_stddev >= 0");
   }
+  if (churn_days < 0 || churn_days > 3650) return bad("churn_days must be in [0, 3650]");
+  if (!(new_users_per_day >= 0) || !(new_items_per_day >= 0) || !(item_half_life_days >= 0) ||
+      !std::isfinite(new_users_per_day) || !std::isfinite(new_items_per_day) ||
+      !std::isfinite(item_half_life_days)) {
+    return bad("new_users_per_day, new_items_per_day and item_half_life_days must be >= 0");
+  }
+  if (churn_days == 0 &&
+      (new_users_per_day > 0 || new_items_per_day > 0 || item_half_life_days > 0)) {
+    return bad("new_users_per_day, new_items_per_day and item_half_life_days need churn_days > 0");
+  }
+  if (new_users_per_day * churn_days > static_cast<double>(num_users)) {
+    return bad("new_users_per_day * churn_days must be <= num_users");
+  }
+  if (new_items_per_day * churn_days > static_cast<double>(num_items)) {
+    return bad("new_items_per_day * churn_days must be <= num_items");
+  }
   if (threads < 1 || threads > 64) return bad("threads must be in [1, 64]");
   if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");
   return absl::OkStatus();
@@ -137,6 +153,10 @@ void FormatRows(const GeneratorOptions& options, int64_t user, const std::vector
       *p++ = ',';
       p = std::to_chars(p, end, static_cast<double>(r.probability), std::chars_format::fixed, 6)
               .ptr;
+    }
+    if (options.churn_days > 0) {
+      *p++ = ',';
+      p = std::to_chars(p, end, r.time_seconds).ptr;
     }
     *p++ = '\n';
   }
@@ -243,6 +263,7 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   std::string header = "user_id,item_id,label";
   if (options.pilot) header += ",pilot_score";
   if (options.truth) header += ",true_prob";
+  if (options.churn_days > 0) header += ",timestamp";
   header += '\n';
   uint64_t bytes = header.size();
   if (absl::Status s = (*sink)->Write(header.data(), header.size()); !s.ok()) return fail(s);
@@ -302,6 +323,7 @@ absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& o
   std::string text = "user_id,item_id,label";
   if (options.pilot) text += ",pilot_score";
   if (options.truth) text += ",true_prob";
+  if (options.churn_days > 0) text += ",timestamp";
   text += '\n';
   GeneratorStats stats;
   std::string line;
@@ -352,9 +374,11 @@ absl::StatusOr<ImpressionLog> GenerateRandomExposureTest(const GeneratorOptions&
 
 absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& options,
                                                     GeneratorStats* stats_out,
-                                                    std::vector<float>* true_probabilities) {
+                                                    std::vector<float>* true_probabilities,
+                                                    std::vector<int64_t>* timestamps) {
   ImpressionLog log;
   if (true_probabilities != nullptr) true_probabilities->clear();
+  if (timestamps != nullptr) timestamps->clear();
   absl::StatusOr<GeneratorStats> stats =
       Generate(options, /*format=*/false, [&](int64_t u, const UserOutput& out) -> absl::Status {
         for (const Instance& r : out.rows) {
@@ -363,6 +387,7 @@ absl::StatusOr<ImpressionLog> GenerateImpressionLog(const GeneratorOptions& opti
           log.labels.push_back(r.label);
           if (options.pilot) log.pilot_scores.push_back(r.pilot);
           if (true_probabilities != nullptr) true_probabilities->push_back(r.probability);
+          if (timestamps != nullptr) timestamps->push_back(r.time_seconds);
         }
         return absl::OkStatus();
       });

@@ -25,6 +25,21 @@
 // popularity-drawn items not already shown (exploration). mu is calibrated
 // over the exposed pairs, so the positive rate stays `positive_rate`.
 //
+// Churn (off by default; docs/DATA.md "Churn"). With churn_days = D > 0 the
+// log spans D days and every row gets a timestamp (seconds since the log's
+// start). new_users_per_day·D users arrive and new_items_per_day·D items are
+// published during the log, evenly spread over it (the highest indices; ids
+// are independent of activity and popularity); the others exist from the
+// start. A pair can only be impressed while both exist: its exposure weight is
+// the share of the log during which both exist, each instant weighted by the
+// item's freshness 2^(-age / item_half_life_days) (1 without aging; items
+// that exist at the start were published during the D days before it), and it
+// is impressed with probability min(1, c·a_u·b_j·w_uj) (c calibrated on a
+// seeded sample of pairs), each of its instances at a time drawn from that
+// weight. Under kPreference the policy ranks by its score + log w_uj. So a
+// later part of the log holds users and items the earlier part never saw, and
+// old items fade out.
+//
 // Determinism: every random number comes from a counter-based generator keyed
 // by (seed, stream, user), so the same options give the same bytes on every
 // run and machine with the same libm (exp/log/cos of glibc).
@@ -71,8 +86,13 @@ struct GeneratorOptions {
   double pilot_shift = 0.5;  // logit units; > 0 over-predicts clicks
   double pilot_noise_stddev = 0.8;
   bool truth = false;  // write the true click probability as column true_prob
-  bool gzip = false;   // gzip the output (deterministic header, mtime 0)
-  int gzip_level = 1;  // 1 (fast) .. 9 (small)
+  // Churn (see above); churn_days = 0 is off and leaves every byte as before.
+  int churn_days = 0;              // days the log spans; > 0 adds the timestamp column
+  double new_users_per_day = 0;    // users arriving per day of the log (needs churn_days)
+  double new_items_per_day = 0;    // items published per day of the log (needs churn_days)
+  double item_half_life_days = 0;  // an item's exposure halves per this age; 0 = no aging
+  bool gzip = false;               // gzip the output (deterministic header, mtime 0)
+  int gzip_level = 1;              // 1 (fast) .. 9 (small)
   uint64_t seed = 1;
   int threads = 1;  // workers generating and formatting users; the output is the same for any value
   // Called about every 1% of users and at the end; may be empty.
@@ -108,17 +128,19 @@ struct GeneratorStats {
   double pair_scale = 0;       // the calibrated c
 };
 
-// Writes the CSV (header user_id,item_id,label[,pilot_score][,true_prob]) to
+// Writes the CSV (header user_id,item_id,label[,pilot_score][,true_prob][,timestamp]) to
 // `path` ("-" = standard output). A file is written to "<path>.tmp" and
 // renamed, so a failed run leaves no partial file behind.
 absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options,
                                                  const std::string& path);
 
 // The same rows in memory (ids are the integers written to the file).
-// `true_probabilities`, if not null, receives each instance's click probability.
+// `true_probabilities`, if not null, receives each instance's click
+// probability; `timestamps`, if not null, each instance's timestamp (seconds;
+// all 0 without churn).
 absl::StatusOr<ImpressionLog> GenerateImpressionLog(
     const GeneratorOptions& options, GeneratorStats* stats = nullptr,
-    std::vector<float>* true_probabilities = nullptr);
+    std::vector<float>* true_probabilities = nullptr, std::vector<int64_t>* timestamps = nullptr);
 
 // The unbiased test of a generated log: `num_instances` impressions with
 // random exposure (each a user and an item drawn uniformly, independent of

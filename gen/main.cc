@@ -55,6 +55,19 @@ ABSL_FLAG(std::string, exposure, "popularity",
 ABSL_FLAG(double, exploration, 0.2,
           "With --exposure=preference: share of each user's pairs drawn by popularity instead of "
           "the previous model's top items.");
+ABSL_FLAG(int, churn_days, 0,
+          "Churn: the log spans D days and gets a timestamp column (seconds since its start); "
+          "pairs are impressed only while both the user and the item exist. 0 = off (no "
+          "timestamp column, every byte as without churn). docs/DATA.md \"Churn\".");
+ABSL_FLAG(double, new_users_per_day, 0,
+          "Churn: users arriving per day during the log (the others exist from its start); "
+          "needs --churn_days.");
+ABSL_FLAG(double, new_items_per_day, 0,
+          "Churn: items published per day during the log (the others were published in the "
+          "--churn_days before it); needs --churn_days.");
+ABSL_FLAG(double, item_half_life_days, 0,
+          "Churn: an item's exposure halves every H days of age (items age; 0 = no aging); "
+          "needs --churn_days.");
 ABSL_FLAG(int, threads, 2,
           "Worker threads (1..64) generating and formatting users; the output is identical for any "
           "value.");
@@ -105,6 +118,10 @@ int Run() {
   options.exploration = absl::GetFlag(FLAGS_exploration);
   options.positive_rate = absl::GetFlag(FLAGS_positive_rate);
   options.repeat_rate = absl::GetFlag(FLAGS_repeat_rate);
+  options.churn_days = absl::GetFlag(FLAGS_churn_days);
+  options.new_users_per_day = absl::GetFlag(FLAGS_new_users_per_day);
+  options.new_items_per_day = absl::GetFlag(FLAGS_new_items_per_day);
+  options.item_half_life_days = absl::GetFlag(FLAGS_item_half_life_days);
   const bool quiet = absl::GetFlag(FLAGS_quiet);
   if (absl::GetFlag(FLAGS_test_exposure) != "random") {
     std::fprintf(stderr, "graphsieve-gen: --test_exposure: unknown '%s', expected random\n",
@@ -173,7 +190,7 @@ int Run() {
 int main(int argc, char** argv) {
   graphsieve::ConfigureFlagUsage(
       "writes a deterministic, realistic impression log (CSV: "
-      "user_id,item_id,label[,pilot_score][,true_prob]).\n"
+      "user_id,item_id,label[,pilot_score][,true_prob][,timestamp]).\n"
       "Power-law user activity and item popularity, labels from a latent-factor click model, "
       "repeated impressions.\n"
       "Example: graphsieve-gen --preset kuairec --scale 1 --seed 7 --output kuairec.csv --pilot\n"

@@ -2,11 +2,11 @@
 #include "eval/experiment_internal.h"
 
 #include <algorithm>
-#include <cmath>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "core/maec/rates.h"
 #include "eval/random.h"
 
 namespace graphsieve::eval {
@@ -201,7 +201,7 @@ std::vector<double> ExposureDiscountedScores(const PairTable& pairs, absl::Span<
       const double m = den[i] > 0.0 ? num[i] / den[i] : 0.0;
       out[p] = m > 0.0 ? s / m : s;
     } else {
-      out[p] = s / std::pow(std::max(1.0, den[i]), power);
+      out[p] = ExposureDiscount(s, den[i], power);  // the pipeline's discount (core/maec/rates.h)
     }
   }
   return out;

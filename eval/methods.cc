@@ -38,7 +38,8 @@ constexpr NamedSpec kSpecs[] = {
     {"opt-mix", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 1.0, true},
     {"max-mix", MethodSpec::Kind::kPipeline, Method::kMax, true, true, false, 1.0, true},
     {"max-raw-mix", MethodSpec::Kind::kPipeline, Method::kMax, false, false, false, 1.0, true},
-    // The default rule with the item's exposure discounted (investigation variants, offline mode).
+    // The default rule with the item's exposure discounted (graphsieve-build --exposure_power), and
+    // the item-centred investigation variant (offline only).
     {"maec-prop-mix-exp0.5", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
      true, 0.5},
     {"maec-prop-mix-exp1", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,

@@ -70,6 +70,23 @@ gs_gen() {
   [[ -f "$WORK/$file" ]] || gs_run "$GEN" "$@" --quiet --output="$WORK/$file"
 }
 
+# gs_keep NAME : with KEEP=1, takes run NAME's result from the previous run ($PREVIOUS) into $OUT
+# with its command (commands.txt) and timing (RUN.txt); returns 1 when the previous run has none.
+gs_keep() {
+  local name="$1"
+  [[ -f "$PREVIOUS/$name.json" ]] || return 1
+  cp "$PREVIOUS/$name.json" "$OUT/$name.json"
+  grep -F -- "--output_json=\$WORK/$name.json" "$PREVIOUS/commands.txt" >> "$OUT/commands.txt" || true
+  sed -n "s/^  \($name wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
+}
+
+# gs_keep_note NAMES... : the RUN.txt line naming the runs kept and the previous run's commit.
+gs_keep_note() {
+  (( $# > 0 )) || return 0
+  echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): $*" \
+    >> "$WORK/run-notes.txt"
+}
+
 # gs_tables ARGS... : scripts/eval/tables.py (Markdown tables, the curve's SVG, budget saved).
 gs_tables() { python3 "$EVAL_LIB_DIR/tables.py" "$@"; }
 

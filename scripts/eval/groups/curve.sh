@@ -42,22 +42,17 @@ for pid in "${pids[@]}"; do wait "$pid"; done  # each set's status (a failed one
 kept=()
 if [[ -n "${PREVIOUS:-}" ]]; then
   for set in $ALL_SETS; do
-    [[ " $CURVE_SETS " == *" $set "* || ! -f "$PREVIOUS/$set.json" ]] && continue
+    [[ " $CURVE_SETS " == *" $set "* ]] && continue
+    gs_keep "$set" || continue
     IFS=- read -r data model mode <<< "$set"
     case "$data" in
       ml) title="MovieLens 100K, $mode" ;;
       gp1) title="preference log 1, $mode" ;;
     esac
-    cp "$PREVIOUS/$set.json" "$OUT/$set.json"
-    grep -F -- "--output_json=\$WORK/$set.json" "$PREVIOUS/commands.txt" >> "$OUT/commands.txt" || true
-    sed -n "s/^  \($set wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
     kept+=("$set")
     entry[$set]="$title=$OUT/$set.json"
   done
-  if (( ${#kept[@]} > 0 )); then
-    echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): ${kept[*]}" \
-      >> "$WORK/run-notes.txt"
-  fi
+  gs_keep_note "${kept[@]}"
 fi
 sets=()  # in the order of ALL_SETS, whichever ran
 for set in $ALL_SETS; do if [[ -n "${entry[$set]:-}" ]]; then sets+=("${entry[$set]}"); fi; done

@@ -93,17 +93,11 @@ if [[ -n "${PREVIOUS:-}" ]]; then
   kept=()
   for r in "${ALL_ORDER[@]}"; do
     name="${r/:/-}"
-    [[ " ${runs[*]} " == *" $r "* || ! -f "$PREVIOUS/$name.json" ]] && continue
+    [[ " ${runs[*]} " == *" $r "* ]] && continue
     [[ "$name" == pref-* ]] && ! grep -qF "pref-$SCALE.csv" "$PREVIOUS/commands.txt" && continue
-    cp "$PREVIOUS/$name.json" "$OUT/$name.json"
-    grep -F -- "--output_json=\$WORK/$name.json" "$PREVIOUS/commands.txt" >> "$OUT/commands.txt" || true
-    sed -n "s/^  \($name wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
-    kept+=("$name")
+    gs_keep "$name" && kept+=("$name")
   done
-  if (( ${#kept[@]} > 0 )); then
-    echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): ${kept[*]}" \
-      >> "$WORK/run-notes.txt"
-  fi
+  gs_keep_note "${kept[@]}"
 fi
 
 args=()

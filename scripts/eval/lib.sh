@@ -80,11 +80,35 @@ gs_keep() {
   sed -n "s/^  \($name wall .*\)/\1/p" "$PREVIOUS/RUN.txt" >> "$WORK/timings.txt"
 }
 
-# gs_keep_note NAMES... : the RUN.txt line naming the runs kept and the previous run's commit.
+# gs_keep_origin NAME : where the previous run's result NAME came from: the "commit: ..." of the
+# previous run's "kept from the previous run (...)" line that names it, if it was itself kept,
+# else the previous run's own commit line.
+gs_keep_origin() {
+  local line
+  line="$(grep '^kept from the previous run (' "$PREVIOUS/RUN.txt" 2>/dev/null \
+    | grep -E -- "[: ]$1( |\$)" | head -1 || true)"
+  if [[ -n "$line" ]]; then
+    line="${line#kept from the previous run (}"
+    echo "${line%%): *}"
+  else
+    grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown'
+  fi
+}
+
+# gs_keep_note NAMES... : the RUN.txt lines naming the runs kept, one line per commit they were
+# run at (a run kept twice keeps the commit it was first run at).
 gs_keep_note() {
   (( $# > 0 )) || return 0
-  echo "kept from the previous run ($(grep -m1 '^commit:' "$PREVIOUS/RUN.txt" || echo 'commit: unknown')): $*" \
-    >> "$WORK/run-notes.txt"
+  local name origin origins=()
+  declare -A names=()
+  for name in "$@"; do
+    origin="$(gs_keep_origin "$name")"
+    [[ -n "${names[$origin]:-}" ]] || origins+=("$origin")
+    names[$origin]="${names[$origin]:+${names[$origin]} }$name"
+  done
+  for origin in "${origins[@]}"; do
+    echo "kept from the previous run ($origin): ${names[$origin]}" >> "$WORK/run-notes.txt"
+  done
 }
 
 # gs_tables ARGS... : scripts/eval/tables.py (Markdown tables, the curve's SVG, budget saved).

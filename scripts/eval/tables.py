@@ -7,7 +7,7 @@
       per data set / mode and model: uniform and the default at α 0.2, the paired ΔAUC ± SE
   tables.py stitch REPORT.md DOCS_EVAL_DIR
       copies docs/eval/<group>/<file>.md between the report's GENERATED markers
-  tables.py curve --md FILE.md --svg FILE.svg --csv FILE.csv LABEL=RUN.json ...
+  tables.py curve --md FILE.md --svg FILE.svg --csv FILE.csv [--summary FILE.md] LABEL=RUN.json ...
       AUC vs α for uniform, the default and the near-oracle pilot rule, and the budget saved
       at equal AUC: the α uniform needs to match the default at α 0.2, with an interval
 
@@ -262,6 +262,9 @@ def cmd_curve(ns):
             panels.append((f"{label}, {model}", series))
     with open(ns.md, "w", encoding="utf-8") as f:
         f.write("\n".join(budgets) + "\n\n" + "\n".join(md))
+    if ns.summary:  # the budget table alone (the report's page shows it; curve.md has the α rows)
+        with open(ns.summary, "w", encoding="utf-8") as f:
+            f.write("\n".join(budgets) + "\n")
     with open(ns.csv, "w", encoding="utf-8", newline="") as f:
         csv_module.writer(f, lineterminator="\n").writerows(csv)
     with open(ns.svg, "w", encoding="utf-8") as f:
@@ -370,6 +373,7 @@ def main():
     s.add_argument("--md", required=True)
     s.add_argument("--svg", required=True)
     s.add_argument("--csv", required=True)
+    s.add_argument("--summary", help="also write the budget table alone to this file")
     s.add_argument("inputs", nargs="+")
     s = sub.add_parser("stitch")
     s.add_argument("report")

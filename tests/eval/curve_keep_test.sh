@@ -18,7 +18,7 @@ run_keep() {  # run_keep PREVIOUS_DIR OUT_DIR: the group script as scripts/eval-
 
 committed="$ROOT/docs/eval/curve"
 run_keep "$committed" "$T/out"
-for f in curve.md curve.csv curve.svg; do
+for f in curve.md budget.md curve.csv curve.svg; do
   cmp -s "$committed/$f" "$T/out/$f" || fail "$f rebuilt from the kept results differs from docs/eval/curve/$f"
 done
 sets=$(cd "$committed" && ls -- *-*-*.json | sed 's/\.json$//')

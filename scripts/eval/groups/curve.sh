@@ -57,5 +57,6 @@ fi
 sets=()  # in the order of ALL_SETS, whichever ran
 for set in $ALL_SETS; do if [[ -n "${entry[$set]:-}" ]]; then sets+=("${entry[$set]}"); fi; done
 if (( ${#sets[@]} > 0 )); then
-  gs_tables curve --md "$OUT/curve.md" --svg "$OUT/curve.svg" --csv "$OUT/curve.csv" "${sets[@]}"
+  gs_tables curve --md "$OUT/curve.md" --svg "$OUT/curve.svg" --csv "$OUT/curve.csv" \
+    --summary "$OUT/budget.md" "${sets[@]}"
 fi

@@ -61,7 +61,7 @@ if (( ${#groups[@]} == 0 )); then
 fi
 
 commit="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
-dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -v ' docs/eval/' | head -1 || true)"
+dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -v -E ' docs/(eval/|EVALUATION\.md$)' | head -1 || true)"
 for name in "${groups[@]}"; do
   export OUT="$OUT_ROOT/$name" WORK="$SCRATCH/$name" PREVIOUS=""
   rm -rf "$WORK"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every table and figure of docs/EVALUATION.md into docs/eval/<group>/.
 #
-#   scripts/eval-report.sh                 # every group (hours on 2 cores; docs/EVALUATION.md "Runtime")
+#   scripts/eval-report.sh                 # every group (hours on 2 cores; docs/EVALUATION.md "Reproduce and runtime")
 #   ONLY=headline scripts/eval-report.sh   # one group: the headline table (5 minutes on a quiet 2-core machine)
 #   ONLY=curve scripts/eval-report.sh      # AUC vs α and the budget saved at equal AUC
 #   CURVE_SETS="ml-fm-random ml-fm-deployed" ONLY=curve scripts/eval-report.sh   # part of a group

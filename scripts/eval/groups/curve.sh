@@ -3,7 +3,7 @@
 # and the near-oracle pilot rule, and the budget saved at equal AUC: the α uniform needs to match
 # the default at α 0.2, with a 95 % interval (scripts/eval/tables.py "budget").
 # Sets (CURVE_SETS, default all; measured CPU time per set on 2 shared cores at SEEDS=8 in
-# docs/EVALUATION.md "Runtime"):
+# docs/EVALUATION.md "Reproduce and runtime"):
 #   ml-fm-random ml-fm-deployed ml-mlp-random ml-mlp-deployed gp1-fm-random gp1-fm-deployed
 # With KEEP=1 (scripts/eval-report.sh), the sets not in CURVE_SETS keep their results from the
 # previous run ($PREVIOUS): their commands and RUN.txt lines are carried over, and RUN.txt says so.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by bench/delta_rss.sh and bench/freshness_lag.sh: a churned
 # kuairec-shaped log and a full base version built from its first 13 days.
 #

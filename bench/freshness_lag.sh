@@ -128,7 +128,7 @@ while [[ ! -s $IMPRESSIONS ]]; do sleep 0.2; done
 "$SERVER" --snapshot_root "$RUN/snapshots" --port 0 --admin_port 0 --poll_interval_seconds "$POLL" \
   > "$RUN/server.out" 2> "$RUN/server.log" &
 SERVER_PID=$!
-PIDS+=($SERVER_PID)
+PIDS+=("$SERVER_PID")
 for ((i = 0; i < 600; ++i)); do
   grep -q "admin_port=" "$RUN/server.out" && break
   kill -0 "$SERVER_PID" 2>/dev/null || { echo "freshness_lag: server exited:" >&2; cat "$RUN/server.log" >&2; exit 1; }

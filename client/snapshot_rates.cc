@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "graphsieve/v1/sampling.pb.h"
 
@@ -31,6 +32,12 @@ v1::RateSource ToProtoRateSource(RateSource source) {
   return v1::RATE_SOURCE_UNSPECIFIED;
 }
 
+bool IsPartitioned(const std::string& root, const std::string& version) {
+  std::error_code ec;
+  return std::filesystem::exists(
+      std::filesystem::path(root) / version / SnapshotStore::PartDirName(0) / "MANIFEST.json", ec);
+}
+
 }  // namespace
 
 absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const std::string& path,
@@ -42,7 +49,8 @@ absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const st
   if (!fs::is_directory(p, ec)) {
     return absl::NotFoundError(absl::StrCat("--", flag, ": '", path, "' is not a directory"));
   }
-  if (fs::exists(p / "MANIFEST.json", ec) || fs::exists(p / "part-0" / "MANIFEST.json", ec)) {
+  if (fs::exists(p / "MANIFEST.json", ec) ||
+      fs::exists(p / SnapshotStore::PartDirName(0) / "MANIFEST.json", ec)) {
     const fs::path root = p.has_parent_path() ? p.parent_path() : fs::path(".");
     return std::make_pair(root.string(), p.filename().string());
   }
@@ -66,19 +74,22 @@ absl::StatusOr<std::unique_ptr<SnapshotRates>> SnapshotRates::Open(const std::st
   SnapshotReaderOptions options;  // lookup = kMemory, as the server
   options.warm = false;
   options.block_cache_bytes = size_t{64} << 20;
-  absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-      SnapshotReader::Open(where->first, where->second, options);
+  // Opened as a server opens it (OpenServingVersion): a delta version layered
+  // over its base, so the canary compares what the servers would answer.
   std::vector<std::shared_ptr<const SnapshotReader>> readers;
-  if (absl::IsFailedPrecondition(reader.status())) {
-    // A partitioned version: every part (part 0 says how many).
+  if (IsPartitioned(where->first, where->second)) {
+    // Every part (part 0 says how many).
     for (uint32_t part = 0, parts = 1; part < parts; ++part) {
       options.partition = static_cast<int>(part);
-      reader = SnapshotReader::Open(where->first, where->second, options);
+      absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
+          OpenServingVersion(where->first, where->second, options);
       if (!reader.ok()) return Named(reader.status(), flag, path);
       parts = (*reader)->manifest().num_partitions;
       readers.push_back(*std::move(reader));
     }
   } else {
+    absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
+        OpenServingVersion(where->first, where->second, options);
     if (!reader.ok()) return Named(reader.status(), flag, path);
     readers.push_back(*std::move(reader));
   }
@@ -132,8 +143,9 @@ absl::Status SnapshotRates::AppendStoredPairs(
         [pairs](uint64_t user, uint64_t item, float) { pairs->emplace_back(user, item); });
     if (!st.ok()) return st;
   }
-  // Parts hold disjoint users: one sort restores key order across them.
-  if (readers_.size() > 1) std::sort(pairs->begin() + static_cast<long>(first), pairs->end());
+  // Parts hold disjoint users, a delta's pairs follow its base's: one sort
+  // restores key order across them.
+  std::sort(pairs->begin() + static_cast<long>(first), pairs->end());
   return absl::OkStatus();
 }
 

@@ -2,7 +2,10 @@
 // --baseline-snapshot/--candidate-snapshot`: the same answers a
 // graphsieve-server on that version would give (the same request-path core,
 // core/serving/batch_scorer.h: EXACT lookups, INFERRED from the node data,
-// DEFAULT policy), without a server. A partitioned version (docs/SNAPSHOT.md
+// DEFAULT policy), without a server. A version is opened as the server opens
+// it (OpenServingVersion, core/snapshot/layered_snapshot_reader.h): a delta
+// version layered over its base, so comparing a base with a delta over it
+// shows what the delta changes. A partitioned version (docs/SNAPSHOT.md
 // "Partitioned versions") is opened part by part and each pair scored by the
 // part of its user (core/io/partition.h), as the routing clients do.
 //
@@ -32,13 +35,14 @@ absl::StatusOr<std::pair<std::string, std::string>> ResolveSnapshotPath(const st
 
 class SnapshotRates {
  public:
-  // Opens and verifies the snapshot (checksums included).
+  // Opens and verifies the snapshot (checksums included; a delta's base too).
   static absl::StatusOr<std::unique_ptr<SnapshotRates>> Open(const std::string& path,
                                                              const char* flag,
                                                              const DefaultPolicy& policy);
 
   const std::string& version() const { return version_; }
-  // Part 0's manifest for a partitioned version (the version's parameters).
+  // Part 0's manifest for a partitioned version (the version's parameters);
+  // a delta's own manifest (base_version names its base).
   const ManifestSummary& manifest() const { return readers_[0]->manifest(); }
 
   // Rates and sources (v1::RateSource numbers, as a server's answers carry)

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "core/serving/canary_stats.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "xxhash.h"
 
 namespace graphsieve {
@@ -50,7 +51,9 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
     p.negative_instances = m["counts"]["negative_instances"].get<uint64_t>();
   }
   p.alpha = manifest.alpha;
-  while (p.sample_bits < 63 && (manifest.pairs >> p.sample_bits) > options.max_sample_pairs) {
+  // A delta's manifest counts only its own pairs; the scan sees its base's too.
+  const uint64_t served = ServedPairsBound(reader);
+  while (p.sample_bits < 63 && (served >> p.sample_bits) > options.max_sample_pairs) {
     ++p.sample_bits;
   }
   const uint64_t mask = Mask(p.sample_bits);
@@ -58,7 +61,7 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   for (int i = 1; i <= bins; ++i) p.bin_upper_edges.push_back(static_cast<double>(i) / bins);
   p.pair_counts.assign(bins, 0);
   std::vector<float> rates;
-  rates.reserve(manifest.pairs);
+  rates.reserve(served);
   double sum = 0;
   absl::Status st = reader.ForEachPair([&](uint64_t user, uint64_t item, float rate) {
     rates.push_back(rate);

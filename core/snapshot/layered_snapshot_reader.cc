@@ -149,6 +149,13 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
       std::make_shared<LayeredSnapshotReader>(std::move(*base), std::move(*delta)));
 }
 
+uint64_t ServedPairsBound(const SnapshotReader& reader) {
+  if (const auto* layered = dynamic_cast<const LayeredSnapshotReader*>(&reader)) {
+    return layered->base().manifest().pairs + layered->delta().manifest().pairs;
+  }
+  return reader.manifest().pairs;
+}
+
 int OpenSharedBases() {
   BaseCache& cache = Cache();
   absl::MutexLock lock(&cache.mu);

@@ -13,6 +13,7 @@
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_LAYERED_SNAPSHOT_READER_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_LAYERED_SNAPSHOT_READER_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -61,6 +62,12 @@ class LayeredSnapshotReader final : public SnapshotReader {
 // delta or its version does not match.
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
     const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
+
+// Pairs `reader` answers EXACT, for sizing a scan of ForEachPair: a full
+// version's stored pairs; for a delta served over its base an upper bound,
+// base + delta (the pairs the delta overrides count twice). The layered
+// reader's manifest() is the delta's, whose `pairs` counts the delta alone.
+uint64_t ServedPairsBound(const SnapshotReader& reader);
 
 // Base readers OpenServingVersion holds alive through some layered reader
 // (for tests and metrics).

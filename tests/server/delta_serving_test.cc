@@ -13,6 +13,7 @@
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/rate_profile.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
 
@@ -123,6 +124,38 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
   EXPECT_FALSE((*server)->manager().PollOnce().ok());
   EXPECT_EQ(Status(stub.get()).active().version(), delta->version);
   EXPECT_EQ(Rate(stub.get(), user, item).rates(0), want[0]);
+}
+
+// The version profiler scans base + delta: its sample is sized by the pairs
+// the layered reader serves, not by the delta's own manifest (which counts
+// only the delta's pairs and made the profiler keep every base pair).
+TEST(DeltaServingTest, ProfileOfBasePlusDeltaSamplesAsManyPairsAsAsked) {
+  const std::string dir = testing::MakeTempDir("delta_profile");
+  const std::string root = dir + "/root", base_log = dir + "/base.csv",
+                    delta_log = dir + "/delta.csv";
+  WriteLog(base_log, 1, 200, 300);
+  WriteLog(delta_log, 500000, 10, 300);
+  auto base = RunBuild(Options(base_log, root), BuildObserver());
+  ASSERT_TRUE(base.ok()) << base.status();
+  DeltaBuildOptions d;
+  d.build = Options(delta_log, root);
+  auto delta = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  ASSERT_TRUE(layered.ok()) << layered.status();
+  const auto& l = static_cast<const LayeredSnapshotReader&>(**layered);
+  const uint64_t base_pairs = l.base().manifest().pairs, delta_pairs = l.delta().manifest().pairs;
+  ASSERT_GT(base_pairs, 8 * delta_pairs);
+  EXPECT_EQ(ServedPairsBound(**layered), base_pairs + delta_pairs);
+  EXPECT_EQ(ServedPairsBound(l.base()), base_pairs);
+
+  RateProfileOptions small;
+  small.max_sample_pairs = 64;
+  absl::StatusOr<RateProfile> p = ProfileSnapshot(**layered, small);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_GE(p->pairs, base_pairs);  // every pair served: the base's and the delta's
+  EXPECT_LE(p->pairs >> p->sample_bits, small.max_sample_pairs);
+  EXPECT_LT(p->sample.size(), p->pairs / 8);
 }
 
 }  // namespace

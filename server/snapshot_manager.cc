@@ -215,8 +215,12 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
     // pinned request reads them); what is not held is released here, before
     // logging and the event callbacks: a mapped index is unmapped as soon as
     // in-flight requests drop it, so the two versions overlap in memory only
-    // for the requests in flight at the swap.
-    if (held_snapshot != nullptr && held_snapshot->reader->memory_index() != nullptr) {
+    // for the requests in flight at the swap. A delta served over the same
+    // base as the held version shares its index (LayeredSnapshotReader's
+    // memory_index() is the base's): that index is the active one's, so it
+    // stays resident.
+    if (held_snapshot != nullptr && held_snapshot->reader->memory_index() != nullptr &&
+        held_snapshot->reader->memory_index() != snapshot->reader->memory_index()) {
       held_snapshot->reader->memory_index()->ReleaseResidentPages();
     }
   }
@@ -309,7 +313,9 @@ void SnapshotManager::TrimHeld() {
     absl::MutexLock lock(&mu_);
     held = previous_;
   }
-  if (held != nullptr && held->reader->memory_index() != nullptr) {
+  std::shared_ptr<const ServingSnapshot> active = Current();
+  if (held != nullptr && held->reader->memory_index() != nullptr &&
+      (active == nullptr || held->reader->memory_index() != active->reader->memory_index())) {
     held->reader->memory_index()->ReleaseResidentPages();
   }
 }

@@ -29,6 +29,21 @@ std::string CacheKey(const std::string& root, const std::string& version,
                       o.use_index_file, "|", o.verify_checksums);
 }
 
+// Keeps `reader` as the shared reader of `key`, or returns the one already
+// kept and alive (the two are the same files: keep one mapping). Drops the
+// entries of readers nobody holds any more.
+std::shared_ptr<const SnapshotReader> Register(const std::string& key,
+                                               std::shared_ptr<const SnapshotReader> reader) {
+  BaseCache& cache = Cache();
+  absl::MutexLock lock(&cache.mu);
+  absl::erase_if(cache.bases,
+                 [&key](const auto& kv) { return kv.first != key && kv.second.expired(); });
+  std::weak_ptr<const SnapshotReader>& slot = cache.bases[key];
+  if (std::shared_ptr<const SnapshotReader> alive = slot.lock()) return alive;
+  slot = reader;
+  return reader;
+}
+
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> SharedBase(const std::string& root,
                                                                  const std::string& version,
                                                                  const SnapshotReaderOptions& o) {
@@ -44,11 +59,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> SharedBase(const std::stri
   // Opened outside the lock (a checksum pass); two racing opens keep one.
   auto opened = SnapshotReader::Open(root, version, o);
   if (!opened.ok()) return opened.status();
-  absl::MutexLock lock(&cache.mu);
-  std::weak_ptr<const SnapshotReader>& slot = cache.bases[key];
-  if (std::shared_ptr<const SnapshotReader> alive = slot.lock()) return alive;
-  slot = *opened;
-  return std::move(*opened);
+  return Register(key, *std::move(opened));
 }
 
 }  // namespace
@@ -133,7 +144,9 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
   auto delta = SnapshotReader::Open(root, version, options);
   if (!delta.ok()) return delta.status();
   const std::string& base_version = (*delta)->manifest().base_version;
-  if (base_version.empty()) return delta;  // a full version
+  // A full version is kept as the shared base its deltas will layer over, so
+  // the first delta after it maps nothing again and serves from the same index.
+  if (base_version.empty()) return Register(CacheKey(root, version, options), *std::move(delta));
   auto base = SharedBase(root, base_version, options);
   if (!base.ok()) {
     return absl::Status(base.status().code(),

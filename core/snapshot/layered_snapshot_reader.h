@@ -4,9 +4,10 @@
 // immutable reader, so a request that pins it sees both layers or neither.
 //
 // The base is opened once per process and shared: OpenServingVersion keeps a
-// weak reference to every base it opened, so a new delta over a base that an
-// older delta's reader still holds maps nothing again (the base's index stays
-// one mapping however many deltas arrive).
+// weak reference to every full version it opened (served alone or as a base),
+// so a delta over a base that is served, or that an older delta's reader still
+// holds, maps nothing again (the base's index stays one mapping however many
+// deltas arrive, and the server keeps it resident across their swaps).
 //
 // Thread-safety: immutable after construction; lookups may run concurrently.
 // OpenServingVersion is thread-safe.

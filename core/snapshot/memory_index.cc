@@ -68,7 +68,9 @@ MemoryIndex::Mapping::~Mapping() {
 
 void MemoryIndex::ReleaseResidentPages() const {
   // A hint: on failure the pages simply stay resident.
-  if (mapping_ != nullptr) ::madvise(mapping_->address, mapping_->bytes, MADV_DONTNEED);
+  if (mapping_ == nullptr) return;
+  ::madvise(mapping_->address, mapping_->bytes, MADV_DONTNEED);
+  resident_releases_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void MemoryIndex::ViewOwned() {

@@ -31,6 +31,7 @@
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_MEMORY_INDEX_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_MEMORY_INDEX_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -142,6 +143,8 @@ class MemoryIndex {
   // held version adds nothing to the RSS until asked. No-op when not mapped.
   // Thread-safe: concurrent lookups stay correct.
   void ReleaseResidentPages() const;
+  // How many times ReleaseResidentPages dropped this mapping's pages (tests).
+  int resident_releases() const { return resident_releases_.load(std::memory_order_relaxed); }
   // Bytes held by the index (slots, node maps, records, sketches); for a
   // mapped index the mapped file's share counts too (resident once touched).
   size_t memory_bytes() const;
@@ -192,6 +195,7 @@ class MemoryIndex {
   size_t slot_capacity_ = 0;  // Build: slots mapped
   // MapFile only: the whole file.
   std::unique_ptr<Mapping> mapping_;
+  mutable std::atomic<int> resident_releases_{0};
 };
 
 }  // namespace graphsieve

@@ -11,6 +11,7 @@
 #include "core/build/build_job.h"
 #include "core/build/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
+#include "core/snapshot/memory_index.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/rate_profile.h"
@@ -85,7 +86,14 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
   d.build = Options(delta_log, root);
   auto delta = RunDeltaBuild(d, BuildObserver());
   ASSERT_TRUE(delta.ok()) << delta.status();
+  const MemoryIndex* base_index = (*server)->manager().Current()->reader->memory_index();
+  ASSERT_NE(base_index, nullptr);
+  ASSERT_TRUE(base_index->mapped());
   ASSERT_TRUE((*server)->manager().PollOnce().ok());
+  // The base is now held for pinned requests, but base + delta serves from the
+  // same mapped index: its pages stay resident.
+  EXPECT_EQ((*server)->manager().Current()->reader->memory_index(), base_index);
+  EXPECT_EQ(base_index->resident_releases(), 0);
 
   auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(layered.ok()) << layered.status();

@@ -8,6 +8,7 @@
 #include "absl/time/clock.h"
 #include "core/serving/keep_rule.h"
 #include "server/grpc_status.h"
+#include "server/tsan_sync.h"
 #include "server/version.h"
 
 namespace graphsieve {
@@ -197,6 +198,7 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetSamplingRate(
   }
   metrics_->AddInflight(-1);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  TsanRelease(this);  // before Wait() returns (server/tsan_sync.h)
   reactor->Finish(out);
   return reactor;
 }
@@ -207,6 +209,7 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetStatus(grpc::CallbackServe
   FillStatus(manager_->State(), response);
   metrics_->ObserveRpc("GetStatus", "OK");
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  TsanRelease(this);  // before Wait() returns (server/tsan_sync.h)
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }
@@ -223,6 +226,7 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::PinVersion(grpc::CallbackServ
   const grpc::Status out = ToGrpcStatus(st);
   metrics_->ObserveRpc("PinVersion", GrpcCodeName(out.error_code()));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  TsanRelease(this);  // before Wait() returns (server/tsan_sync.h)
   reactor->Finish(out);
   return reactor;
 }

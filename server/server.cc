@@ -19,6 +19,7 @@
 #include "nlohmann/json.hpp"
 #include "server/connection_hold.h"
 #include "server/log.h"
+#include "server/tsan_sync.h"
 
 namespace graphsieve {
 namespace {
@@ -303,6 +304,7 @@ void GraphsieveServer::Shutdown() {
     server_->Shutdown(deadline);
     server_->Wait();
     if (operator_server_ != nullptr) operator_server_->Wait();
+    if (service_ != nullptr) TsanAcquire(service_.get());  // every handler has returned
     const int held_count = held.held();
     const int unacknowledged = held.Release(absl::FromChrono(deadline));
     if (unacknowledged > 0) {

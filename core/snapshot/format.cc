@@ -1,13 +1,18 @@
 #include "core/snapshot/format.h"
 
 #include <cmath>
+#include <memory>
+#include <string>
 
 #include "absl/strings/str_cat.h"
 #include "core/snapshot/json_field.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/cache.h"
 #include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "rocksdb/filter_policy.h"
+#include "rocksdb/sst_file_reader.h"
+#include "rocksdb/sst_file_writer.h"
 #include "rocksdb/table.h"
 
 namespace graphsieve {
@@ -220,7 +225,30 @@ rocksdb::ColumnFamilyOptions PairsCfOptions(TableFormat format, bool for_write,
   return o;
 }
 
+void InitRocksDbDefaults() {
+  static const bool once = [] {
+    rocksdb::Env* env = rocksdb::Env::Default();
+    (void)rocksdb::FileSystem::Default();
+    // One block-based table with a Bloom filter, written and opened in
+    // memory: opening it builds BlockBasedTable's own static set of filter
+    // policy names (PrefetchIndexAndFilterBlocks) here, under this guard.
+    std::unique_ptr<rocksdb::Env> memory(rocksdb::NewMemEnv(env));
+    rocksdb::Options o;
+    o.env = memory.get();
+    o.table_factory = BlockBasedFactory(nullptr, /*pairs=*/false);
+    const std::string file = "/graphsieve-rocksdb-init.sst";
+    rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), o);
+    if (writer.Open(file).ok() && writer.Put("k", "v").ok() && writer.Finish().ok()) {
+      rocksdb::SstFileReader reader(o);
+      (void)reader.Open(file);  // best effort: a failure only leaves the static to RocksDB
+    }
+    return true;
+  }();
+  (void)once;
+}
+
 rocksdb::Options PairsSstWriterOptions() {
+  InitRocksDbDefaults();
   rocksdb::Options o;
   o.compression = rocksdb::kNoCompression;
   o.bottommost_compression = rocksdb::kNoCompression;

@@ -116,6 +116,18 @@ rocksdb::ColumnFamilyOptions SmallCfOptions(std::shared_ptr<rocksdb::Cache> cach
 // RocksDB status → absl status, prefixed with `context` (e.g. a file name).
 absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context);
 
+// Creates RocksDB's process-wide statics once, behind this project's own
+// function-local static: the default Env and FileSystem, and the set of filter
+// policy names a block-based table reader builds at its first open (by writing
+// and opening one tiny table in an in-memory Env). They are function-local
+// statics inside RocksDB, which Debian builds without ThreadSanitizer: their
+// guard is read inline there, so TSan cannot see that a second thread's use is
+// ordered after the first thread's construction and reports a race on them.
+// Through this guard (compiled here, instrumented in a TSan build) the order is
+// visible. Every path that builds rocksdb::Options or opens a DB calls it first;
+// it costs one atomic load after the first call (docs/RELIABILITY.md).
+void InitRocksDbDefaults();
+
 // A RocksDB info logger that drops everything, so that a read-only open never
 // writes a LOG file into a published (checksummed) snapshot directory.
 std::shared_ptr<rocksdb::Logger> NullLogger();

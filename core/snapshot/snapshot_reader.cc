@@ -43,6 +43,7 @@ OpenDb::~OpenDb() {
 absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
                                                     snapshot::TableFormat format,
                                                     const SnapshotReaderOptions& options) {
+  snapshot::InitRocksDbDefaults();
   auto out = std::make_unique<OpenDb>();
   out->cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
   rocksdb::DBOptions db_options;

@@ -59,6 +59,7 @@ absl::Status WriteNodesSst(const std::string& path, const NodeTable& nodes) {
     if (nodes.is_item[a] != nodes.is_item[b]) return nodes.is_item[a] < nodes.is_item[b];
     return nodes.ids[a] < nodes.ids[b];
   });
+  snapshot::InitRocksDbDefaults();
   rocksdb::Options options;
   options.table_factory = snapshot::SmallCfOptions(nullptr).table_factory;
   options.compression = rocksdb::kNoCompression;
@@ -90,6 +91,7 @@ absl::Status WriteNodesSst(const std::string& path, const NodeTable& nodes) {
 
 absl::Status WriteMetaSst(const std::string& path, const PipelineResult& result,
                           const snapshot::ManifestInfo& info) {
+  snapshot::InitRocksDbDefaults();
   rocksdb::Options options;
   options.table_factory = snapshot::SmallCfOptions(nullptr).table_factory;
   rocksdb::SstFileWriter writer(rocksdb::EnvOptions(), options);

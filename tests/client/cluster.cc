@@ -210,4 +210,11 @@ absl::Status MakeSelfSignedCert(const std::string& dir, const std::string& name)
   return absl::OkStatus();
 }
 
+std::string CurrentVersion(const std::string& root) {
+  std::ifstream in(root + "/CURRENT");
+  std::string v;
+  std::getline(in, v);
+  return v;
+}
+
 }  // namespace graphsieve::testing

@@ -60,6 +60,9 @@ std::string CliBinary();
 // A fresh directory under the test's temp dir.
 std::string FreshDir(const std::string& name);
 
+// The version a snapshot root's CURRENT file names ("" when there is none).
+std::string CurrentVersion(const std::string& root);
+
 // graphsieve-gen: a small deterministic log (preset, users, items, instances).
 // With GRAPHSIEVE_CLIENT_TEST_LOG set, that file is copied instead (debugging aid).
 absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, int64_t items,

@@ -35,13 +35,6 @@ using testing::ServerProcess;
 
 constexpr int64_t kSplitSeconds = 7 * 86400;  // the base: the log's first 7 of 10 days
 
-std::string ReadCurrent(const std::string& root) {
-  std::ifstream in(root + "/CURRENT");
-  std::string v;
-  std::getline(in, v);
-  return v;
-}
-
 struct World {
   std::string dir, base_log, new_log, root, base_version, delta_version;
   ImpressionLog new_impressions;
@@ -103,13 +96,13 @@ absl::Status MakeWorld(World& w) {
   if (absl::Status s = SplitByTime(log, w.base_log, w.new_log); !s.ok()) return s;
   w.root = w.dir + "/root";
   if (absl::Status s = testing::BuildSnapshot(w.base_log, w.root, 0.2); !s.ok()) return s;
-  w.base_version = ReadCurrent(w.root);
+  w.base_version = testing::CurrentVersion(w.root);
   const RunResult delta =
       RunProgram({testing::BuildBinary(), "--delta_of=CURRENT", "--input=" + w.new_log,
                   "--snapshot_root=" + w.root, "--alpha=0.2", "--threads=2", "--quiet"},
                  300);
   if (delta.exit_code != 0) return absl::InternalError("the delta build failed: " + delta.err);
-  w.delta_version = ReadCurrent(w.root);
+  w.delta_version = testing::CurrentVersion(w.root);
   if (w.delta_version == w.base_version) return absl::InternalError("no delta published");
 
   ImpressionLog base;

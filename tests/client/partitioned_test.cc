@@ -35,13 +35,6 @@ namespace {
 
 using testing::ServerProcess;
 
-std::string ReadCurrent(const std::string& root) {
-  std::ifstream in(root + "/CURRENT");
-  std::string v;
-  std::getline(in, v);
-  return v;
-}
-
 struct World {
   std::string dir, log, single_root, parts_root;
   std::string single_v1, parts_v1, parts_v2, parts_v3;
@@ -61,18 +54,18 @@ class PartitionedWorld : public ::testing::Environment {
     world->single_root = world->dir + "/single";
     world->parts_root = world->dir + "/parts";
     ASSERT_TRUE(testing::BuildSnapshot(world->log, world->single_root, 0.2).ok());
-    world->single_v1 = ReadCurrent(world->single_root);
+    world->single_v1 = testing::CurrentVersion(world->single_root);
     ASSERT_TRUE(
         testing::BuildSnapshot(world->log, world->parts_root, 0.2, {"--partitions=2"}).ok());
-    world->parts_v1 = ReadCurrent(world->parts_root);
+    world->parts_v1 = testing::CurrentVersion(world->parts_root);
     // A second partitioned version (another alpha) for the swap test.
     ASSERT_TRUE(
         testing::BuildSnapshot(world->log, world->parts_root, 0.3, {"--partitions=2"}).ok());
-    world->parts_v2 = ReadCurrent(world->parts_root);
+    world->parts_v2 = testing::CurrentVersion(world->parts_root);
     ASSERT_NE(world->parts_v1, world->parts_v2);
     ASSERT_TRUE(
         testing::BuildSnapshot(world->log, world->parts_root, 0.35, {"--partitions=2"}).ok());
-    world->parts_v3 = ReadCurrent(world->parts_root);
+    world->parts_v3 = testing::CurrentVersion(world->parts_root);
     ASSERT_NE(world->parts_v2, world->parts_v3);
     ASSERT_TRUE(ReadImpressionLog(world->log, LogReaderOptions(), &world->impressions).ok());
     // Pinned to v1 with no refresher: every version change below is explicit.
@@ -374,7 +367,7 @@ TEST(Partitioned, NoVersionHeldByEveryPartFailsClearlyAfterTheBound) {
 TEST(Partitioned, AFlippedByteInAVersionsIndexFileIsRefusedByTheServer) {
   // A second unpartitioned version with one byte of its index file flipped.
   ASSERT_TRUE(testing::BuildSnapshot(world->log, world->single_root, 0.25).ok());
-  const std::string bad = ReadCurrent(world->single_root);
+  const std::string bad = testing::CurrentVersion(world->single_root);
   ASSERT_NE(bad, world->single_v1);
   const std::string path = world->single_root + "/" + bad + "/index.gsi";
   {

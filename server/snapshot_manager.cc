@@ -18,6 +18,20 @@
 #include "server/log.h"
 
 namespace graphsieve {
+namespace {
+
+// Drops the held version's resident index pages, unless the active version
+// serves from the same index: a delta over the same base shares it
+// (LayeredSnapshotReader's memory_index() is the base's).
+void ReleaseHeldPages(const ServingSnapshot* held, const ServingSnapshot* active) {
+  if (held == nullptr) return;
+  const MemoryIndex* index = held->reader->memory_index();
+  if (index == nullptr) return;
+  if (active != nullptr && active->reader->memory_index() == index) return;
+  index->ReleaseResidentPages();
+}
+
+}  // namespace
 
 absl::Status SnapshotManagerOptions::Validate() const {
   if (root.empty()) return absl::InvalidArgumentError("snapshot root is empty");
@@ -215,14 +229,8 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
     // pinned request reads them); what is not held is released here, before
     // logging and the event callbacks: a mapped index is unmapped as soon as
     // in-flight requests drop it, so the two versions overlap in memory only
-    // for the requests in flight at the swap. A delta served over the same
-    // base as the held version shares its index (LayeredSnapshotReader's
-    // memory_index() is the base's): that index is the active one's, so it
-    // stays resident.
-    if (held_snapshot != nullptr && held_snapshot->reader->memory_index() != nullptr &&
-        held_snapshot->reader->memory_index() != snapshot->reader->memory_index()) {
-      held_snapshot->reader->memory_index()->ReleaseResidentPages();
-    }
+    // for the requests in flight at the swap.
+    ReleaseHeldPages(held_snapshot.get(), snapshot.get());
   }
   SyncStoreHold(released_held == held ? "" : released_held, held, held_until);
   event.ok = true;
@@ -313,11 +321,7 @@ void SnapshotManager::TrimHeld() {
     absl::MutexLock lock(&mu_);
     held = previous_;
   }
-  std::shared_ptr<const ServingSnapshot> active = Current();
-  if (held != nullptr && held->reader->memory_index() != nullptr &&
-      (active == nullptr || held->reader->memory_index() != active->reader->memory_index())) {
-    held->reader->memory_index()->ReleaseResidentPages();
-  }
+  ReleaseHeldPages(held.get(), Current().get());
 }
 
 void SnapshotManager::DropHeld(const std::string& version) {

@@ -102,10 +102,11 @@ ABSL_FLAG(std::string, table_format, "block",
           "Pairs table layout: block (block-based, bloom + hash index; fast to write and to scan "
           "into graphsieve-server's in-memory index) | cuckoo (RocksDB's fastest point reads, for "
           "graphsieve-server --lookup=rocksdb; about 20 s slower to build at 12M pairs).");
-ABSL_FLAG(int32_t, partitions, 1,
+ABSL_FLAG(int32_t, partitions, 0,
           "Write the version in N parts split by a hash of the user (core/io/partition.h), "
           "<version>/part-<I>/ each served by graphsieve-server --partition I; 1 = one "
-          "unpartitioned version.");
+          "unpartitioned version. 0 (default): 1 for a full build; with --delta_of the base's "
+          "part count (any other value must equal it).");
 ABSL_FLAG(std::string, export, "",
           "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row "
           "per pair, ids as in the input).");
@@ -187,7 +188,7 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   auto format = snapshot::ParseTableFormat(absl::GetFlag(FLAGS_table_format));
   if (!format.ok()) return Prefixed("table_format", format.status());
   o.pairs_format = *format;
-  o.partitions = absl::GetFlag(FLAGS_partitions);
+  o.partitions = absl::GetFlag(FLAGS_partitions) == 0 ? 1 : absl::GetFlag(FLAGS_partitions);
   o.export_csv = absl::GetFlag(FLAGS_export);
   o.dry_run = absl::GetFlag(FLAGS_dry_run);
   o.lock_timeout_seconds = absl::GetFlag(FLAGS_lock_timeout_seconds);
@@ -290,6 +291,7 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds)
   o.build = build;
   o.base = absl::GetFlag(FLAGS_delta_of);
   o.sweeps = absl::GetFlag(FLAGS_delta_sweeps);
+  o.partitions = absl::GetFlag(FLAGS_partitions);  // 0: the base's
   if (absl::Status s = o.Validate(); !s.ok()) {
     std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
     if (json) PrintJson(s, nullptr, 0);
@@ -307,11 +309,12 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds)
   }
   if (!quiet) {
     std::fprintf(stderr,
-                 "graphsieve-build: published delta %s over %s (now CURRENT); %llu pairs, %llu "
-                 "new users, %llu new items, covers through %s; total %.2fs\n",
-                 r->version.c_str(), r->base_version.c_str(), (unsigned long long)r->pairs,
-                 (unsigned long long)r->new_users, (unsigned long long)r->new_items,
-                 r->covers_through.c_str(), seconds());
+                 "graphsieve-build: published delta %s over %s (now CURRENT)%s; %llu pairs, "
+                 "%llu new users, %llu new items, covers through %s; total %.2fs\n",
+                 r->version.c_str(), r->base_version.c_str(),
+                 r->partitions > 1 ? absl::StrCat(" in ", r->partitions, " parts").c_str() : "",
+                 (unsigned long long)r->pairs, (unsigned long long)r->new_users,
+                 (unsigned long long)r->new_items, r->covers_through.c_str(), seconds());
   }
   if (json) {
     nlohmann::json j = r->ToJson();

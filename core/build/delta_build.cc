@@ -17,6 +17,7 @@
 #include "core/build/delta_records.h"
 #include "core/maec/pair_table.h"
 #include "core/snapshot/file_util.h"
+#include "core/snapshot/partitioned_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
@@ -105,40 +106,57 @@ absl::Status CheckParameters(const std::string& base, const nlohmann::json& base
   return absl::OkStatus();
 }
 
-// Opens the base (resolving a delta to its base) and checks it.
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenBase(const DeltaBuildOptions& options,
-                                                               const SnapshotStore& store,
-                                                               std::string* base) {
+// The base (a delta resolves to its base), checked against this run: a full
+// version, the same result-affecting parameters, and the part count
+// --partitions names (0: the base's).
+absl::StatusOr<std::string> CheckBase(const DeltaBuildOptions& options, const SnapshotStore& store,
+                                      uint32_t* parts) {
   absl::StatusOr<std::string> v = ResolveBase(store, options.base);
   if (!v.ok()) return v.status();
-  SnapshotReaderOptions ro;
-  ro.lookup = LookupMode::kMemory;
   for (int hop = 0; hop < 2; ++hop) {
-    auto reader = SnapshotReader::Open(store, *v, ro);
-    if (!reader.ok()) {
-      return absl::Status(reader.status().code(), absl::StrCat("--delta_of: base version ", *v,
-                                                               ": ", reader.status().message()));
+    absl::StatusOr<ManifestSummary> m = ReadPublishedManifest(store, *v);
+    if (!m.ok()) {
+      return absl::Status(m.status().code(), absl::StrCat("--delta_of: base version ", *v, ": ",
+                                                          m.status().message()));
     }
-    const ManifestSummary& m = (*reader)->manifest();
-    if (!m.base_version.empty()) {  // a delta: its base
+    if (!m->base_version.empty()) {  // a delta: its base
       if (hop == 1) break;
-      v = ResolveBase(store, m.base_version);
+      v = ResolveBase(store, m->base_version);
       if (!v.ok()) return v.status();
       continue;
     }
-    if (m.num_partitions != 1) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("--delta_of: base version ", *v, " is partitioned (", m.num_partitions,
-                       " parts); deltas are built over unpartitioned versions"));
+    if (options.partitions != 0 && static_cast<uint32_t>(options.partitions) != m->num_partitions) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--partitions=", options.partitions, ": base version ", *v, " is written in ",
+          m->num_partitions, m->num_partitions == 1 ? " part" : " parts",
+          "; a delta is written in its base's parts (omit --partitions)"));
     }
-    const nlohmann::json j = nlohmann::json::parse(m.json);
+    const nlohmann::json j = nlohmann::json::parse(m->json);
     absl::Status s = CheckParameters(*v, j, build_internal::ParametersJson(options.build));
     if (!s.ok()) return s;
-    *base = *v;
-    return std::move(*reader);
+    *parts = m->num_partitions;
+    return *v;
   }
   return absl::FailedPreconditionError(
       absl::StrCat("--delta_of: version ", *v, " is a delta over a delta"));
+}
+
+// Opens the checked base as one reader: of a partitioned base every part, a
+// user's lookups routed to its part (partitioned_snapshot_reader.h).
+absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenBase(const DeltaBuildOptions& options,
+                                                               const SnapshotStore& store,
+                                                               std::string* base, uint32_t* parts) {
+  absl::StatusOr<std::string> v = CheckBase(options, store, parts);
+  if (!v.ok()) return v.status();
+  SnapshotReaderOptions ro;
+  ro.lookup = LookupMode::kMemory;
+  auto reader = PartitionedSnapshotReader::Open(store, *v, ro);
+  if (!reader.ok()) {
+    return absl::Status(reader.status().code(), absl::StrCat("--delta_of: base version ", *v, ": ",
+                                                             reader.status().message()));
+  }
+  *base = *v;
+  return reader;
 }
 
 absl::Status ReadInputs(const DeltaBuildOptions& options, ImpressionLog* log,
@@ -179,7 +197,10 @@ absl::Status WriteAndPublish(const DeltaBuildOptions& options, const BuildObserv
     SnapshotWriterOptions wo;
     wo.pairs_format = options.build.pairs_format;
     wo.threads = options.build.pipeline.threads;
-    auto w = WriteVersionDir(store.TempDir(info.version), d.pairs, d.result, info, wo, 1);
+    // A part whose users logged nothing new still holds every touched item's record.
+    wo.allow_no_pairs = true;
+    auto w = WriteVersionDir(store.TempDir(info.version), d.pairs, d.result, info, wo,
+                             report->partitions);
     if (!w.ok()) {
       (void)snapshot::RemoveTree(store.TempDir(info.version));
       return w.status();
@@ -204,6 +225,10 @@ absl::Status DeltaBuildOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--delta_of: '", base, "' is neither CURRENT nor a version id"));
   }
+  if (partitions < 0 || partitions > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--partitions must be in [1, 4096] (or 0: the base's), got ", partitions));
+  }
   if (sweeps < 1)
     return absl::InvalidArgumentError(absl::StrCat("--delta_sweeps must be >= 1, got ", sweeps));
   if (build.snapshot_root.empty())
@@ -223,7 +248,7 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
     auto st = build_internal::OpenStore(options.build.snapshot_root);
     if (!st.ok()) return st.status();
     store = std::move(*st);
-    auto b = OpenBase(options, *store, &report.base_version);
+    auto b = OpenBase(options, *store, &report.base_version, &report.partitions);
     if (!b.ok()) return b.status();
     base = std::move(*b);
     return absl::OkStatus();
@@ -262,8 +287,9 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
   report.touched_nodes = d.result.nodes.ids.size();
   report.covers_through = Rfc3339(newest);
 
-  snapshot::ManifestInfo info =
-      build_internal::MakeManifestInfo(options.build, created, log, inputs);
+  BuildOptions written = options.build;  // the parameters record the parts, as a full build's
+  written.partitions = static_cast<int>(report.partitions);
+  snapshot::ManifestInfo info = build_internal::MakeManifestInfo(written, created, log, inputs);
   info.parameters["delta_sweeps"] = options.sweeps;
   info.delta = {{"base_version", report.base_version},
                 {"base_created_at", base->manifest().created_at},
@@ -291,6 +317,7 @@ nlohmann::json DeltaReport::ToJson() const {
           {"instances", instances},
           {"pairs", pairs},
           {"carried_pairs", carried_pairs},
+          {"partitions", partitions},
           {"new_users", new_users},
           {"new_items", new_items},
           {"new_positive_edges", new_positive_edges},

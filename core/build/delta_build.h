@@ -12,16 +12,21 @@
 // base. A full build supersedes the deltas (the next delta is over it).
 //
 //   open      the snapshot root; the base resolved and checked: published,
-//             unpartitioned, a full version, built with the same
-//             result-affecting flags as this run (method, alpha, rate rule,
-//             kappa, floor, gamma, propagation, row layout, label rule, ...)
+//             a full version, built with the same result-affecting flags as
+//             this run (method, alpha, rate rule, kappa, floor, gamma,
+//             propagation, row layout, label rule, ...); a partitioned base
+//             opened part by part as one reader (partitioned_snapshot_reader.h)
 //   read      the new logs parsed and digested
-//   delta     the pair table and ComputeDeltaRecords against the base
-//   write, publish  as the full build, under the root's publish lock
+//   delta     the pair table and ComputeDeltaRecords against the base, once
+//             over the whole new log
+//   write, publish  as the full build, under the root's publish lock, in the
+//             base's parts (a part may hold no pairs: its users logged
+//             nothing new, yet it carries every touched item's record)
 //
 // Errors: FAILED_PRECONDITION naming the base and the mismatching field (base
-// gone, partitioned, another parameter), the reader's errors naming file and
-// line, the writer's. Nothing is published on error; CURRENT stays.
+// gone, another parameter, --partitions not the base's part count), the
+// reader's errors naming file and line, the writer's. Nothing is published on
+// error; CURRENT stays.
 //
 // Thread-safety: as RunBuild (build_job.h).
 #ifndef GRAPHSIEVE_CORE_BUILD_DELTA_BUILD_H_
@@ -40,10 +45,13 @@ namespace graphsieve {
 struct DeltaBuildOptions {
   // inputs: the logs since the base; the reader and pipeline flags must match
   // the base's (checked); snapshot_root, keep_versions, lock_timeout_seconds
-  // as for a full build. partitions, export_csv and dry_run are not used.
+  // as for a full build. build.partitions, export_csv and dry_run are not used.
   BuildOptions build;
   std::string base = "CURRENT";  // a published full version id, or CURRENT
   int sweeps = 3;                // Jacobi sweeps of the touched nodes' rows (>= 1)
+  // The delta is written in its base's parts; 0 takes them from the base, any
+  // other count must equal the base's (checked: FAILED_PRECONDITION).
+  int partitions = 0;
   absl::Status Validate() const;
 };
 
@@ -52,6 +60,7 @@ struct DeltaReport {
   bool published = false;
   uint64_t rows_read = 0, instances = 0, pairs = 0, carried_pairs = 0;
   uint64_t new_users = 0, new_items = 0, new_positive_edges = 0, touched_nodes = 0;
+  uint32_t partitions = 1;     // the parts the delta is written in: its base's
   std::string covers_through;  // newest input's modification time, RFC 3339 UTC
   std::vector<StageTiming> timings;
   std::vector<std::string> deleted_versions;

@@ -9,6 +9,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "core/snapshot/partitioned_snapshot_reader.h"
+#include "core/snapshot/snapshot_store.h"
 
 namespace graphsieve {
 namespace {
@@ -139,8 +141,31 @@ absl::Status LayeredSnapshotReader::ForEachPair(
   return delta_->ForEachPair(fn);
 }
 
+namespace {
+
+// Part I of a delta layers over part I of its base: a delta written in
+// another part count than its base's is refused before either is opened,
+// naming both (the builder writes none; a copied or hand-made one may exist).
+// When either manifest cannot be read, the opens below report it.
+absl::Status CheckPartCounts(const std::string& root, const std::string& version) {
+  auto store = SnapshotStore::Create({root});
+  if (!store.ok()) return absl::OkStatus();
+  absl::StatusOr<ManifestSummary> delta = ReadPublishedManifest(**store, version);
+  if (!delta.ok() || delta->base_version.empty()) return absl::OkStatus();
+  absl::StatusOr<ManifestSummary> base = ReadPublishedManifest(**store, delta->base_version);
+  if (!base.ok() || base->num_partitions == delta->num_partitions) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "delta version ", version, " is written in ", delta->num_partitions,
+      delta->num_partitions == 1 ? " part" : " parts", ", its base ", delta->base_version, " in ",
+      base->num_partitions, "; a delta must have its base's part count (build a new delta over ",
+      delta->base_version, ")"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
     const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
+  if (absl::Status s = CheckPartCounts(root, version); !s.ok()) return s;
   auto delta = SnapshotReader::Open(root, version, options);
   if (!delta.ok()) return delta.status();
   const std::string& base_version = (*delta)->manifest().base_version;

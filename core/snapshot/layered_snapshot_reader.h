@@ -58,9 +58,12 @@ class LayeredSnapshotReader final : public SnapshotReader {
 
 // Opens `version` under `root` for serving: a full version is
 // SnapshotReader::Open; a delta version is opened and layered over its base
-// (shared, see above). Errors: Open's, for the delta and then for the base
-// (the message names which); FAILED_PRECONDITION when the base is itself a
-// delta or its version does not match.
+// (shared, see above). A partitioned delta is opened part by part: part
+// `options.partition` of the delta over the same part of its base. Errors:
+// Open's, for the delta and then for the base (the message names which);
+// FAILED_PRECONDITION when the base is itself a delta, its version does not
+// match, or the delta's part count is not its base's (naming both versions
+// and both counts).
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
     const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
 

@@ -93,7 +93,9 @@ absl::StatusOr<SnapshotWriteStats> WriteSnapshotDir(const std::string& dir, cons
   if (!s.ok()) return s;
   SnapshotWriteStats stats;
   stats.seconds_check = SecondsSince(t0);
-  if (pairs.num_pairs() == 0) return absl::InvalidArgumentError("snapshot writer: no pairs");
+  if (pairs.num_pairs() == 0 && !options.allow_no_pairs) {
+    return absl::InvalidArgumentError("snapshot writer: no pairs");
+  }
   if (::mkdir(dir.c_str(), 0755) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("cannot create snapshot directory ", dir, ": ", std::strerror(errno)));
@@ -150,7 +152,7 @@ absl::StatusOr<SnapshotWriteStats> WriteVersionDir(const std::string& dir, const
   SnapshotWriteStats total;
   for (uint32_t p = 0; p < num_partitions; ++p) {
     PartSlice slice = SlicePartition(pairs, result, p, num_partitions);
-    if (slice.pairs.num_pairs() == 0) {
+    if (slice.pairs.num_pairs() == 0 && !options.allow_no_pairs) {
       return absl::InvalidArgumentError(absl::StrCat("partition ", p, " of ", num_partitions,
                                                      " holds no pairs (", pairs.num_users(),
                                                      " users in all): use fewer partitions"));

@@ -51,6 +51,12 @@ struct SnapshotWriterOptions {
   // manifest and the index file); the caller passes that part's pairs and nodes.
   uint32_t partition = 0;
   uint32_t num_partitions = 1;
+  // Write a version (or a part of one) that stores no pairs, only node
+  // records: a delta's part whose users logged nothing new still carries the
+  // new and updated item records (every part holds every item's node). false
+  // refuses it (INVALID_ARGUMENT): a full build's empty part means more parts
+  // than users.
+  bool allow_no_pairs = false;
   // Called with (stage, fraction in [0,1]); may be empty.
   std::function<void(const std::string& stage, double fraction)> progress;
   absl::Status Validate() const;

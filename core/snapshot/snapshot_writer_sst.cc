@@ -115,8 +115,10 @@ absl::Status WriteMetaSst(const std::string& path, const PipelineResult& result,
 // (each file's bloom filter is built in one piece at Finish, with a random
 // write per key: kept to a few MB the filter stays in the cache and the TLB,
 // so the cost per pair does not grow with the log), and at least one per
-// thread once there are 100,000 pairs per thread.
+// thread once there are 100,000 pairs per thread; none without pairs (an
+// SST file cannot be empty: the pairs table then stays empty).
 size_t PairsFileCount(size_t n, const SnapshotWriterOptions& options) {
+  if (n == 0) return 0;
   const size_t per_file = options.pairs_per_sst_file;
   const size_t by_size = (n + per_file - 1) / per_file;
   const size_t by_threads = std::min<size_t>(options.threads, std::max<size_t>(1, n / 100000));
@@ -228,13 +230,15 @@ absl::Status IngestStaged(rocksdb::DB* db, const std::vector<rocksdb::ColumnFami
   ingest.move_files = true;
   ingest.allow_global_seqno = true;
   ingest.write_global_seqno = false;
-  absl::Status s =
-      FromRocks(db->IngestExternalFile(handles[1], staged.pairs, ingest), "ingest pairs");
+  absl::Status s;
+  if (!staged.pairs.empty()) {  // a version without pairs (allow_no_pairs) has none
+    s = FromRocks(db->IngestExternalFile(handles[1], staged.pairs, ingest), "ingest pairs");
+  }
   if (s.ok())
     s = FromRocks(db->IngestExternalFile(handles[2], {staged.nodes}, ingest), "ingest nodes");
   if (s.ok())
     s = FromRocks(db->IngestExternalFile(handles[3], {staged.meta}, ingest), "ingest meta");
-  if (s.ok() && options.pairs_format == TableFormat::kCuckoo) {
+  if (s.ok() && options.pairs_format == TableFormat::kCuckoo && !staged.pairs.empty()) {
     Report(options, "compact pairs", 0.0);
     rocksdb::CompactRangeOptions cro;
     cro.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;

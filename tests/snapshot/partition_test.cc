@@ -2,7 +2,10 @@
 // SlicePartition puts every pair in exactly the part core/io/partition.h
 // names, with that part's user nodes and every item node; WriteVersionDir
 // writes part-<I>/ directories that SnapshotReader opens by partition, each
-// answering its own pairs exactly; the partition argument is checked.
+// answering its own pairs exactly; the partition argument is checked. A part
+// with no pairs (only nodes: a delta's part whose users logged nothing new) is
+// written only when allowed and reads back in every lookup mode; the parts
+// opened as one reader answer every pair and node as the whole version.
 #include <set>
 #include <string>
 #include <utility>
@@ -11,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "core/io/partition.h"
 #include "core/snapshot/partition_split.h"
+#include "core/snapshot/partitioned_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
@@ -55,15 +59,15 @@ TEST(SlicePartitionTest, EveryPairInExactlyItsPartWithItsUsersAndAllItems) {
   EXPECT_EQ(instances, s.pairs.total_instances);
 }
 
-std::string PublishParts(const std::string& root, Synthetic& s, uint32_t parts) {
+std::string PublishParts(const std::string& root, Synthetic& s, uint32_t parts,
+                         const SnapshotWriterOptions& options = SnapshotWriterOptions()) {
   auto store = SnapshotStore::Create({root, true});
   EXPECT_TRUE(store.ok());
   auto lock = (*store)->AcquirePublishLock(0);
   EXPECT_TRUE(lock.ok());
   const std::string version = (*store)->NewVersionId(**lock, absl::Now(), parts);
   s.info.version = version;
-  auto w = WriteVersionDir((*store)->TempDir(version), s.pairs, s.result, s.info,
-                           SnapshotWriterOptions(), parts);
+  auto w = WriteVersionDir((*store)->TempDir(version), s.pairs, s.result, s.info, options, parts);
   EXPECT_TRUE(w.ok()) << w.status();
   EXPECT_TRUE((*store)->Publish(**lock, version).ok());
   return version;
@@ -127,6 +131,113 @@ TEST(PartitionedVersionTest, AnUnpartitionedVersionIsItsOwnPartitionZero) {
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "is not partitioned"))
       << refused.status();
+}
+
+// One user in three parts: two parts hold no pairs and no users, only every
+// item's node. Refused by default (a full build's mistake), written with
+// allow_no_pairs, and every part opens and answers in every lookup mode.
+TEST(PartitionedVersionTest, APartWithNoPairsIsWrittenOnlyWhenAllowedAndReadsBack) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(/*users=*/1, /*items=*/30, /*pairs_per_user=*/6, 24);
+  const uint64_t user = s.pairs.user_ids[0];
+  const uint32_t home = PartitionOfUser(user, 3);
+  {
+    auto store = SnapshotStore::Create({dir.path() + "/refused", true});
+    ASSERT_TRUE(store.ok());
+    auto w = WriteVersionDir((*store)->TempDir("20260101T000000Z-00000001"), s.pairs, s.result,
+                             s.info, SnapshotWriterOptions(), 3);
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(w.status().message(), "holds no pairs")) << w.status();
+  }
+  SnapshotWriterOptions allow;
+  allow.allow_no_pairs = true;
+  const std::string version = PublishParts(dir.path(), s, 3, allow);
+  struct Mode {
+    LookupMode lookup;
+    bool index_file;
+  };
+  for (const Mode mode : {Mode{LookupMode::kMemory, true}, Mode{LookupMode::kMemory, false},
+                          Mode{LookupMode::kRocksDb, true}}) {
+    for (int p = 0; p < 3; ++p) {
+      SCOPED_TRACE(::testing::Message() << "part " << p << " lookup " << LookupModeName(mode.lookup)
+                                        << " index file " << mode.index_file);
+      SnapshotReaderOptions o;
+      o.partition = p;
+      o.lookup = mode.lookup;
+      o.use_index_file = mode.index_file;
+      auto reader = SnapshotReader::Open(dir.path(), version, o);
+      ASSERT_TRUE(reader.ok()) << reader.status();
+      const bool mine = static_cast<uint32_t>(p) == home;
+      EXPECT_EQ((*reader)->manifest().pairs, mine ? s.pairs.num_pairs() : 0u);
+      size_t scanned = 0;
+      ASSERT_TRUE((*reader)->ForEachPair([&](uint64_t, uint64_t, float) { ++scanned; }).ok());
+      EXPECT_EQ(scanned, mine ? s.pairs.num_pairs() : 0u);
+      NodeView view;
+      EXPECT_EQ((*reader)->FindNode(/*is_item=*/false, user, &view), mine);
+      for (uint64_t item : s.pairs.item_ids) {
+        ASSERT_TRUE((*reader)->FindNode(/*is_item=*/true, item, &view)) << item;
+      }
+      for (size_t i = 0; i < s.pairs.num_pairs(); ++i) {
+        const uint64_t it = s.pairs.item_ids[s.pairs.pair_item[i]];
+        bool found = !mine;
+        float rate = -1;
+        ASSERT_TRUE((*reader)->LookupPairs({&user, 1}, {&it, 1}, {&found, 1}, {&rate, 1}).ok());
+        EXPECT_EQ(found, mine);
+        if (mine) {
+          EXPECT_EQ(rate, s.result.rate[i]);
+        }
+      }
+    }
+  }
+}
+
+// The parts opened as one reader (the delta build's view of a partitioned
+// base) answer every stored pair, unknown pair and node as the parts do.
+TEST(PartitionedVersionTest, PartsOpenedAsOneReaderRouteUsersToTheirPart) {
+  TestDir dir;
+  Synthetic s = MakeSynthetic(60, 50, 8, 25);
+  const std::string version = PublishParts(dir.path(), s, 3);
+  auto store = SnapshotStore::Create({dir.path()});
+  ASSERT_TRUE(store.ok());
+  auto whole = PartitionedSnapshotReader::Open(**store, version, SnapshotReaderOptions());
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(static_cast<const PartitionedSnapshotReader&>(**whole).num_parts(), 3u);
+  EXPECT_EQ((*whole)->manifest().num_partitions, 3u);
+  // Every stored pair, and each user with an item it did not log, in one batch.
+  std::vector<uint64_t> users, items;
+  for (size_t i = 0; i < s.pairs.num_pairs(); ++i) {
+    users.push_back(s.pairs.user_ids[s.pairs.pair_user[i]]);
+    items.push_back(s.pairs.item_ids[s.pairs.pair_item[i]]);
+  }
+  const size_t stored = users.size();
+  for (uint64_t u : s.pairs.user_ids) users.push_back(u), items.push_back(12345);
+  std::unique_ptr<bool[]> found(new bool[users.size()]);
+  std::vector<float> rates(users.size(), -1);
+  ASSERT_TRUE((*whole)
+                  ->LookupPairs(users, items, absl::MakeSpan(found.get(), users.size()),
+                                absl::MakeSpan(rates))
+                  .ok());
+  for (size_t i = 0; i < users.size(); ++i) {
+    EXPECT_EQ(found[i], i < stored) << i;
+    if (i < stored) {
+      EXPECT_EQ(rates[i], s.result.rate[i]) << i;
+    }
+  }
+  for (size_t k = 0; k < s.result.nodes.ids.size(); ++k) {
+    NodeView view;
+    const bool item = s.result.nodes.is_item[k] != 0;
+    ASSERT_TRUE((*whole)->FindNode(item, s.result.nodes.ids[k], &view)) << k;
+    EXPECT_EQ(view.record.degree, s.result.nodes.records[k].degree) << k;
+    std::vector<float> row(s.result.nodes.sketch_dim);
+    NodeRecord record;
+    EXPECT_TRUE(item ? (*whole)->LookupItem(s.result.nodes.ids[k], &record, absl::MakeSpan(row))
+                     : (*whole)->LookupUser(s.result.nodes.ids[k], &record, absl::MakeSpan(row)));
+    EXPECT_EQ(record.degree, s.result.nodes.records[k].degree) << k;
+  }
+  size_t scanned = 0;
+  ASSERT_TRUE((*whole)->ForEachPair([&](uint64_t, uint64_t, float) { ++scanned; }).ok());
+  EXPECT_EQ(scanned, s.pairs.num_pairs());
 }
 
 }  // namespace

@@ -28,16 +28,9 @@ inline uint64_t Mix(uint64_t k) {
   return k;
 }
 
-// Pairs between two stages of the lookup pipeline (LookupPairs): enough misses
-// in flight to hide DRAM latency, few enough that the prefetched lines are
-// still in L1/L2 when their pair reaches the next stage.
-constexpr size_t kAhead = 16;
-// Ring slots for the per-pair state between stages B and D (a power of two
-// above 2·kAhead, so `% kRing` is a mask).
-constexpr size_t kRing = 64;
-// Slots per 64-byte cache line.
-constexpr uint64_t kSlotsPerLine = 8;
-static_assert(kRing > 2 * kAhead + 1 && (kRing & (kRing - 1)) == 0);
+// Pairs resolved per prefetch round: enough misses in flight to hide DRAM
+// latency, few enough that the prefetched lines are still in L1/L2.
+constexpr size_t kRound = 32;
 
 // A user's region for n pairs: n + n/4 + 1 slots (load factor <= 0.8, and
 // always one free slot, so a probe for an absent item ends).
@@ -241,83 +234,69 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
 
 void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                               absl::Span<bool> found, absl::Span<float> rates) const {
-  // A software pipeline over the batch: pair i is probed while the memory
-  // accesses of the pairs after it are already under way, so the misses of
-  // about kAhead pairs overlap at every moment instead of the batch waiting
-  // on each round's misses. Each pair passes four stages, kAhead pairs apart:
-  //   A (i + 3·kAhead): prefetch the id maps' groups for both keys;
-  //   B (i + 2·kAhead): find the dense ids, prefetch the user's region bounds;
-  //   C (i + kAhead):   compute the home slot, prefetch it;
-  //   D (i):            probe inside the region.
-  // State between stages lives in rings on the stack: no allocation per
-  // call or per pair.
+  // A round of kRound pairs goes through four passes, each issuing the next
+  // memory access of every pair before any pair waits for it, so the round's
+  // cache misses overlap instead of queueing one after the other:
+  //   1. prefetch the id maps' groups for both keys (the user map alone
+  //      outgrows the cache on a large snapshot);
+  //   2. find the dense ids and prefetch the user's region bounds;
+  //   3. compute the home slot and prefetch it;
+  //   4. probe inside the region.
+  // Everything lives on the stack: no allocation per call or per pair.
   const size_t n = users.size();
-  uint32_t uid[kRing];
-  uint32_t iid[kRing];
-  uint32_t cap[kRing];
-  uint64_t start[kRing];
-  size_t home[kRing];
-  auto stage_a = [&](size_t i) {
-    user_ids_.prefetch(users[i]);
-    item_ids_.prefetch(items[i]);
-  };
-  auto stage_b = [&](size_t i) {
-    const size_t r = i % kRing;
-    // Consecutive pairs of one user (a user's candidates) find it once.
-    if (i > 0 && users[i] == users[i - 1]) {
-      uid[r] = uid[(i - 1) % kRing];
-    } else {
-      auto it = user_ids_.find(users[i]);
-      uid[r] = it == user_ids_.end() ? kEmpty : it->second;
+  uint32_t uid[kRound];
+  uint32_t iid[kRound];
+  uint32_t cap[kRound];
+  uint64_t start[kRound];
+  size_t home[kRound];
+  for (size_t begin = 0; begin < n; begin += kRound) {
+    const size_t m = std::min(kRound, n - begin);
+    for (size_t k = 0; k < m; ++k) {
+      user_ids_.prefetch(users[begin + k]);
+      item_ids_.prefetch(items[begin + k]);
     }
-    auto it = item_ids_.find(items[i]);
-    iid[r] = it == item_ids_.end() ? kEmpty : it->second;
-    if (uid[r] != kEmpty) {
-      __builtin_prefetch(&region_start_[uid[r]]);
-      __builtin_prefetch(&region_size_[uid[r]]);
-    }
-  };
-  auto stage_c = [&](size_t i) {
-    const size_t r = i % kRing;
-    // cap 0 = nothing to probe (unknown node or a user without pairs).
-    cap[r] = uid[r] == kEmpty || iid[r] == kEmpty ? 0 : region_size_[uid[r]];
-    start[r] = cap[r] == 0 ? 0 : region_start_[uid[r]];
-    home[r] = cap[r] == 0 ? 0 : Home(start[r], cap[r], iid[r]);
-    if (cap[r] != 0) {
-      __builtin_prefetch(&slots_[home[r]]);
-      // A probe for an absent item (an INFERRED pair) runs to the next free
-      // slot, often past the home slot's line: fetch the next line too.
-      const uint64_t next = home[r] + kSlotsPerLine;
-      if (next < start[r] + cap[r]) __builtin_prefetch(&slots_[next]);
-    }
-  };
-  auto stage_d = [&](size_t i) {
-    const size_t r = i % kRing;
-    found[i] = false;
-    rates[i] = 0.0f;
-    if (cap[r] == 0) return;
-    const size_t end = start[r] + cap[r];
-    // At most cap probes: a region always has a free slot, and the bound
-    // keeps even a malformed one from looping.
-    size_t s = home[r];
-    for (uint32_t step = 0; step < cap[r]; ++step, s = s + 1 == end ? start[r] : s + 1) {
-      const Slot& e = slots_[s];
-      if (e.item == kEmpty) return;
-      if (e.item == iid[r]) {
-        found[i] = true;
-        rates[i] = e.rate;
-        return;
+    for (size_t k = 0; k < m; ++k) {
+      const size_t i = begin + k;
+      // Consecutive pairs of one user (a user's candidates) find it once.
+      if (k > 0 && users[i] == users[i - 1]) {
+        uid[k] = uid[k - 1];
+      } else {
+        auto it = user_ids_.find(users[i]);
+        uid[k] = it == user_ids_.end() ? kEmpty : it->second;
+      }
+      auto it = item_ids_.find(items[i]);
+      iid[k] = it == item_ids_.end() ? kEmpty : it->second;
+      if (uid[k] != kEmpty) {
+        __builtin_prefetch(&region_start_[uid[k]]);
+        __builtin_prefetch(&region_size_[uid[k]]);
       }
     }
-  };
-  // Step t runs A for pair t, B for t - kAhead, C for t - 2·kAhead and D for
-  // t - 3·kAhead (each when that pair exists); the ring holds the 3·kAhead + 1
-  // pairs between B and D.
-  for (size_t t = 0; t < n + 3 * kAhead; ++t) {
-    if (t < n) stage_a(t);
-    if (t >= kAhead && t - kAhead < n) stage_b(t - kAhead);
-    if (t >= 2 * kAhead && t - 2 * kAhead < n) stage_c(t - 2 * kAhead);
-    if (t >= 3 * kAhead && t - 3 * kAhead < n) stage_d(t - 3 * kAhead);
+    for (size_t k = 0; k < m; ++k) {
+      // cap 0 = nothing to probe (unknown node or a user without pairs).
+      cap[k] = uid[k] == kEmpty || iid[k] == kEmpty ? 0 : region_size_[uid[k]];
+      start[k] = cap[k] == 0 ? 0 : region_start_[uid[k]];
+      home[k] = cap[k] == 0 ? 0 : Home(start[k], cap[k], iid[k]);
+      if (cap[k] != 0) __builtin_prefetch(&slots_[home[k]]);
+    }
+    for (size_t k = 0; k < m; ++k) {
+      const size_t i = begin + k;
+      found[i] = false;
+      rates[i] = 0.0f;
+      if (cap[k] == 0) continue;
+      const size_t end = start[k] + cap[k];
+      // At most cap probes: a region always has a free slot, and the bound
+      // keeps even a malformed one from looping.
+      size_t s = home[k];
+      for (uint32_t step = 0; step < cap[k]; ++step, s = s + 1 == end ? start[k] : s + 1) {
+        const Slot& e = slots_[s];
+        if (e.item == kEmpty) break;
+        if (e.item == iid[k]) {
+          found[i] = true;
+          rates[i] = e.rate;
+          break;
+        }
+      }
+    }
   }
 }
 

@@ -61,7 +61,12 @@ ABSL_FLAG(bool, ceiling, true,
           "Measure the share of the protocol's ceiling: graphsieve-server against the trivial "
           "service (same proto, a constant per pair, no lookup), alternating, on EXACT, INFERRED "
           "and mixed batches of --ceiling_batch pairs at 1 and --client_threads in flight.");
+ABSL_FLAG(bool, throughput, true,
+          "Measure the gRPC server's pairs/s and latency at every --batches size and the mixed "
+          "pool's sources (false: go from the server's start to the ceiling comparison).");
 ABSL_FLAG(int, ceiling_batch, 1024, "Batch size of the ceiling comparison.");
+ABSL_FLAG(std::string, ceiling_pools, "EXACT,INFERRED,mixed",
+          "Comma-separated pools of the ceiling comparison (of EXACT, INFERRED, mixed), in order.");
 ABSL_FLAG(int, ceiling_rounds, 3,
           "Alternations per ceiling point (each side measured --seconds / rounds per round).");
 ABSL_FLAG(bool, trivial_service, false,
@@ -279,6 +284,15 @@ int Main() {
     }
     batches.push_back(v);
   }
+  for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_ceiling_pools), ',')) {
+    if (name != "EXACT" && name != "INFERRED" && name != "mixed") {
+      std::fprintf(stderr,
+                   "graphsieve-bench-server: --ceiling_pools: '%s' is not EXACT, INFERRED or "
+                   "mixed\n",
+                   std::string(name).c_str());
+      return 2;
+    }
+  }
   const double seconds = absl::GetFlag(FLAGS_seconds);
   const int threads = absl::GetFlag(FLAGS_client_threads);
   auto store = SnapshotStore::Create({root, false});
@@ -460,6 +474,7 @@ int Main() {
   for (int t = 0; t < threads; ++t) stubs.push_back(MakeStub(port, t));
   for (int t : {1, threads}) {
     for (size_t b : batches) {
+      if (!absl::GetFlag(FLAGS_throughput)) break;
       const Point p = RunCalls(stubs, t, seconds, b, pool);
       std::printf("%-28s %7zu %14.0f %9.3f %9.3f%s\n",
                   absl::StrCat("gRPC server, ", t, " in flight").c_str(), b, p.pairs_per_second,
@@ -468,7 +483,7 @@ int Main() {
     }
   }
   // The mixed pool's sources as the server reports them.
-  {
+  if (absl::GetFlag(FLAGS_throughput)) {
     const size_t b = 1024;
     v1::GetSamplingRateRequest req;
     std::array<uint64_t, 4> sources{};
@@ -494,8 +509,13 @@ int Main() {
     if (trivial_pid > 0 && trivial_port > 0) {
       Stubs trivial;
       for (int t = 0; t < threads; ++t) trivial.push_back(MakeStub(trivial_port, t));
-      PrintCeiling(stubs, trivial, threads, seconds,
-                   {{"EXACT", &pool}, {"INFERRED", &inferred}, {"mixed", &mixed}});
+      std::vector<std::pair<std::string, const Pool*>> pools;
+      for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_ceiling_pools), ',')) {
+        if (name == "EXACT") pools.push_back({"EXACT", &pool});
+        if (name == "INFERRED") pools.push_back({"INFERRED", &inferred});
+        if (name == "mixed") pools.push_back({"mixed", &mixed});
+      }
+      PrintCeiling(stubs, trivial, threads, seconds, pools);
     } else {
       std::printf("trivial service did not start: %s\n", trivial_line.c_str());
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
@@ -51,34 +52,23 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
     found_capacity = chunk;
   }
   bool* found = found_buffer.get();
+  thread_local std::vector<size_t> miss;  // the chunk's pairs the index does not hold
+  if (miss.size() < chunk) miss.resize(chunk);
   SourceCounts local;
-  // Pairs the index does not hold, resolved kMissRound at a time: with the
-  // in-memory index their nodes are prefetched as a group
-  // (MemoryIndex::PrefetchNodes), then scored.
   const MemoryIndex* index = snapshot.memory_index();
-  constexpr size_t kMissRound = 32;
-  size_t miss[kMissRound];
-  uint64_t miss_users[kMissRound];
-  uint64_t miss_items[kMissRound];
-  auto score_misses = [&](size_t m) {
-    if (index != nullptr) {
-      index->PrefetchNodes(absl::MakeConstSpan(miss_users, m), absl::MakeConstSpan(miss_items, m));
-    }
-    for (size_t k = 0; k < m; ++k) {
-      const size_t i = miss[k];
-      NodeView u, v;
-      const bool u_known = snapshot.FindNode(/*is_item=*/false, users[i], &u);
-      const bool v_known = snapshot.FindNode(/*is_item=*/true, items[i], &v);
-      if (u_known && v_known) {
-        rates[i] = ScoreUnseenPair(u, v, snapshot.model());
-        sources[i] = RateSource::kInferred;
-        ++local.inferred;
-      } else {
-        rates[i] = static_cast<float>(
-            policy_.Rate(snapshot.model(), u_known ? &u : nullptr, v_known ? &v : nullptr));
-        sources[i] = RateSource::kDefault;
-        ++local.by_default;
-      }
+  auto score = [&](size_t i) {
+    NodeView u, v;
+    const bool u_known = snapshot.FindNode(/*is_item=*/false, users[i], &u);
+    const bool v_known = snapshot.FindNode(/*is_item=*/true, items[i], &v);
+    if (u_known && v_known) {
+      rates[i] = ScoreUnseenPair(u, v, snapshot.model());
+      sources[i] = RateSource::kInferred;
+      ++local.inferred;
+    } else {
+      rates[i] = static_cast<float>(
+          policy_.Rate(snapshot.model(), u_known ? &u : nullptr, v_known ? &v : nullptr));
+      sources[i] = RateSource::kDefault;
+      ++local.by_default;
     }
   };
   for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {
@@ -93,21 +83,30 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
     if (!st.ok()) return st;
     size_t misses = 0;
     for (size_t j = 0; j < len; ++j) {
-      const size_t i = begin + j;
       if (found_chunk[j]) {
-        sources[i] = RateSource::kExact;
+        sources[begin + j] = RateSource::kExact;
         ++local.exact;
-        continue;
-      }
-      miss[misses] = i;
-      miss_users[misses] = users[i];
-      miss_items[misses] = items[i];
-      if (++misses == kMissRound) {
-        score_misses(misses);
-        misses = 0;
+      } else {
+        miss[misses++] = begin + j;
       }
     }
-    if (misses > 0) score_misses(misses);
+    if (index == nullptr) {
+      for (size_t k = 0; k < misses; ++k) score(miss[k]);
+      continue;
+    }
+    // With the in-memory index, the misses (INFERRED or DEFAULT) are scored
+    // in a software pipeline: miss k's id-map lines are requested kAhead
+    // misses before its node rows, and those kAhead misses before it is
+    // scored, so the node lines of about 2·kAhead misses are in flight while
+    // one is scored (docs/SERVER.md, "Request path and the protocol's ceiling").
+    constexpr size_t kAhead = 8;
+    for (size_t t = 0; t < misses + 2 * kAhead; ++t) {
+      if (t < misses) index->PrefetchNodeIds(users[miss[t]], items[miss[t]]);
+      if (t >= kAhead && t - kAhead < misses) {
+        index->PrefetchNodeRows(users[miss[t - kAhead]], items[miss[t - kAhead]]);
+      }
+      if (t >= 2 * kAhead && t - 2 * kAhead < misses) score(miss[t - 2 * kAhead]);
+    }
   }
   if (counts != nullptr) *counts = local;
   return absl::OkStatus();

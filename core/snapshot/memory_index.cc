@@ -320,27 +320,25 @@ bool MemoryIndex::LookupPair(uint64_t user, uint64_t item, float* rate) const {
   return false;
 }
 
-void MemoryIndex::PrefetchNodes(absl::Span<const uint64_t> users,
-                                absl::Span<const uint64_t> items) const {
-  for (size_t k = 0; k < users.size(); ++k) {
-    user_ids_.prefetch(users[k]);
-    item_ids_.prefetch(items[k]);
-  }
+void MemoryIndex::PrefetchNodeIds(uint64_t user, uint64_t item) const {
+  user_ids_.prefetch(user);
+  item_ids_.prefetch(item);
+}
+
+void MemoryIndex::PrefetchNodeRows(uint64_t user, uint64_t item) const {
   const size_t dim = static_cast<size_t>(sketch_dim_);
   auto row = [dim](const absl::flat_hash_map<uint64_t, uint32_t>& ids, uint64_t id,
                    absl::Span<const NodeRecord> records, absl::Span<const float> sketch) {
     auto it = ids.find(id);
     if (it == ids.end()) return;
     __builtin_prefetch(&records[it->second]);
-    if (dim > 0) {  // the row's first and last line
-      __builtin_prefetch(&sketch[it->second * dim]);
-      __builtin_prefetch(&sketch[it->second * dim + dim - 1]);
-    }
+    // Every line of the sketch row (16 floats a line).
+    const float* begin = sketch.data() + it->second * dim;
+    for (size_t j = 0; j < dim; j += 16) __builtin_prefetch(begin + j);
+    if (dim > 0) __builtin_prefetch(begin + dim - 1);
   };
-  for (size_t k = 0; k < users.size(); ++k) {
-    row(user_ids_, users[k], user_records_, user_sketch_);
-    row(item_ids_, items[k], item_records_, item_sketch_);
-  }
+  row(user_ids_, user, user_records_, user_sketch_);
+  row(item_ids_, item, item_records_, item_sketch_);
 }
 
 bool MemoryIndex::FindNode(bool is_item, uint64_t id, NodeView* view) const {

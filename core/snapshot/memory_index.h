@@ -124,12 +124,13 @@ class MemoryIndex {
 
   // The node, or false when unknown. The view points into the index.
   bool FindNode(bool is_item, uint64_t id, NodeView* view) const;
-  // A hint before FindNode on these nodes (no effect on any result): brings
-  // the id maps' groups, then the records and sketch rows of every user and
-  // item in the spans toward the cache, the misses overlapping. Meant for a
-  // few dozen nodes at a time, so the lines are still cached when read.
-  // REQUIRES: users.size() == items.size().
-  void PrefetchNodes(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items) const;
+  // Hints before FindNode on a user and an item (no effect on any result),
+  // meant to run a few pairs ahead of the scoring (BatchScorer): the first
+  // brings the id maps' groups toward the cache, the second (after the
+  // first's lines arrived) finds the dense ids and brings the records and
+  // every line of the sketch rows.
+  void PrefetchNodeIds(uint64_t user, uint64_t item) const;
+  void PrefetchNodeRows(uint64_t user, uint64_t item) const;
 
   size_t pairs() const { return pairs_; }
   size_t users() const { return user_ids_.size(); }

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -39,8 +40,18 @@ int ConnectedLocalPort(int fd) {
   return -1;
 }
 
-// Bytes sent on `fd` that the peer has not acknowledged yet (0 on error).
+// Bytes sent on `fd` that the peer has not acknowledged yet and still can
+// (0 on error). A connection the peer reset is closed: its send queue was
+// purged, but SIOCOUTQ still counts the bytes sent and never acknowledged, so
+// without the state check the hold would wait for them until the deadline
+// (every drain with an idle client whose frames arrived after gRPC's
+// shutdown paid the full --drain-grace-seconds).
 int Unacknowledged(int fd) {
+  tcp_info info{};
+  socklen_t len = sizeof(info);
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) == 0 && info.tcpi_state == TCP_CLOSE) {
+    return 0;
+  }
   int queued = 0;
   if (ioctl(fd, SIOCOUTQ, &queued) != 0) return 0;
   return queued;

@@ -7,8 +7,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -123,6 +126,36 @@ TEST(ConnectionHoldTest, AnUnreadPeerIsReleasedAtTheDeadline) {
   EXPECT_EQ(hold.Release(absl::Now()), 1);  // the client never reads
   EXPECT_EQ(hold.held(), 0);
   close(p.client);
+}
+
+// A connection the peer has reset is not held: bytes written after the
+// client closed its socket draw a RST and are never acknowledged, and the
+// closed socket still counts them in SIOCOUTQ. Release must see the closed
+// state and return at once with nothing pending, not wait out the deadline.
+TEST(ConnectionHoldTest, AConnectionResetByThePeerIsNotHeld) {
+  Pair p = Connect();
+  ConnectionHold hold = ConnectionHold::Take({p.port});  // at the drain: established
+  ASSERT_EQ(hold.held(), 1);
+  close(p.client);
+  // The client is gone: this write is answered by a RST, never acknowledged.
+  const char bytes[100] = {};
+  ASSERT_EQ(send(p.server, bytes, sizeof(bytes), MSG_NOSIGNAL), 100);
+  // Wait (a state, bounded: 10 s) until the server's socket has seen the RST.
+  tcp_info info{};
+  for (int k = 0; k < 1000; ++k) {
+    socklen_t len = sizeof(info);
+    ASSERT_EQ(getsockopt(p.server, IPPROTO_TCP, TCP_INFO, &info, &len), 0);
+    if (info.tcpi_state == TCP_CLOSE) break;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_EQ(info.tcpi_state, TCP_CLOSE) << "the client's RST never arrived";
+  int queued = 0;
+  ASSERT_EQ(ioctl(p.server, SIOCOUTQ, &queued), 0);
+  EXPECT_GT(queued, 0) << "the stale count this test is about is not there on this kernel";
+  shutdown(p.server, SHUT_RDWR);
+  close(p.server);
+  // A far deadline: returning 1 here would mean it was waited out.
+  EXPECT_EQ(hold.Release(absl::Now() + absl::Seconds(30)), 0);
 }
 
 }  // namespace

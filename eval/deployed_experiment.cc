@@ -2,7 +2,10 @@
 // per seed, the earlier period is the builder's input and the later period
 // is split 80/10/10; per configuration a real snapshot of the earlier period
 // rates the later training pairs as the server would (deployed.h).
+#include <linux/magic.h>
 #include <stdlib.h>
+#include <sys/statfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -13,6 +16,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "core/snapshot/file_util.h"
 #include "eval/deployed.h"
 #include "eval/experiment_internal.h"
@@ -21,12 +26,26 @@
 namespace graphsieve::eval::internal {
 namespace {
 
-// A fresh directory under o.work_dir (or $TMPDIR, or /tmp).
+// Whether `dir` is a writable directory in memory (tmpfs).
+bool IsWritableTmpfs(const char* dir) {
+  struct statfs fs;
+  return ::statfs(dir, &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::access(dir, W_OK | X_OK) == 0;
+}
+
+// A fresh directory under o.work_dir (or $TMPDIR, or /dev/shm when it is a
+// writable tmpfs, or /tmp). The snapshots built there are thrown away after
+// use, so nothing is gained by the fsyncs a publish makes on a disk: on one,
+// a refresh replay (a delta published per chunk) spent most of its wall time
+// waiting for them (docs/FRESHNESS.md "Cost").
 absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
   std::string base = o.work_dir;
   if (base.empty()) {
     const char* tmp = std::getenv("TMPDIR");
-    base = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+    if (tmp != nullptr && *tmp != '\0') {
+      base = tmp;
+    } else {
+      base = IsWritableTmpfs("/dev/shm") ? "/dev/shm" : "/tmp";
+    }
   }
   std::string templ = absl::StrCat(base, "/graphsieve-eval-XXXXXX");
   if (::mkdtemp(templ.data()) == nullptr) {
@@ -96,22 +115,40 @@ absl::Status ScorePairs(const DeployedSnapshot& snap, const SeedData& s,
 // impressions of chunks 0..k-1.
 absl::Status ScoreByChunk(const DeployedSnapshot& base, const SeedData& s, const PipelineOptions& p,
                           const std::string& dir, const ExperimentOptions& o,
-                          absl::Span<float> rates, std::vector<uint8_t>* sources) {
+                          const std::string& run_name, absl::Span<float> rates,
+                          std::vector<uint8_t>* sources) {
   std::vector<std::vector<uint32_t>> by_chunk(s.chunk_logs.size());
   for (size_t q = 0; q < s.pair_chunk.size(); ++q) {
     by_chunk[s.pair_chunk[q]].push_back(static_cast<uint32_t>(q));
   }
+  size_t deltas_needed = 0, deltas_built = 0, rows_read = 0;
+  for (uint32_t k = 1; k < by_chunk.size(); ++k) deltas_needed += !by_chunk[k].empty();
+  // A replay builds one delta per chunk, each over everything before it:
+  // at most one progress line every 30 s (and none under --quiet).
+  const absl::Time start = absl::Now();
+  absl::Time last_progress = start;
   std::vector<std::string> inputs;
+  size_t input_rows = 0;
   for (uint32_t k = 0; k < s.chunk_logs.size(); ++k) {
     if (!by_chunk[k].empty()) {  // else no pair is first rated in chunk k: no delta needed
       std::unique_ptr<DeployedSnapshot> delta;
       if (k > 0) {
+        if (o.progress && absl::Now() - last_progress >= absl::Seconds(30)) {
+          last_progress = absl::Now();
+          o.progress(absl::StrFormat(
+              "%s: refresh replay: %d of %d deltas built (%d training impressions read), "
+              "now chunk %d of %d over %d impressions, %.0f s",
+              run_name, deltas_built, deltas_needed, rows_read, k, s.chunk_logs.size(), input_rows,
+              absl::ToDoubleSeconds(last_progress - start)));
+        }
         absl::StatusOr<std::unique_ptr<DeployedSnapshot>> d = base.BuildDelta(inputs, p);
         if (!d.ok()) {
           return absl::Status(d.status().code(), absl::StrCat("delta before refresh chunk ", k,
                                                               ": ", d.status().message()));
         }
         delta = *std::move(d);
+        ++deltas_built;
+        rows_read += input_rows;
       }
       const DeployedSnapshot& snap = delta != nullptr ? *delta : base;
       if (absl::Status st = ScorePairs(snap, s, by_chunk[k], o, rates, sources); !st.ok()) {
@@ -120,6 +157,13 @@ absl::Status ScoreByChunk(const DeployedSnapshot& base, const SeedData& s, const
     }
     inputs.push_back(absl::StrCat(dir, "/chunk-", k, ".csv"));
     if (absl::Status st = WriteLogCsv(s.chunk_logs[k], inputs.back()); !st.ok()) return st;
+    input_rows += s.chunk_logs[k].size();
+  }
+  if (o.progress && last_progress != start) {  // the replay was long enough to report on
+    o.progress(absl::StrFormat(
+        "%s: refresh replay done: %d deltas, %d training impressions read, "
+        "%.0f s",
+        run_name, deltas_built, rows_read, absl::ToDoubleSeconds(absl::Now() - start)));
   }
   return absl::OkStatus();
 }
@@ -246,9 +290,12 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
   const size_t n = s.pairs.num_pairs();
   std::vector<float> rates(n);
   sources->assign(n, 0);
-  absl::Status st = s.chunk_logs.empty()
-                        ? ScorePairs(**snap, s, AllPairs(n), o, absl::MakeSpan(rates), sources)
-                        : ScoreByChunk(**snap, s, p, *dir, o, absl::MakeSpan(rates), sources);
+  absl::Status st =
+      s.chunk_logs.empty()
+          ? ScorePairs(**snap, s, AllPairs(n), o, absl::MakeSpan(rates), sources)
+          : ScoreByChunk(**snap, s, p, *dir, o,
+                         absl::StrFormat("seed %d %s a=%.2f", seed, c.spec.name, c.alpha),
+                         absl::MakeSpan(rates), sources);
   snap->reset();
   (void)snapshot::RemoveTree(*dir);
   if (!st.ok()) return fail(st);

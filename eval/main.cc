@@ -137,8 +137,9 @@ ABSL_FLAG(std::string, default_policy, "node-mean",
           "node-mean | alpha | model | positive-rate (the known node's smoothed positive rate "
           "through the snapshot's rule, fitted to alpha at build time) | a fixed rate in (0, 1].");
 ABSL_FLAG(std::string, work_dir, "",
-          "deployed: build snapshots under this directory (default "
-          "$TMPDIR or /tmp); each is removed after use.");
+          "deployed: build snapshots under this directory (default $TMPDIR, else /dev/shm "
+          "when it is a writable tmpfs, else /tmp); each is removed after use. A refresh "
+          "replay publishes a delta per chunk: on a disk it mostly waits for fsync.");
 ABSL_FLAG(std::string, test, "",
           "Unbiased test: a file of randomly exposed impressions of the log's users and items "
           "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "

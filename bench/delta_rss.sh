@@ -87,6 +87,36 @@ memory() {  # "VmRSS_MiB Anonymous_MiB"
   echo "$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status")" \
     "$(awk '/^Anonymous:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/smaps_rollup")"
 }
+# breakdown VERSION: the server's resident MiB by what is mapped
+# (/proc/PID/smaps): the base version's files, VERSION's (the delta served),
+# other versions' (a held previous delta), other files (the binary, the
+# libraries) and anonymous memory. "base delta other_versions other_files anon"
+breakdown() {
+  python3 - "/proc/$SERVER_PID/smaps" "$RUN/root" "$BASE" "$1" <<'PY'
+import sys
+smaps, root, base, delta = sys.argv[1:]
+kb = {"base": 0, "delta": 0, "versions": 0, "files": 0, "anon": 0}
+path = None
+for line in open(smaps):
+    first = line.split(None, 1)[0]
+    if "-" in first and not first.endswith(":"):  # a mapping's header line
+        fields = line.split(None, 5)
+        path = fields[5].strip() if len(fields) > 5 else ""
+    elif first == "Rss:":
+        k = int(line.split()[1])
+        if path.startswith(root + "/" + base + "/"):
+            kb["base"] += k
+        elif delta != base and path.startswith(root + "/" + delta + "/"):
+            kb["delta"] += k
+        elif path.startswith(root + "/"):
+            kb["versions"] += k
+        elif path.startswith("/"):
+            kb["files"] += k
+        else:
+            kb["anon"] += k
+print(" ".join(f"{kb[x] / 1024:.1f}" for x in ("base", "delta", "versions", "files", "anon")))
+PY
+}
 cpu_seconds() {  # of PID (user + system)
   awk -v hz="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / hz }' "/proc/$1/stat"
 }
@@ -101,6 +131,7 @@ if [[ $CLIENT == 1 ]]; then
   sleep 3  # a few calls before the steady figure
 fi
 echo "0 $(memory) 0 0" > "$RUN/rows.txt"
+echo "0 $(breakdown "$BASE")" > "$RUN/breakdown.txt"
 START=$SECONDS
 for ((i = 1; i <= DELTAS; ++i)); do
   cat "$RUN/chunks/c$(printf %04d $((i - 1)))" >> "$RUN/since-base.csv"
@@ -122,6 +153,7 @@ for ((i = 1; i <= DELTAS; ++i)); do
   echo "$i $mem $wall $(python3 -c "print(round($user + $sys, 2))")" >> "$RUN/rows.txt"
   if ((i == 1 || i == 10 || i == 50 || i == 100 || i == DELTAS)); then
     echo "delta $i ($V): VmRSS / Anonymous MiB ${mem/ //}, build ${wall}s wall"
+    echo "$i $(breakdown "$V")" >> "$RUN/breakdown.txt"
   fi
 done
 SERVER_CPU=$(cpu_seconds "$SERVER_PID")
@@ -129,9 +161,10 @@ echo "delta_rss: load average at end: $(cut -d' ' -f1-3 /proc/loadavg);" \
   "$((SECONDS - START)) s for $DELTAS deltas; server CPU ${SERVER_CPU} s;" \
   "client calls: $(grep -c ok "$RUN/client.log" 2>/dev/null || true) ok," \
   "$(grep -c failed "$RUN/client.log" 2>/dev/null || true) failed"
-python3 - "$RUN/rows.txt" "$DELTAS" <<'EOF'
+python3 - "$RUN/rows.txt" "$DELTAS" "$RUN/breakdown.txt" <<'EOF'
 import statistics, sys
 rows = {int(r[0]): r[1:] for r in (l.split() for l in open(sys.argv[1]))}
+parts = {int(r[0]): [float(x) for x in r[1:]] for r in (l.split() for l in open(sys.argv[3]))}
 n = int(sys.argv[2])
 rss0, anon0 = float(rows[0][0]), float(rows[0][1])
 print(f"{'after':>12} {'VmRSS_MiB':>10} {'ratio':>6} {'Anon_MiB':>9} {'ratio':>6}")
@@ -139,6 +172,15 @@ for k in sorted({0, 1, 10, 50, 100, n} & set(rows)):
     rss, anon = float(rows[k][0]), float(rows[k][1])
     label = "the base" if k == 0 else f"{k} deltas"
     print(f"{label:>12} {rss:10.1f} {rss / rss0:6.3f} {anon:9.1f} {anon / anon0:6.3f}")
+print("resident MiB by mapping (/proc/PID/smaps) at the same points; 'without the newest'"
+      " is VmRSS less the served delta's own files, over the base's VmRSS:")
+print(f"{'after':>12} {'base files':>10} {'delta files':>11} {'older vers.':>11}"
+      f" {'other files':>11} {'anon. maps':>10} {'w/o newest':>10}")
+for k in sorted(parts):
+    b, d, v, f, a = parts[k]
+    label = "the base" if k == 0 else f"{k} deltas"
+    rest = (float(rows[k][0]) - d) / rss0
+    print(f"{label:>12} {b:10.1f} {d:11.1f} {v:11.1f} {f:11.1f} {a:10.1f} {rest:10.3f}")
 peak = max(float(r[0]) for r in rows.values())
 print(f"highest VmRSS read after any delta (a profiler scan may be running): {peak:.1f} MiB = "
       f"{peak / rss0:.3f}x the base's")

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <tuple>
 
 #include "core/serving/canary_stats.h"
@@ -22,19 +23,46 @@ uint64_t PairHash(uint64_t user, uint64_t item) {
 
 uint64_t Mask(int bits) { return bits == 0 ? 0 : (uint64_t{1} << bits) - 1; }
 
-// NearestRankQuantile (core/serving/canary_stats.h) over sorted floats, without a
-// copy as doubles.
-double NearestRankQuantileOfSorted(const std::vector<float>& sorted, double q) {
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
-}
-
 bool KeyLess(const RateProfile::Sampled& a, const RateProfile::Sampled& b) {
   return std::tie(a.user, a.item) < std::tie(b.user, b.item);
 }
 
 }  // namespace
+
+// 1.0f is 0x3F800000: keys 0 .. 0x3F800000 >> kDroppedBits.
+RateQuantiles::RateQuantiles()
+    : counts_((0x3F800000u >> kDroppedBits) + 1, 0),
+      min_(counts_.size(), std::numeric_limits<float>::infinity()),
+      max_(counts_.size(), -std::numeric_limits<float>::infinity()) {}
+
+uint32_t RateQuantiles::Key(float rate) {
+  uint32_t bits;
+  std::memcpy(&bits, &rate, sizeof(bits));
+  return bits >> kDroppedBits;  // monotone in the value for non-negative floats
+}
+
+void RateQuantiles::Add(float rate) {
+  rate = std::isnan(rate) ? 0.0f : std::clamp(rate, 0.0f, 1.0f);
+  const uint32_t k = Key(rate);
+  ++counts_[k];
+  min_[k] = std::min(min_[k], rate);
+  max_[k] = std::max(max_[k], rate);
+  ++count_;
+}
+
+double RateQuantiles::Quantile(double q) const {
+  // NearestRankQuantile's rank (core/serving/canary_stats.h).
+  uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  rank = std::clamp<uint64_t>(rank, 1, count_);
+  uint64_t below = 0;
+  size_t k = 0;
+  while (below + counts_[k] < rank) below += counts_[k++];
+  if (min_[k] == max_[k]) return min_[k];
+  const uint32_t middle = (static_cast<uint32_t>(k) << kDroppedBits) | (1u << (kDroppedBits - 1));
+  float value;
+  std::memcpy(&value, &middle, sizeof(value));
+  return std::clamp(value, min_[k], max_[k]);
+}
 
 absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
                                             const RateProfileOptions& options) {
@@ -60,12 +88,15 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   const int bins = std::max(1, options.bins);
   for (int i = 1; i <= bins; ++i) p.bin_upper_edges.push_back(static_cast<double>(i) / bins);
   p.pair_counts.assign(bins, 0);
-  std::vector<float> rates;
-  rates.reserve(served);
+  RateQuantiles quantiles;
   double sum = 0;
+  float min_rate = std::numeric_limits<float>::infinity();
+  float max_rate = -std::numeric_limits<float>::infinity();
   absl::Status st = reader.ForEachPair([&](uint64_t user, uint64_t item, float rate) {
-    rates.push_back(rate);
+    quantiles.Add(rate);
     sum += rate;
+    min_rate = std::min(min_rate, rate);
+    max_rate = std::max(max_rate, rate);
     // Bin i holds (i/bins - 1/bins, i/bins]: ceil(rate * bins) - 1, clamped.
     const int bin = std::clamp(static_cast<int>(std::ceil(rate * bins)) - 1, 0, bins - 1);
     ++p.pair_counts[bin];
@@ -73,16 +104,13 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
     if ((h & mask) == 0) p.sample.push_back({user, item, h, rate});
   });
   if (!st.ok()) return st;
-  p.pairs = rates.size();
-  if (!rates.empty()) {
-    // Sorted in place, read as floats: a copy as doubles doubled the scan's
-    // transient memory (8 bytes a pair; docs/SERVER.md "Memory across many swaps").
-    std::sort(rates.begin(), rates.end());
-    p.mean_rate = sum / static_cast<double>(rates.size());
-    p.min_rate = rates.front();
-    p.max_rate = rates.back();
-    p.p50_rate = NearestRankQuantileOfSorted(rates, 0.5);
-    p.p99_rate = NearestRankQuantileOfSorted(rates, 0.99);
+  p.pairs = quantiles.count();
+  if (p.pairs > 0) {
+    p.mean_rate = sum / static_cast<double>(p.pairs);
+    p.min_rate = min_rate;
+    p.max_rate = max_rate;
+    p.p50_rate = quantiles.Quantile(0.5);
+    p.p99_rate = quantiles.Quantile(0.99);
   }
   std::sort(p.sample.begin(), p.sample.end(), KeyLess);
   p.profile_seconds =

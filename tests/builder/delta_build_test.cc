@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -144,6 +145,55 @@ TEST(DeltaBuildTest, NewUsersAndPairsServedOverTheBase) {
   EXPECT_EQ(view.record.degree, 12u);
   EXPECT_EQ(view.record.impressions, 12u);
   EXPECT_EQ(view.record.positives, 2u);
+}
+
+// The layered version's scan: every pair of base ∪ delta exactly once, with
+// the delta's rate where the delta stores the pair (the base has more pairs
+// than one batch of the scan's delta lookups).
+TEST(DeltaBuildTest, ForEachPairIsTheBaseOverriddenByTheDelta) {
+  Fixture f;
+  auto base = SnapshotReader::Open(f.root, f.base_version, SnapshotReaderOptions());
+  ASSERT_TRUE(base.ok()) << base.status();
+  std::map<std::pair<uint64_t, uint64_t>, float> expected;
+  ASSERT_TRUE((*base)
+                  ->ForEachPair([&](uint64_t u, uint64_t i, float r) {
+                    expected[{u, i}] = r;
+                  })
+                  .ok());
+  ASSERT_GT(expected.size(), 4096u);
+  {
+    // Every 97th base pair clicked in the new log: the delta stores it anew.
+    std::ofstream out(f.delta_log, std::ios::app);
+    size_t k = 0;
+    for (const auto& [key, rate] : expected) {
+      if (k++ % 97 == 0) out << key.first << "," << key.second << ",1\n";
+    }
+  }
+  auto delta = RunDeltaBuild(DeltaOptions(f.delta_log, f.root), BuildObserver());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  auto own = SnapshotReader::Open(f.root, delta->version, SnapshotReaderOptions());
+  ASSERT_TRUE(own.ok()) << own.status();
+  size_t overridden = 0;
+  ASSERT_TRUE((*own)
+                  ->ForEachPair([&](uint64_t u, uint64_t i, float r) {
+                    overridden += expected.count({u, i});
+                    expected[{u, i}] = r;
+                  })
+                  .ok());
+  ASSERT_GT(overridden, 40u);  // the pairs both layers store
+
+  std::shared_ptr<const SnapshotReader> layered = OpenCurrent(f.root);
+  ASSERT_NE(layered, nullptr);
+  std::map<std::pair<uint64_t, uint64_t>, float> seen;
+  size_t calls = 0;
+  ASSERT_TRUE(layered
+                  ->ForEachPair([&](uint64_t u, uint64_t i, float r) {
+                    ++calls;
+                    seen[{u, i}] = r;
+                  })
+                  .ok());
+  EXPECT_EQ(calls, seen.size());  // no pair twice
+  EXPECT_EQ(seen, expected);
 }
 
 // Spearman rank correlation.

@@ -2,10 +2,12 @@
 // traffic rates and histogram percentiles (server/traffic_window.h), a
 // version's rate profile on a real snapshot and the comparison of two
 // versions (server/rate_profile.h).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -172,6 +174,60 @@ uint64_t PairHash(uint64_t user, uint64_t item) {
   return XXH3_64bits(key, sizeof(key));
 }
 
+// The exact nearest-rank quantile (canary_stats.h's rank) of `values`.
+double ExactQuantile(std::vector<float> values, double q) {
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  rank = std::clamp<size_t>(rank, 1, values.size());
+  return values[rank - 1];
+}
+
+TEST(RateQuantiles, WithinTheBoundOfTheExactQuantileAndExactOnTies) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<float> uniform(1e-4f, 1.0f);
+  std::lognormal_distribution<float> skewed(-3.0f, 1.0f);
+  const double bound = std::ldexp(1.0, -(24 - RateQuantiles::kDroppedBits));
+  for (int shape = 0; shape < 4; ++shape) {
+    std::vector<float> values;
+    RateQuantiles quantiles;
+    for (int k = 0; k < 20000; ++k) {
+      float v = 0;
+      switch (shape) {
+        case 0:
+          v = uniform(rng);
+          break;
+        case 1:
+          v = std::min(1.0f, skewed(rng));
+          break;
+        case 2:  // a third at one value
+          v = k % 3 == 0 ? 0.2f : uniform(rng);
+          break;
+        case 3:  // two values only, 2% at 1
+          v = k < 400 ? 1.0f : 0.05f;
+          break;
+      }
+      values.push_back(v);
+      quantiles.Add(v);
+    }
+    ASSERT_EQ(quantiles.count(), values.size());
+    for (double q : {0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 1.0}) {
+      const double exact = ExactQuantile(values, q);
+      EXPECT_NEAR(quantiles.Quantile(q), exact, exact * bound) << "shape " << shape << " q " << q;
+    }
+    if (shape == 3) {  // every key holds one value: exact
+      EXPECT_EQ(quantiles.Quantile(0.5), 0.05f);
+      EXPECT_EQ(quantiles.Quantile(0.99), 1.0f);
+    }
+  }
+  // Out-of-range input is clamped, never indexes out of the table.
+  RateQuantiles odd;
+  odd.Add(-1.0f);
+  odd.Add(2.0f);
+  odd.Add(std::nanf(""));
+  EXPECT_EQ(odd.Quantile(0.0), 0.0f);
+  EXPECT_EQ(odd.Quantile(1.0), 1.0f);
+}
+
 TEST(ProfileSnapshot, HistogramMeanAndSampleOfARealSnapshot) {
   const std::string root = testing::MakeTempDir("profile");
   const testing::SyntheticSnapshot snap = testing::SyntheticSnapshot::Make(3, 20, 25);
@@ -200,6 +256,13 @@ TEST(ProfileSnapshot, HistogramMeanAndSampleOfARealSnapshot) {
   EXPECT_EQ(p->pairs, stored.size());
   EXPECT_EQ(p->pair_counts, bins);
   EXPECT_NEAR(p->mean_rate, sum / static_cast<double>(stored.size()), 1e-6);
+  std::vector<float> all;
+  for (const auto& [key, rate] : stored) all.push_back(rate);
+  const double bound = std::ldexp(1.0, -(24 - RateQuantiles::kDroppedBits));
+  EXPECT_EQ(p->min_rate, ExactQuantile(all, 0.0));
+  EXPECT_EQ(p->max_rate, ExactQuantile(all, 1.0));
+  EXPECT_NEAR(p->p50_rate, ExactQuantile(all, 0.5), ExactQuantile(all, 0.5) * bound);
+  EXPECT_NEAR(p->p99_rate, ExactQuantile(all, 0.99), ExactQuantile(all, 0.99) * bound);
   EXPECT_EQ(p->sample_bits, 0);
   EXPECT_EQ(p->sample.size(), stored.size());
   EXPECT_DOUBLE_EQ(p->expected_kept_fraction, (*reader)->manifest().achieved_negative_mean_rate);

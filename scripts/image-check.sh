@@ -17,10 +17,16 @@ t0=$(date +%s)
 ./scripts/install-deps.sh --image-tools
 
 DOCKERD_PID=""
+DOCKERD_LOG=""
 stop_dockerd() {
+  local rc=$?
   if [[ -n "$DOCKERD_PID" ]]; then
     kill "$DOCKERD_PID" 2>/dev/null || true
     wait "$DOCKERD_PID" 2>/dev/null || true
+  fi
+  # The daemon's log outlives only a failed check.
+  if [[ -n "$DOCKERD_LOG" ]]; then
+    if [[ $rc -eq 0 ]]; then rm -f "$DOCKERD_LOG"; else echo "image-check: dockerd's log: $DOCKERD_LOG" >&2; fi
   fi
 }
 trap stop_dockerd EXIT

@@ -2,7 +2,8 @@
 # The full test suite, from a fresh Debian 12 machine: installs the Debian
 # packages, builds everything (warnings are errors), runs every CTest test.
 # Fails first when a tracked C++/proto file is not clang-formatted
-# (scripts/check-format.sh).
+# (scripts/check-format.sh). The tests run with TMPDIR and TEST_TMPDIR on a fresh
+# directory; a passing run that leaves anything there fails, listing it.
 # Usage: scripts/test.sh [ctest args...]   (BUILD_DIR=build-ci by default)
 # SANITIZE=address,undefined (or thread) builds with those sanitizers in
 # build-<name> (e.g. build-asan) and runs the same suite; see docs/RELIABILITY.md.
@@ -33,7 +34,27 @@ cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGRAPHSIEVE_WERR
 cmake --build "$BUILD_DIR" -j2
 IMAGE_CHECK=${IMAGE_CHECK:-$([[ "${CI:-}" == true && -z "$SANITIZE" ]] && echo 1 || echo 0)}
 if [[ "$IMAGE_CHECK" == 1 ]]; then BUILD_DIR="$BUILD_DIR" ./scripts/image-check.sh; fi
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 "$@"
+# Temporary files: ctest runs with TMPDIR and TEST_TMPDIR on a fresh directory of this run's
+# own (GoogleTest's ::testing::TempDir(), Python's tempfile, mktemp and graphsieve-eval's work
+# directories read them), and every test removes what it made there: after a passing run,
+# anything left fails the run, listed (docs/RELIABILITY.md, "Temporary files").
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/graphsieve-ctest.XXXXXX")
+trap 'rm -rf "$TEST_TMP"' EXIT
+TMPDIR="$TEST_TMP" TEST_TMPDIR="$TEST_TMP" \
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 "$@"
+if [[ -n "$(ls -A "$TEST_TMP")" ]]; then
+  {
+    echo "scripts/test.sh: FAIL: the tests passed but left files in TMPDIR=$TEST_TMP;" \
+      "each test must remove what it creates (docs/RELIABILITY.md, \"Temporary files\")." \
+      "A gtest program's directory is named after the program:"
+    find "$TEST_TMP" -mindepth 1 -maxdepth 2 \( -type d -printf '  %P/\n' -o -printf '  %P\n' \) |
+      sort | head -60
+    echo "($(find "$TEST_TMP" -mindepth 1 | wc -l) files and directories in all; removed now)"
+  } >&2
+  exit 1
+fi
+rm -rf "$TEST_TMP"
+trap - EXIT
 FUZZ_SECONDS=${FUZZ_SECONDS:-0}
 if [[ "$FUZZ_SECONDS" != 0 ]]; then
   # Only the fuzz targets and the libraries they link (no tests, no benchmarks).

@@ -19,13 +19,13 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::RunBuildBinary;
-using testing_util::TestDir;
 
 // Looks up every pair of `pairs` in `reader`, in pair order.
 absl::Status LookupEveryPair(const SnapshotReader& reader, const PairTable& pairs, bool* found,
@@ -62,7 +62,7 @@ class BuilderBinaryTest : public ::testing::Test {
     ro.label.column = "clicked";
     return ReadImpressionLog(log_, ro, log);
   }
-  TestDir dir_;
+  ScopedTempDir dir_;
   std::string log_, root_;
 };
 
@@ -314,7 +314,7 @@ struct GateFixture {
 // number) stop the build before it reads the log, naming the flag: exit 2
 // from the build's validation, 1 from Abseil's flag parser.
 TEST(BuildFlagsTest, EveryNumericFlagRejectsItsBadValues) {
-  TestDir dir;
+  ScopedTempDir dir;
   const std::string log = dir.path() + "/log.csv";
   testing_util::WriteSmallLog(log, /*users=*/20, /*items=*/30, /*per_user=*/5, /*seed=*/1);
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {

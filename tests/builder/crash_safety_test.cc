@@ -21,12 +21,12 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
-using testing_util::TestDir;
+using ::graphsieve::testing::ScopedTempDir;
 
 std::vector<std::string> BuildArgs(const std::string& log, const std::string& root, int seed) {
   return {
@@ -71,7 +71,7 @@ std::vector<std::string> TempVersions(const std::string& root) {
 // first rename whose source matches `glob` and says so in a marker file; the
 // test kills it there, so the kill lands at that exact point, every run.
 TEST(CrashSafetyTest, KillsAtEachPointOfWritingAndPublishing) {
-  TestDir dir;
+  ScopedTempDir dir;
   const std::string log = dir.path() + "/log.csv", root = dir.path() + "/root";
   testing_util::WriteSmallLog(log, /*users=*/400, /*items=*/700, /*per_user=*/50, /*seed=*/5);
   auto first = testing_util::RunBuildBinary(BuildArgs(log, root, 1), dir.path());
@@ -163,7 +163,7 @@ TEST(CrashSafetyTest, KillsAtEachPointOfWritingAndPublishing) {
 #endif  // GRAPHSIEVE_HOLD_RENAME_PRELOAD
 
 TEST(CrashSafetyTest, KilledBuildsNeverExposeAHalfSnapshot) {
-  TestDir dir;
+  ScopedTempDir dir;
   const std::string log = dir.path() + "/log.csv", root = dir.path() + "/root";
   testing_util::WriteSmallLog(log, /*users=*/400, /*items=*/700, /*per_user=*/50, /*seed=*/5);
   auto args = [&](int seed) {

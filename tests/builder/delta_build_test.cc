@@ -28,12 +28,12 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
-using testing_util::TestDir;
+using ::graphsieve::testing::ScopedTempDir;
 
 // Users 0..users-1 over items 0..items-1, `per_user` items each, 1 in 6 positive.
 void WriteBaseLog(const std::string& path, int users, int items, int per_user, uint64_t seed) {
@@ -80,7 +80,7 @@ DeltaBuildOptions DeltaOptions(const std::string& log, const std::string& root) 
 }
 
 struct Fixture {
-  TestDir dir;
+  ScopedTempDir dir;
   std::string base_log = dir.path() + "/base.csv", delta_log = dir.path() + "/delta.csv";
   std::string root = dir.path() + "/root";
   std::string base_version;

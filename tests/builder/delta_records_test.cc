@@ -18,12 +18,12 @@
 #include "core/snapshot/snapshot_reader.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
-using testing_util::TestDir;
+using ::graphsieve::testing::ScopedTempDir;
 
 // 200 users over 300 items, 20 impressions each, 1 in 5 positive; returns an
 // item with a positive.
@@ -64,7 +64,7 @@ int ExtendedColumns(const SnapshotReader& base) {
 class NewLeafTest : public ::testing::TestWithParam<int> {};
 
 TEST_P(NewLeafTest, NewUserOnOneBaseItemTakesItsRowAndLeavesItUnchanged) {
-  TestDir dir;
+  ScopedTempDir dir;
   const std::string base_log = dir.path() + "/base.csv", delta_log = dir.path() + "/delta.csv";
   const std::string root = dir.path() + "/root";
   const uint64_t item = WriteBaseLog(base_log);

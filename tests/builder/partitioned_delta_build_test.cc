@@ -33,12 +33,12 @@
 #include "nlohmann/json.hpp"
 #include "server/snapshot_manager.h"
 #include "tests/builder/builder_test_util.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
-using testing_util::TestDir;
+using ::graphsieve::testing::ScopedTempDir;
 
 constexpr uint32_t kParts = 3;
 constexpr uint32_t kQuietPart = 2;  // the first delta's part without new impressions
@@ -98,7 +98,7 @@ DeltaBuildOptions DeltaOptions(const std::string& log, const std::string& root) 
 // base, then a delta of the log without kQuietPart's users, then a delta of
 // the whole later log (cumulative: the second replaces the first).
 struct Fixture {
-  TestDir dir;
+  ScopedTempDir dir;
   std::string base_log = dir.path() + "/base.csv", quiet_log = dir.path() + "/quiet.csv",
               delta_log = dir.path() + "/delta.csv";
   std::string single = dir.path() + "/single", parts = dir.path() + "/parts";

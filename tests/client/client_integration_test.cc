@@ -22,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -48,7 +49,7 @@ class ClientWorld : public ::testing::Environment {
  public:
   void SetUp() override {
     world = new World();
-    world->dir = testing::FreshDir("client-it");
+    world->dir = testing::NewTempDir("client-it");
     auto log = testing::GenerateLog(world->dir, 150, 250, 12000, 5);
     ASSERT_TRUE(log.ok()) << log.status();
     world->log = *log;

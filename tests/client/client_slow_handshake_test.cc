@@ -22,6 +22,7 @@
 #include "client/sampling_rate_client.h"
 #include "gtest/gtest.h"
 #include "tests/client/cluster.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -98,7 +99,7 @@ class SlowRelay {
 };
 
 TEST(SlowHandshake, OneAttemptSucceedsWhenTheConnectionIsSlowToOpen) {
-  const std::string dir = testing::FreshDir("slow-handshake");
+  const std::string dir = testing::NewTempDir("slow-handshake");
   auto log = testing::GenerateLog(dir, 20, 30, 500, 3);
   ASSERT_TRUE(log.ok()) << log.status();
   ASSERT_TRUE(testing::BuildSnapshot(*log, dir + "/root", 0.2).ok());

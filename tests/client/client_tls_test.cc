@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/client/cluster.h"
 #include "tests/missing_dependency.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -25,7 +26,7 @@ class ClientTls : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     if (testing::OpensslBinary().empty()) return;  // each test skips
-    dir_ = new std::string(testing::FreshDir("client-tls"));
+    dir_ = new std::string(testing::NewTempDir("client-tls"));
     ASSERT_TRUE(testing::MakeSelfSignedCert(*dir_, "server").ok());
     ASSERT_TRUE(testing::MakeSelfSignedCert(*dir_, "other").ok());
     auto log = testing::GenerateLog(*dir_, 60, 90, 3000, 7);

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 extern char** environ;
 
@@ -63,14 +63,22 @@ int WaitFor(pid_t pid, double timeout_seconds) {
 
 int counter = 0;
 
+// Removes <base>.out and <base>.err (RunProgram's, once read).
+void RemoveOutputs(const std::string& base) {
+  std::error_code ec;
+  std::filesystem::remove(base + ".out", ec);
+  std::filesystem::remove(base + ".err", ec);
+}
+
 }  // namespace
 
 RunResult RunProgram(const std::vector<std::string>& argv, double timeout_seconds,
                      const std::string& stdin_path) {
-  const std::string base = absl::StrCat(::testing::TempDir(), "/run-", getpid(), "-", counter++);
+  const std::string base = absl::StrCat(ProcessTempDir(), "/run-", counter++);
   RunResult result;
   const pid_t pid = Spawn(argv, stdin_path, base + ".out", base + ".err");
   if (pid < 0) {
+    RemoveOutputs(base);
     result.err = absl::StrCat("cannot start ", argv[0]);
     return result;
   }
@@ -82,6 +90,7 @@ RunResult RunProgram(const std::vector<std::string>& argv, double timeout_second
   }
   result.out = ReadFile(base + ".out");
   result.err = ReadFile(base + ".err");
+  RemoveOutputs(base);
   return result;
 }
 
@@ -89,7 +98,7 @@ absl::Status ServerProcess::Start(const std::string& snapshot_root, int port,
                                   const std::vector<std::string>& extra_flags) {
   Stop();
   port_ = 0;
-  const std::string base = absl::StrCat(::testing::TempDir(), "/server-", getpid(), "-", counter++);
+  const std::string base = absl::StrCat(ProcessTempDir(), "/server-", counter++);
   out_path_ = base + ".out";
   err_path_ = base + ".err";
   std::vector<std::string> argv = {ServerBinary(),
@@ -145,13 +154,6 @@ std::string GenBinary() { return GRAPHSIEVE_GEN_BINARY; }
 std::string BuildBinary() { return GRAPHSIEVE_BUILD_BINARY; }
 std::string ServerBinary() { return GRAPHSIEVE_SERVER_BINARY; }
 std::string CliBinary() { return GRAPHSIEVE_CLI_BINARY; }
-
-std::string FreshDir(const std::string& name) {
-  const std::string dir = absl::StrCat(::testing::TempDir(), "/", name, "-", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 absl::StatusOr<std::string> GenerateLog(const std::string& dir, int64_t users, int64_t items,
                                         int64_t instances, uint64_t seed) {

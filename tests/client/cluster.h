@@ -22,11 +22,15 @@ struct RunResult {
 };
 
 // Runs argv[0] with argv (stdin from /dev/null, or from `stdin_path`), kills it
-// after timeout_seconds. Never hangs.
+// after timeout_seconds. Never hangs. Its output goes through files under
+// ProcessTempDir() (tests/temp_dir.h), removed once read.
 RunResult RunProgram(const std::vector<std::string>& argv, double timeout_seconds,
                      const std::string& stdin_path = "");
 
-// A graphsieve-server child on 127.0.0.1. Stops (SIGTERM, then SIGKILL) on destruction.
+// A graphsieve-server child on 127.0.0.1. Stops (SIGTERM, then SIGKILL) on
+// destruction. Its stdout and stderr are files under ProcessTempDir()
+// (tests/temp_dir.h), removed after the program's last test; directories
+// for the tests come from NewTempDir() there.
 class ServerProcess {
  public:
   ServerProcess() = default;
@@ -56,9 +60,6 @@ std::string GenBinary();
 std::string BuildBinary();
 std::string ServerBinary();
 std::string CliBinary();
-
-// A fresh directory under the test's temp dir.
-std::string FreshDir(const std::string& name);
 
 // The version a snapshot root's CURRENT file names ("" when there is none).
 std::string CurrentVersion(const std::string& root);

@@ -7,12 +7,14 @@
 #include "absl/flags/flag.h"
 #include "client/cli/flags.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+// <ProcessTempDir()>/name (tests/temp_dir.h: removed after the last test).
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  const std::string path = ::testing::TempDir() + "/" + name;
+  const std::string path = testing::ProcessTempDir() + "/" + name;
   std::ofstream(path) << text;
   return path;
 }
@@ -61,7 +63,7 @@ TEST(DelimitedStream, ErrorsNameTheFileLineAndColumn) {
       << short_row.status();
 
   auto none =
-      DelimitedStream::Open(::testing::TempDir() + "/does-not-exist.csv", LogReaderOptions());
+      DelimitedStream::Open(testing::ProcessTempDir() + "/does-not-exist.csv", LogReaderOptions());
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("does-not-exist.csv"), std::string::npos);
   auto empty = DelimitedStream::Open(WriteTemp("empty.csv", ""), LogReaderOptions());

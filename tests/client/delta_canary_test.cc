@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -83,7 +84,7 @@ absl::StatusOr<std::set<Pair>> StoredPairs(const std::string& root, const std::s
 }
 
 absl::Status MakeWorld(World& w) {
-  w.dir = testing::FreshDir("delta-canary-it");
+  w.dir = testing::NewTempDir("delta-canary-it");
   const std::string log = w.dir + "/churned.csv";
   const RunResult gen =
       RunProgram({testing::GenBinary(), "--preset=tiny", "--users=300", "--items=400",

@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -100,7 +101,7 @@ absl::StatusOr<std::string> Delta(const std::string& log, const std::string& roo
 }
 
 absl::Status MakeWorld(World& w) {
-  w.dir = testing::FreshDir("partitioned-delta-it");
+  w.dir = testing::NewTempDir("partitioned-delta-it");
   const std::string log = w.dir + "/churned.csv";
   const RunResult gen =
       RunProgram({testing::GenBinary(), "--preset=tiny", "--users=300", "--items=400",

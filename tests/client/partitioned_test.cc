@@ -29,6 +29,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -47,7 +48,7 @@ class PartitionedWorld : public ::testing::Environment {
  public:
   void SetUp() override {
     world = new World();
-    world->dir = testing::FreshDir("partitioned-it");
+    world->dir = testing::NewTempDir("partitioned-it");
     auto log = testing::GenerateLog(world->dir, 300, 400, 20000, 7);
     ASSERT_TRUE(log.ok()) << log.status();
     world->log = *log;

@@ -11,17 +11,12 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/eval/synthetic_log.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve::eval {
 namespace {
 
-std::string TempDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  std::string base = t ? t : "/tmp";
-  std::string dir = base + "/graphsieve_eval_cli_XXXXXX";
-  if (mkdtemp(dir.data()) == nullptr) return base;
-  return dir;
-}
+using ::graphsieve::testing::NewTempDir;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -40,7 +35,7 @@ int RunEval(const std::string& args, const std::string& dir, std::string* err) {
 }
 
 TEST(EvalCliTest, EveryMethodHasFiniteMetrics) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("eval-cli");
   const std::string log_path = dir + "/log.csv";
   ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(100, 70, 8), log_path));
   const std::string json_path = dir + "/out.json", md_path = dir + "/out.md";
@@ -76,7 +71,7 @@ TEST(EvalCliTest, EveryMethodHasFiniteMetrics) {
 // The CI path of the issue: graphsieve-gen's small preset at scale 0.1 (12k instances) with its
 // pilot column.
 TEST(EvalCliTest, GeneratedTinyLogEveryMethodFinite) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("eval-cli");
   const std::string log_path = dir + "/tiny.csv", json_path = dir + "/tiny.json";
   const std::string gen = std::string(GRAPHSIEVE_GEN_BIN) +
                           " --preset=small --scale=0.1 --seed=3 --pilot --quiet" +
@@ -107,7 +102,7 @@ TEST(EvalCliTest, GeneratedTinyLogEveryMethodFinite) {
 // (almost every negative crosses components: zero conductance). The tool says
 // so per configuration and still reports the rest.
 TEST(EvalCliTest, UnreachableAlphaIsReportedNotFatal) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("eval-cli");
   const std::string log_path = dir + "/tiny.csv", md_path = dir + "/tiny.md";
   const std::string gen =
       std::string(GRAPHSIEVE_GEN_BIN) + " --preset=tiny --seed=3 --quiet" + " --output=" + log_path;
@@ -128,7 +123,7 @@ TEST(EvalCliTest, UnreachableAlphaIsReportedNotFatal) {
 #endif
 
 TEST(EvalCliTest, BadInputsFailWithMessagesNamingThem) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("eval-cli");
   std::string err;
   EXPECT_EQ(RunEval("--log=" + dir + "/missing.csv", dir, &err), 1);
   EXPECT_NE(err.find("missing.csv"), std::string::npos) << err;

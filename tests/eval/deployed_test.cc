@@ -14,11 +14,12 @@
 #include "gtest/gtest.h"
 #include "tests/client/cluster.h"
 #include "tests/eval/synthetic_log.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve::eval {
 namespace {
 
-using ::graphsieve::testing::FreshDir;
+using ::graphsieve::testing::NewTempDir;
 using ::graphsieve::testing::ServerProcess;
 
 // Users 1..4, items 10..19; user 1 rated everything early, user 4 only late,
@@ -110,7 +111,7 @@ TEST(DeployedSnapshotTest, RatesAreWhatTheServerAnswers) {
     p.score_propagation = propagation;
     p.resistance = ResistanceMethod::kExact;
     p.threads = 1;
-    const std::string dir = FreshDir(propagation ? "deployed-prop" : "deployed");
+    const std::string dir = NewTempDir(propagation ? "deployed-prop" : "deployed");
     absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap =
         DeployedSnapshot::Build(earlier, p, dir);
     ASSERT_TRUE(snap.ok()) << snap.status();
@@ -177,7 +178,7 @@ TEST(DeployedExperimentTest, ReportsTheSourceMix) {
   o.model.max_epochs = 3;
   o.pipeline.threads = 1;
   o.include_full = false;
-  o.work_dir = FreshDir("deployed-experiment");
+  o.work_dir = NewTempDir("deployed-experiment");
   absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->period_split, "seeded");

@@ -12,16 +12,12 @@
 
 #include "eval/random.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve::eval {
 namespace {
 
-std::string TempDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  std::string dir = std::string(t ? t : "/tmp") + "/graphsieve_verdict_XXXXXX";
-  if (mkdtemp(dir.data()) == nullptr) return "/tmp";
-  return dir;
-}
+using ::graphsieve::testing::NewTempDir;
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path);
@@ -79,7 +75,7 @@ TEST(VerdictRecommendTest, BothWaysAndTheExitCodes) {
 }
 
 TEST(VerdictTimeColumnTest, ReadsTheColumnAndNamesBadValues) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   {
     std::ofstream(dir + "/ok.tsv") << "user_id\titem_id\tlabel\tts\n1\t2\t0\t100\n\n3\t4\t1\t7.9\n";
     std::ofstream(dir + "/bad.csv") << "user_id,item_id,label,ts\n1,2,0,100\n3,4,1,yesterday\n";
@@ -134,7 +130,7 @@ int RunVerdictBinary(const std::string& args, const std::string& dir, std::strin
 }
 
 TEST(VerdictCommandTest, RecommendsDeployWhereTheRuleHelps) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   std::string out;
   // --kappa=0.1 (the rule leaning most on the graph score): on this small block log the
   // gain of the default κ 1 is inside its interval (NO MEASURABLE GAIN); the verdict judges
@@ -150,7 +146,7 @@ TEST(VerdictCommandTest, RecommendsDeployWhereTheRuleHelps) {
 }
 
 TEST(VerdictCommandTest, RejectsAKappaThatIsNotPositive) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   std::string out;
   const int rc = RunVerdictBinary(
       "--input " + WriteBlockLog(dir, true) + " --dim=4 --quiet --kappa=0", dir, &out);
@@ -161,7 +157,7 @@ TEST(VerdictCommandTest, RejectsAKappaThatIsNotPositive) {
 }
 
 TEST(VerdictCommandTest, DoesNotRecommendDeployWhereNothingCanBeLearnt) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   std::string out;
   const int rc =
       RunVerdictBinary("--input " + WriteBlockLog(dir, false) + " --dim=4 --quiet", dir, &out);
@@ -171,7 +167,7 @@ TEST(VerdictCommandTest, DoesNotRecommendDeployWhereNothingCanBeLearnt) {
 }
 
 TEST(VerdictCommandTest, TimeColumnRunsTheDeployedModeAndTheExitCodeFollowsTheVerdict) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   std::string out;
   const int rc = RunVerdictBinary(
       "--input " + WriteBlockLog(dir, true) + " --time-col ts --dim=4 --seeds=3 --quiet", dir,
@@ -185,7 +181,7 @@ TEST(VerdictCommandTest, TimeColumnRunsTheDeployedModeAndTheExitCodeFollowsTheVe
 }
 
 TEST(VerdictCommandTest, BadInvocationsNameTheInput) {
-  const std::string dir = TempDir();
+  const std::string dir = NewTempDir("verdict");
   const std::string log = WriteBlockLog(dir, true);
   std::string out;
   EXPECT_EQ(RunVerdictBinary("--input " + log + " --time-col when --quiet", dir, &out), 1);

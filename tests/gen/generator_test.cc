@@ -263,9 +263,11 @@ TEST(GeneratorTest, InvalidOptionsAreNamed) {
   EXPECT_THAT(o.Validate().message(), HasSubstr("more than 90% of the 6000 user x item cells"));
   o = *GeneratorPreset("tiny", 1.0);
   o.positive_rate = 0.7;
-  EXPECT_THAT(WriteGeneratedLog(o, "/tmp/never-written.csv").status().message(),
+  TempFiles files;
+  const std::string never = files.Path("never-written.csv");
+  EXPECT_THAT(WriteGeneratedLog(o, never).status().message(),
               HasSubstr("positive_rate must be in (0, 0.5)"));
-  EXPECT_FALSE(std::filesystem::exists("/tmp/never-written.csv"));
+  EXPECT_FALSE(std::filesystem::exists(never));
   o = *GeneratorPreset("tiny", 1.0);
   EXPECT_THAT(WriteGeneratedLog(o, "/nonexistent/dir/x.csv").status().message(),
               HasSubstr("cannot create /nonexistent/dir/x.csv.tmp"));

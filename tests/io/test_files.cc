@@ -4,23 +4,10 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 namespace graphsieve::testing_io {
-
-TempFiles::TempFiles() {
-  std::string tmpl = ::testing::TempDir() + "/graphsieve_io_XXXXXX";
-  char* made = ::mkdtemp(tmpl.data());
-  if (made == nullptr) ADD_FAILURE() << "mkdtemp failed for " << tmpl;
-  dir_ = tmpl;
-}
-
-TempFiles::~TempFiles() {
-  std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
-}
 
 std::string TempFiles::Write(const std::string& name, const std::string& content) const {
   const std::string path = Path(name);

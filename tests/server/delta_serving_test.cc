@@ -17,6 +17,7 @@
 #include "server/rate_profile.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -63,7 +64,7 @@ v1::GetStatusResponse Status(v1::SamplingRateService::Stub* stub) {
 }
 
 TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
-  const std::string dir = testing::MakeTempDir("delta_serving");
+  const std::string dir = testing::NewTempDir("delta_serving");
   const std::string root = dir + "/root", base_log = dir + "/base.csv",
                     delta_log = dir + "/delta.csv";
   WriteLog(base_log, 1, 200, 300);
@@ -138,7 +139,7 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
 // the layered reader serves, not by the delta's own manifest (which counts
 // only the delta's pairs and made the profiler keep every base pair).
 TEST(DeltaServingTest, ProfileOfBasePlusDeltaSamplesAsManyPairsAsAsked) {
-  const std::string dir = testing::MakeTempDir("delta_profile");
+  const std::string dir = testing::NewTempDir("delta_profile");
   const std::string root = dir + "/root", base_log = dir + "/base.csv",
                     delta_log = dir + "/delta.csv";
   WriteLog(base_log, 1, 200, 300);

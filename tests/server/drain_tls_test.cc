@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -26,6 +27,7 @@
 #include "server/server.h"
 #include "tests/missing_dependency.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 extern char** environ;
 
@@ -37,10 +39,24 @@ using ::testing::Not;
 
 #ifdef GRAPHSIEVE_SERVER_BINARY
 // Starts the binary with stdout on a pipe; returns pid and the gRPC port.
+// A child not reaped when the test returns (a failed ASSERT) is killed and
+// reaped then, so no server outlives its test or its snapshot directory.
 struct Child {
   pid_t pid = -1;
   int port = 0;
   int admin_port = 0;
+
+  Child() = default;
+  Child(Child&& o) noexcept
+      : pid(std::exchange(o.pid, -1)), port(o.port), admin_port(o.admin_port) {}
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+  ~Child() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
 };
 
 Child Spawn(const std::vector<std::string>& args) {
@@ -54,7 +70,10 @@ Child Spawn(const std::vector<std::string>& args) {
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   Child child;
-  EXPECT_EQ(posix_spawn(&child.pid, args[0].c_str(), &actions, nullptr, argv.data(), environ), 0);
+  const int spawned =
+      posix_spawn(&child.pid, args[0].c_str(), &actions, nullptr, argv.data(), environ);
+  EXPECT_EQ(spawned, 0);
+  if (spawned != 0) child.pid = -1;  // *pid is unspecified when posix_spawn fails
   posix_spawn_file_actions_destroy(&actions);
   close(out[1]);
   // First stdout line: "graphsieve-server listening port=P admin_port=Q" (bounded read).
@@ -106,7 +125,7 @@ int Inflight(int admin_port) {
 // gauge shows it in the handler — no timer decides whether a call
 // was in flight when the signal arrived (docs/RELIABILITY.md, "No flaky tests").
 TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
-  const std::string root = testing::MakeTempDir("drain");
+  const std::string root = testing::NewTempDir("drain");
   ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
   Child child =
       Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1", "--port",
@@ -158,12 +177,12 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   if (inflight < kHeld) {
     kill(child.pid, SIGKILL);  // unblocks the clients
     for (auto& c : clients) c.join();
-    waitpid(child.pid, nullptr, 0);
+    waitpid(std::exchange(child.pid, -1), nullptr, 0);
     FAIL() << "the held calls never reached the handler (in flight: " << inflight << ")";
   }
 
   ASSERT_EQ(kill(child.pid, SIGTERM), 0);
-  const int code = WaitExit(child.pid, 60);
+  const int code = WaitExit(std::exchange(child.pid, -1), 60);
   for (auto& c : clients) c.join();
   EXPECT_EQ(code, 0);
   for (int t = 0; t < kHeld; ++t) {
@@ -181,9 +200,10 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
 }
 
 TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
-  const std::string out = testing::MakeTempDir("flags") + "/err.txt";
-  const std::string cmd =
-      absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root /tmp --default-policy 7 2> ", out);
+  const std::string root = testing::NewTempDir("flags");
+  const std::string out = root + "/err.txt";
+  const std::string cmd = absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root ", root,
+                                       " --default-policy 7 2> ", out);
   const int status = std::system(cmd.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 2);
   std::ifstream in(out);
@@ -192,7 +212,7 @@ TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
   EXPECT_THAT(text.str(), HasSubstr("--default-policy"));
 
   const std::string cmd2 =
-      absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root /tmp --lookup=disk 2> ", out);
+      absl::StrCat(GRAPHSIEVE_SERVER_BINARY, " --snapshot-root ", root, " --lookup=disk 2> ", out);
   EXPECT_EQ(WEXITSTATUS(std::system(cmd2.c_str())), 2);
   std::ifstream in2(out);
   std::stringstream text2;
@@ -205,7 +225,7 @@ TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
 // Each must stop the server before it listens, with a message naming the flag
 // (exit 2 from our validation, 1 from Abseil's flag parser).
 TEST(DrainTest, EveryNumericFlagRejectsItsBadValues) {
-  const std::string root = testing::MakeTempDir("numeric-flags");
+  const std::string root = testing::NewTempDir("numeric-flags");
   const std::string out = root + "/err.txt";
   struct Case {
     const char* flag;   // as given on the command line
@@ -290,7 +310,7 @@ TEST(TlsTest, TlsAndMutualTls) {
     GRAPHSIEVE_SKIP_OR_FAIL(
         "the openssl command-line tool (not on PATH): the test makes its certificates with it");
   }
-  const std::string dir = testing::MakeTempDir("tls");
+  const std::string dir = testing::NewTempDir("tls");
   ASSERT_TRUE(MakeCert(dir, "server"));
   ASSERT_TRUE(MakeCert(dir, "client"));
   ASSERT_TRUE(testing::PublishSnapshot(dir, testing::SyntheticSnapshot::Make(1)).ok());

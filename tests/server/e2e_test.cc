@@ -14,13 +14,14 @@
 #include "server/server.h"
 #include "tests/missing_dependency.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
 #if defined(GRAPHSIEVE_GEN_BINARY) && defined(GRAPHSIEVE_BUILD_BINARY)
 TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
-  const std::string dir = testing::MakeTempDir("e2e");
+  const std::string dir = testing::NewTempDir("e2e");
   const std::string log = dir + "/log.csv", root = dir + "/snapshots", exported = dir + "/export";
   ASSERT_EQ(std::system(absl::StrCat(GRAPHSIEVE_GEN_BINARY, " --preset tiny --seed 11 --quiet",
                                      " --output ", log)

@@ -16,6 +16,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -50,7 +51,7 @@ std::unique_ptr<SnapshotStore> Store(const std::string& root) {
 }
 
 TEST(HeldVersionTest, ThePreviousVersionAnswersPinnedRequestsUntilTheNextSwap) {
-  const std::string root = testing::MakeTempDir("held");
+  const std::string root = testing::NewTempDir("held");
   const SyntheticSnapshot gen1 = SyntheticSnapshot::Make(1), gen2 = SyntheticSnapshot::Make(2);
   auto a = testing::PublishSnapshot(root, gen1);
   ASSERT_TRUE(a.ok()) << a.status();
@@ -122,7 +123,7 @@ TEST(HeldVersionTest, ThePreviousVersionAnswersPinnedRequestsUntilTheNextSwap) {
 }
 
 TEST(HeldVersionTest, ARolledBackVersionIsNotHeld) {
-  const std::string root = testing::MakeTempDir("held-rollback");
+  const std::string root = testing::NewTempDir("held-rollback");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   ASSERT_TRUE(a.ok()) << a.status();
   auto server = Start(root);
@@ -146,7 +147,7 @@ TEST(HeldVersionTest, ARolledBackVersionIsNotHeld) {
 }
 
 TEST(HeldVersionTest, NothingIsHeldWithHoldZeroOrAnIndexBuiltInMemory) {
-  const std::string root = testing::MakeTempDir("held-off");
+  const std::string root = testing::NewTempDir("held-off");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2), false, /*publish=*/false);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -174,7 +175,7 @@ TEST(HeldVersionTest, NothingIsHeldWithHoldZeroOrAnIndexBuiltInMemory) {
 // — it used to stay open until the next swap. Waits for the release itself
 // (the last reference dropping), not for a time.
 TEST(HeldVersionTest, WithoutAPollThreadTheHoldIsClosedWhenItEnds) {
-  const std::string root = testing::MakeTempDir("held-no-poll");
+  const std::string root = testing::NewTempDir("held-no-poll");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2), false, /*publish=*/false);
   ASSERT_TRUE(a.ok() && b.ok());
@@ -195,7 +196,7 @@ TEST(HeldVersionTest, WithoutAPollThreadTheHoldIsClosedWhenItEnds) {
 }
 
 TEST(HeldVersionTest, StoreHoldsExpireAndNameTheirHolder) {
-  const std::string root = testing::MakeTempDir("store-holds");
+  const std::string root = testing::NewTempDir("store-holds");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2));
   ASSERT_TRUE(a.ok() && b.ok());

@@ -20,6 +20,7 @@
 #include "server/allocator.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -27,7 +28,7 @@ namespace {
 using testing::SyntheticSnapshot;
 
 TEST(MemorySwapsTest, NoRocksDbStaysOpenAfterManySwapsOfMappedVersions) {
-  const std::string root = testing::MakeTempDir("memory-swaps");
+  const std::string root = testing::NewTempDir("memory-swaps");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   ASSERT_TRUE(a.ok()) << a.status();
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2));

@@ -15,6 +15,7 @@
 #include "server/rate_profile.h"
 #include "server/traffic_window.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 #include "xxhash.h"
 
 namespace graphsieve {
@@ -229,7 +230,7 @@ TEST(RateQuantiles, WithinTheBoundOfTheExactQuantileAndExactOnTies) {
 }
 
 TEST(ProfileSnapshot, HistogramMeanAndSampleOfARealSnapshot) {
-  const std::string root = testing::MakeTempDir("profile");
+  const std::string root = testing::NewTempDir("profile");
   const testing::SyntheticSnapshot snap = testing::SyntheticSnapshot::Make(3, 20, 25);
   absl::StatusOr<std::string> version = testing::PublishSnapshot(root, snap);
   ASSERT_TRUE(version.ok()) << version.status();

@@ -13,6 +13,7 @@
 #include "server/rate_service.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -45,7 +46,7 @@ TEST(RateSourceTest, PositiveRateFallbackNoteNamesTheSidesWithoutAFit) {
 }
 
 TEST(RateSourceTest, ServerAnswersWhatTheCoreGivesInProcess) {
-  const std::string root = testing::MakeTempDir("core-vs-server");
+  const std::string root = testing::NewTempDir("core-vs-server");
   const testing::SyntheticSnapshot snap = testing::SyntheticSnapshot::Make(3);
   auto version = testing::PublishSnapshot(root, snap);
   ASSERT_TRUE(version.ok()) << version.status();

@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -59,7 +60,7 @@ std::string Served(v1::SamplingRateService::Stub* stub) {
 }
 
 TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
-  const std::string root = testing::MakeTempDir("swap");
+  const std::string root = testing::NewTempDir("swap");
   std::map<std::string, SyntheticSnapshot> by_version;
   const SyntheticSnapshot g1 = SyntheticSnapshot::Make(1);
   auto v1 = testing::PublishSnapshot(root, g1);
@@ -176,7 +177,7 @@ TEST(RefresherTest, SwapUnderLoadDropsNothingAndNeverMixesVersions) {
 }
 
 TEST(RefresherTest, CorruptVersionIsRejectedOnceAndTheOldOneKeepsServing) {
-  const std::string root = testing::MakeTempDir("corrupt");
+  const std::string root = testing::NewTempDir("corrupt");
   auto good = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   ASSERT_TRUE(good.ok());
   auto server = Start(root, -1);
@@ -219,7 +220,7 @@ TEST(RefresherTest, CorruptVersionIsRejectedOnceAndTheOldOneKeepsServing) {
 }
 
 TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
-  const std::string root = testing::MakeTempDir("pin");
+  const std::string root = testing::NewTempDir("pin");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2));
   ASSERT_TRUE(a.ok() && b.ok());
@@ -277,7 +278,7 @@ TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
 }
 
 TEST(RefresherTest, PinVersionAndRejectVersionsFlags) {
-  const std::string root = testing::MakeTempDir("pinflag");
+  const std::string root = testing::NewTempDir("pinflag");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
   auto b = testing::PublishSnapshot(root, SyntheticSnapshot::Make(2));
   ASSERT_TRUE(a.ok() && b.ok());

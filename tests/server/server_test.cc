@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_snapshots.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -50,7 +51,7 @@ class ServerTest : public ::testing::Test {
 class ServerLookupTest : public ServerTest, public ::testing::WithParamInterface<LookupMode> {};
 
 TEST_P(ServerLookupTest, ExactInferredAndDefaultRates) {
-  const std::string root = testing::MakeTempDir("rates");
+  const std::string root = testing::NewTempDir("rates");
   const SyntheticSnapshot snap = SyntheticSnapshot::Make(1);
   auto version = testing::PublishSnapshot(root, snap);
   ASSERT_TRUE(version.ok()) << version.status();
@@ -137,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(Lookup, ServerLookupTest,
                          [](const auto& info) { return std::string(LookupModeName(info.param)); });
 
 TEST_F(ServerTest, DefaultPolicyAlphaAndFixed) {
-  const std::string root = testing::MakeTempDir("policy");
+  const std::string root = testing::NewTempDir("policy");
   const SyntheticSnapshot snap = SyntheticSnapshot::Make(1);
   ASSERT_TRUE(testing::PublishSnapshot(root, snap).ok());
   for (const std::string& policy : {std::string("alpha"), std::string("0.375")}) {
@@ -162,7 +163,7 @@ TEST_F(ServerTest, DefaultPolicyAlphaAndFixed) {
 }
 
 TEST_F(ServerTest, KeepDecisionsAndLogOdds) {
-  const std::string root = testing::MakeTempDir("keep");
+  const std::string root = testing::NewTempDir("keep");
   const SyntheticSnapshot snap = SyntheticSnapshot::Make(2);
   ASSERT_TRUE(testing::PublishSnapshot(root, snap).ok());
   StartServer(root);
@@ -203,7 +204,7 @@ struct BadRequestCase {
 };
 
 TEST_F(ServerTest, EveryBadRequestIsRejectedWithTheFieldNamed) {
-  const std::string root = testing::MakeTempDir("bad");
+  const std::string root = testing::NewTempDir("bad");
   ServerOptions o;
   o.max_batch_pairs = 10;
   StartServer(root, o);
@@ -292,7 +293,7 @@ TEST_F(ServerTest, EveryBadRequestIsRejectedWithTheFieldNamed) {
 // without the between-chunk check the server scores the whole batch and counts
 // an OK, or a CANCELLED from the cancellation check.
 TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
-  const std::string root = testing::MakeTempDir("deadline");
+  const std::string root = testing::NewTempDir("deadline");
   ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
   ServerOptions o;
   o.testing_hold_tagged_calls_until_drain = true;
@@ -337,7 +338,7 @@ TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
 // plus 1 MiB of framing) is refused by gRPC before the handler with
 // RESOURCE_EXHAUSTED (README, "Errors"); the server stays up.
 TEST_F(ServerTest, OversizeMessageIsResourceExhausted) {
-  const std::string root = testing::MakeTempDir("oversize");
+  const std::string root = testing::NewTempDir("oversize");
   ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
   ServerOptions o;
   o.max_batch_pairs = 10;  // limit: 10 * 32 bytes + 1 MiB
@@ -359,7 +360,7 @@ TEST_F(ServerTest, OversizeMessageIsResourceExhausted) {
 }
 
 TEST_F(ServerTest, HealthReadinessAndAdminPages) {
-  const std::string root = testing::MakeTempDir("health");
+  const std::string root = testing::NewTempDir("health");
   StartServer(root);
   auto channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
                                      grpc::InsecureChannelCredentials());

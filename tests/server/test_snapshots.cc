@@ -162,15 +162,6 @@ absl::Status SetCurrent(const std::string& root, const std::string& version) {
   return (*store)->SetCurrent(**lock, version);
 }
 
-std::string MakeTempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string dir =
-      absl::StrCat(base ? base : "/tmp", "/graphsieve-server-test-", getpid(), "-", name);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string& path) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return absl::InternalError("socket()");

@@ -51,9 +51,6 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
 // Points CURRENT at an existing version.
 absl::Status SetCurrent(const std::string& root, const std::string& version);
 
-// A fresh empty directory under the test's temp dir.
-std::string MakeTempDir(const std::string& name);
-
 // GET http://127.0.0.1:port/path; returns (status code, body).
 absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string& path);
 

@@ -14,14 +14,14 @@
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 class BatchScorerTest : public ::testing::Test {
  protected:
@@ -72,7 +72,7 @@ class BatchScorerTest : public ::testing::Test {
     return reader.ok() ? *reader : nullptr;
   }
 
-  TestDir dir_;
+  ScopedTempDir dir_;
   Synthetic s_;
   std::map<std::pair<uint64_t, uint64_t>, float> stored_;
   std::map<std::pair<bool, uint64_t>, size_t> node_;

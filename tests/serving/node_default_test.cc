@@ -25,14 +25,14 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 // Users u0, u1; items i0, i1, i2. (user, item, instances, negatives):
 //   (u0,i0,3,2) (u0,i1,2,2) (u1,i0,1,0) (u1,i2,4,4)
@@ -284,7 +284,7 @@ class NodeDefaultSnapshotTest : public ::testing::Test {
     return rates;
   }
 
-  TestDir dir_;
+  ScopedTempDir dir_;
   Synthetic s_;
   std::string vdir_;
 };

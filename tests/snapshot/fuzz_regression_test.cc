@@ -2,7 +2,6 @@
 // core/snapshot (docs/RELIABILITY.md): every metadata input gives a status
 // naming the field, never undefined behaviour; file reads fit small stacks.
 #include <pthread.h>
-#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -14,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/snapshot/synthetic.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace snapshot {
@@ -87,7 +87,8 @@ TEST(UnseenModelFuzzRegressionTest, MethodAndSketchDimMustBeIntegersInRange) {
 // stack and overflowed a civetweb admin thread's stack serving /status.json.
 // It must run on a thread whose whole stack is 64 KiB.
 TEST(FileUtilRegressionTest, ReadFileToStringFitsASmallThreadStack) {
-  const std::string path = ::testing::TempDir() + "/small-stack-" + std::to_string(getpid());
+  const ::graphsieve::testing::ScopedTempDir dir("small-stack");
+  const std::string path = dir.path() + "/file";
   { std::ofstream(path) << std::string(200000, 'x'); }
   struct Arg {
     std::string path;
@@ -110,7 +111,6 @@ TEST(FileUtilRegressionTest, ReadFileToStringFitsASmallThreadStack) {
   pthread_attr_destroy(&attr);
   ASSERT_TRUE(arg.out.ok()) << arg.out.status();
   EXPECT_EQ(arg.out->size(), 200000u);
-  unlink(path.c_str());
 }
 
 }  // namespace

@@ -18,14 +18,14 @@
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 std::string Publish(const std::string& root, Synthetic& s, bool write_index) {
   SnapshotWriterOptions options;
@@ -89,7 +89,7 @@ void ExpectSameAnswers(const Synthetic& s, const SnapshotReader& a, const Snapsh
 }
 
 TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(150, 400, 30, 11);
   const std::string version = Publish(dir.path(), s, /*write_index=*/true);
   auto mapped = OpenOk(dir.path(), version, LookupMode::kMemory);
@@ -108,7 +108,7 @@ TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
 }
 
 TEST(IndexFileTest, VersionWithoutIndexFileBuildsTheIndexOnLoad) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(80, 200, 20, 12);
   const std::string version = Publish(dir.path(), s, /*write_index=*/false);
   struct stat st;
@@ -134,7 +134,7 @@ void FlipByte(const std::string& path, std::streamoff offset) {
 }
 
 TEST(IndexFileTest, AFlippedByteAnywhereInTheIndexFileIsRejected) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(60, 100, 10, 13);
   const std::string version = Publish(dir.path(), s, true);
   const std::string path = dir.path() + "/" + version + "/index.gsi";
@@ -158,7 +158,7 @@ TEST(IndexFileTest, AFlippedByteAnywhereInTheIndexFileIsRejected) {
 // A flip whose manifest digest was rewritten to match: the body checksum the
 // writer computed from memory (in the header) still catches it.
 TEST(IndexFileTest, AFlipBehindARewrittenManifestDigestIsRejected) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(60, 100, 10, 15);
   const std::string version = Publish(dir.path(), s, true);
   const std::string vdir = dir.path() + "/" + version;
@@ -180,7 +180,7 @@ TEST(IndexFileTest, AFlipBehindARewrittenManifestDigestIsRejected) {
 }
 
 TEST(IndexFileTest, StructureIsCheckedEvenWithoutChecksums) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(40, 50, 5, 14);
   const std::string version = Publish(dir.path(), s, true);
   const std::string path = dir.path() + "/" + version + "/index.gsi";

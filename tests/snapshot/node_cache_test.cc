@@ -14,14 +14,14 @@
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 std::string WriteAndPublish(const std::string& root, Synthetic& s) {
   absl::StatusOr<std::string> version = testing_util::PublishSynthetic(root, s);
@@ -37,7 +37,7 @@ uint64_t UnknownId(const Synthetic& s, uint64_t from) {
 }
 
 TEST(NodeCacheTest, KnownUnknownStableAndBounded) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/12, /*items=*/15, /*pairs_per_user=*/4, /*seed=*/3);
   const std::string version = WriteAndPublish(dir.path(), s);
   SnapshotReaderOptions options;
@@ -85,7 +85,7 @@ TEST(NodeCacheTest, KnownUnknownStableAndBounded) {
 
 // FindNode gives the same node whatever the lookup mode (index or node cache).
 TEST(FindNodeTest, SameAnswerInBothLookupModes) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/30, /*items=*/40, /*pairs_per_user=*/5, /*seed=*/9);
   const std::string version = WriteAndPublish(dir.path(), s);
   const NodeTable& t = s.result.nodes;

@@ -20,14 +20,14 @@
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 TEST(SlicePartitionTest, EveryPairInExactlyItsPartWithItsUsersAndAllItems) {
   Synthetic s = MakeSynthetic(90, 70, 12, 21);
@@ -74,7 +74,7 @@ std::string PublishParts(const std::string& root, Synthetic& s, uint32_t parts,
 }
 
 TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(60, 50, 8, 22);
   const std::string version = PublishParts(dir.path(), s, 3);
   SnapshotReaderOptions whole;
@@ -117,7 +117,7 @@ TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
 }
 
 TEST(PartitionedVersionTest, AnUnpartitionedVersionIsItsOwnPartitionZero) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(30, 20, 5, 23);
   const std::string version = PublishParts(dir.path(), s, 1);
   SnapshotReaderOptions zero;
@@ -137,7 +137,7 @@ TEST(PartitionedVersionTest, AnUnpartitionedVersionIsItsOwnPartitionZero) {
 // item's node. Refused by default (a full build's mistake), written with
 // allow_no_pairs, and every part opens and answers in every lookup mode.
 TEST(PartitionedVersionTest, APartWithNoPairsIsWrittenOnlyWhenAllowedAndReadsBack) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/1, /*items=*/30, /*pairs_per_user=*/6, 24);
   const uint64_t user = s.pairs.user_ids[0];
   const uint32_t home = PartitionOfUser(user, 3);
@@ -195,7 +195,7 @@ TEST(PartitionedVersionTest, APartWithNoPairsIsWrittenOnlyWhenAllowedAndReadsBac
 // The parts opened as one reader (the delta build's view of a partitioned
 // base) answer every stored pair, unknown pair and node as the parts do.
 TEST(PartitionedVersionTest, PartsOpenedAsOneReaderRouteUsersToTheirPart) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(60, 50, 8, 25);
   const std::string version = PublishParts(dir.path(), s, 3);
   auto store = SnapshotStore::Create({dir.path()});

@@ -21,15 +21,15 @@
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using snapshot::TableFormat;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 // Writes and publishes `s` under `root`; returns the version.
 std::string WriteAndPublish(const std::string& root, Synthetic& s, TableFormat format,
@@ -67,7 +67,7 @@ class RoundTripTest : public ::testing::TestWithParam<std::tuple<TableFormat, Lo
 };
 
 TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/300, /*items=*/500, /*pairs_per_user=*/40, /*seed=*/7);
   const std::string version = WriteAndPublish(dir.path(), s, format());
   auto reader = SnapshotReader::Open(dir.path(), version, options());
@@ -128,7 +128,7 @@ TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
 }
 
 TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(50, 80, 10, /*seed=*/11);
   const std::string version = WriteAndPublish(dir.path(), s, format());
   auto reader = SnapshotReader::Open(dir.path(), version, options());
@@ -194,7 +194,7 @@ class CorruptionTest : public ::testing::Test {
   absl::Status OpenStatus() {
     return SnapshotReader::Open(dir_.path(), version_, SnapshotReaderOptions()).status();
   }
-  TestDir dir_;
+  ScopedTempDir dir_;
   Synthetic s_;
   std::string version_, vdir_;
 };
@@ -322,7 +322,7 @@ TEST_F(CorruptionTest, UnknownFormatVersion) {
 // (kMemory through the checksummed index scan, kRocksDb through VerifyChecksum).
 TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) {
   for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {
-    TestDir dir;
+    ScopedTempDir dir;
     Synthetic s = MakeSynthetic(200, 300, 50, /*seed=*/9);
     const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased, 1,
                                                 /*write_index=*/false);
@@ -348,7 +348,7 @@ TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) 
 // The index built on load (a version without an index file) checks the table
 // against the manifest's pair count.
 TEST(PairsBlockCorruptionTest, ManifestPairCountDisagreeingWithTheTableIsDataLoss) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(40, 60, 10, /*seed=*/10);
   const std::string version = WriteAndPublish(dir.path(), s, TableFormat::kBlockBased, 1,
                                               /*write_index=*/false);
@@ -376,7 +376,7 @@ TEST_F(CorruptionTest, UnknownVersionIsNotFound) {
 }
 
 TEST(SnapshotWriterTest, RejectsUnsortedPairsAndSizeMismatch) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(10, 10, 3, 1);
   std::swap(s.pairs.pair_item[0], s.pairs.pair_item[1]);
   s.info.version = "20260101T000000Z-00000001";

@@ -9,12 +9,12 @@
 #include "absl/time/clock.h"
 #include "core/snapshot/file_util.h"
 #include "gtest/gtest.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
-using testing_util::TestDir;
+using ::graphsieve::testing::ScopedTempDir;
 namespace fs = std::filesystem;
 
 std::unique_ptr<SnapshotStore> MakeStore(const std::string& root) {
@@ -45,7 +45,7 @@ TEST(SnapshotStoreTest, VersionIds) {
 }
 
 TEST(SnapshotStoreTest, MissingRootIsNotFoundUnlessCreated) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto s = SnapshotStore::Create({dir.path() + "/nope", false});
   EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(s.status().message(), "nope"));
@@ -53,7 +53,7 @@ TEST(SnapshotStoreTest, MissingRootIsNotFoundUnlessCreated) {
 }
 
 TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   EXPECT_EQ(store->ReadCurrent().status().code(), absl::StatusCode::kNotFound);
   auto lock = store->AcquirePublishLock(0);
@@ -81,7 +81,7 @@ TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {
 
 // The one place that maps a version to its directory (SnapshotReader::Open asks it).
 TEST(SnapshotStoreTest, PublishedVersionDirChecksTheIdAndThePublication) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   auto lock = store->AcquirePublishLock(0);
   ASSERT_TRUE(lock.ok());
@@ -103,7 +103,7 @@ TEST(SnapshotStoreTest, PublishedVersionDirChecksTheIdAndThePublication) {
 }
 
 TEST(SnapshotStoreTest, CorruptCurrentIsDataLoss) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   std::ofstream(dir.path() + "/CURRENT") << "garbage\n";
   auto c = store->ReadCurrent();
@@ -114,7 +114,7 @@ TEST(SnapshotStoreTest, CorruptCurrentIsDataLoss) {
 }
 
 TEST(SnapshotStoreTest, StaleTemporariesAreRemovedButVersionsKept) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   auto lock = store->AcquirePublishLock(0);
   const std::string a = FakePublish(*store, **lock, 0);
@@ -129,7 +129,7 @@ TEST(SnapshotStoreTest, StaleTemporariesAreRemovedButVersionsKept) {
 }
 
 TEST(SnapshotStoreTest, OnlyOnePublisherAtATime) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   auto first = store->AcquirePublishLock(0);
   ASSERT_TRUE(first.ok());
@@ -141,7 +141,7 @@ TEST(SnapshotStoreTest, OnlyOnePublisherAtATime) {
 }
 
 TEST(SnapshotStoreTest, RetentionKeepsNewestCurrentAndPinned) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   auto lock = store->AcquirePublishLock(0);
   std::vector<std::string> v;
@@ -165,7 +165,7 @@ TEST(SnapshotStoreTest, RetentionKeepsNewestCurrentAndPinned) {
 }
 
 TEST(SnapshotStoreTest, PinErrors) {
-  TestDir dir;
+  ScopedTempDir dir;
   auto store = MakeStore(dir.path());
   auto lock = store->AcquirePublishLock(0);
   const std::string a = FakePublish(*store, **lock, 0);

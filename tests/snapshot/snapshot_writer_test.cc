@@ -19,14 +19,14 @@
 #include "core/snapshot/snapshot_store.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
-#include "tests/snapshot/test_dir.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
 
+using ::graphsieve::testing::ScopedTempDir;
 using testing_util::MakeSynthetic;
 using testing_util::Synthetic;
-using testing_util::TestDir;
 
 struct Written {
   std::string version;
@@ -108,7 +108,7 @@ void ExpectAllPairs(const std::string& root, const std::string& version, const S
 }
 
 TEST(SnapshotWriterTest, ManySstFilesReadLikeOne) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/60, /*items=*/400, /*pairs_per_user=*/90, /*seed=*/3);
   const size_t n = s.pairs.num_pairs();  // 5,400
   const Written one = WriteAndPublish(dir.path() + "/one", s, /*pairs_per_file=*/n, 1);
@@ -128,7 +128,7 @@ TEST(SnapshotWriterTest, ManySstFilesReadLikeOne) {
 }
 
 TEST(SnapshotWriterTest, ManifestDigestsMatchTheFiles) {
-  TestDir dir;
+  ScopedTempDir dir;
   Synthetic s = MakeSynthetic(40, 300, 50, /*seed=*/5);
   const Written w = WriteAndPublish(dir.path(), s, /*pairs_per_file=*/333, 2);
   auto text = snapshot::ReadFileToString(w.dir + "/" + snapshot::kManifestFile);

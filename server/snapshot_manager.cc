@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/memory_index.h"
 #include "core/snapshot/snapshot_store.h"
 #include "server/log.h"
@@ -20,15 +21,32 @@
 namespace graphsieve {
 namespace {
 
-// Drops the held version's resident index pages, unless the active version
-// serves from the same index: a delta over the same base shares it
-// (LayeredSnapshotReader's memory_index() is the base's).
+// The indexes a version serves from: a full version's, or a delta version's
+// own and its base's (LayeredSnapshotReader's memory_index() is the base's).
+std::vector<const MemoryIndex*> ServedIndexes(const SnapshotReader& reader) {
+  std::vector<const MemoryIndex*> out;
+  if (const auto* layered = dynamic_cast<const LayeredSnapshotReader*>(&reader)) {
+    out.push_back(layered->delta().memory_index());
+    out.push_back(layered->base().memory_index());
+  } else {
+    out.push_back(reader.memory_index());
+  }
+  out.erase(std::remove(out.begin(), out.end(), nullptr), out.end());
+  return out;
+}
+
+// Drops the held version's resident index pages, except those of an index
+// the active version serves from too: a delta over the same base shares the
+// base's, and a held delta's own index is released while the base stays.
 void ReleaseHeldPages(const ServingSnapshot* held, const ServingSnapshot* active) {
   if (held == nullptr) return;
-  const MemoryIndex* index = held->reader->memory_index();
-  if (index == nullptr) return;
-  if (active != nullptr && active->reader->memory_index() == index) return;
-  index->ReleaseResidentPages();
+  const std::vector<const MemoryIndex*> in_use =
+      active != nullptr ? ServedIndexes(*active->reader) : std::vector<const MemoryIndex*>();
+  for (const MemoryIndex* index : ServedIndexes(*held->reader)) {
+    if (std::find(in_use.begin(), in_use.end(), index) == in_use.end()) {
+      index->ReleaseResidentPages();
+    }
+  }
 }
 
 }  // namespace

@@ -133,6 +133,23 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
   EXPECT_FALSE((*server)->manager().PollOnce().ok());
   EXPECT_EQ(Status(stub.get()).active().version(), delta->version);
   EXPECT_EQ(Rate(stub.get(), user, item).rates(0), want[0]);
+
+  // A good newer delta: base + the first delta is now the held version. The
+  // held delta's own index drops its resident pages at the swap; the base's,
+  // which the new version serves from too, keeps them.
+  std::shared_ptr<const ServingSnapshot> first = (*server)->manager().Current();
+  const auto* first_layers = dynamic_cast<const LayeredSnapshotReader*>(first->reader.get());
+  ASSERT_NE(first_layers, nullptr);
+  const MemoryIndex* first_delta_index = first_layers->delta().memory_index();
+  ASSERT_NE(first_delta_index, nullptr);
+  ASSERT_TRUE(first_delta_index->mapped());
+  EXPECT_EQ(first_delta_index->resident_releases(), 0);
+  auto third = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(third.ok()) << third.status();
+  ASSERT_TRUE((*server)->manager().PollOnce().ok());
+  EXPECT_EQ(Status(stub.get()).active().version(), third->version);
+  EXPECT_GE(first_delta_index->resident_releases(), 1);
+  EXPECT_EQ(base_index->resident_releases(), 0);
 }
 
 // The version profiler scans base + delta: its sample is sized by the pairs

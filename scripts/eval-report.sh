@@ -34,8 +34,6 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 export SEEDS="${SEEDS:-8}" FIRST_SEED="${FIRST_SEED:-1}" THREADS="${THREADS:-1}" JOBS="${JOBS:-1}"
 OUT_ROOT="${OUT_ROOT:-$ROOT/docs/eval}"
-SCRATCH="${WORK_DIR:-$(mktemp -d /tmp/graphsieve-eval-report.XXXXXX)}"
-mkdir -p "$SCRATCH"
 
 ML=""
 for d in ${ML100K_DIR:+"$ML100K_DIR"} "$ROOT/../shared/data/ml-100k" /work/shared/data/ml-100k; do
@@ -60,6 +58,15 @@ if (( ${#groups[@]} == 0 )); then
   exit 2
 fi
 
+if [[ -n "${WORK_DIR:-}" ]]; then
+  SCRATCH="$WORK_DIR"
+  mkdir -p "$SCRATCH"
+else
+  # A scratch directory made here is removed after a run that finished; a
+  # failed run keeps it to look at.
+  SCRATCH="$(mktemp -d "${TMPDIR:-/tmp}/graphsieve-eval-report.XXXXXX")"
+  trap 'rc=$?; if ((rc == 0)); then rm -rf "$SCRATCH"; else echo "eval-report: scratch kept in $SCRATCH" >&2; fi' EXIT
+fi
 commit="$(git -C "$ROOT" rev-parse HEAD 2>/dev/null || echo unknown)"
 dirty="$(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null | grep -v -E ' docs/(eval/|EVALUATION\.md$)' | head -1 || true)"
 for name in "${groups[@]}"; do

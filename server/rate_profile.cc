@@ -64,6 +64,18 @@ double RateQuantiles::Quantile(double q) const {
   return std::clamp(value, min_[k], max_[k]);
 }
 
+float RateQuantiles::min() const {
+  size_t k = 0;
+  while (counts_[k] == 0) ++k;
+  return min_[k];
+}
+
+float RateQuantiles::max() const {
+  size_t k = counts_.size() - 1;
+  while (counts_[k] == 0) --k;
+  return max_[k];
+}
+
 absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
                                             const RateProfileOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -90,13 +102,9 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   p.pair_counts.assign(bins, 0);
   RateQuantiles quantiles;
   double sum = 0;
-  float min_rate = std::numeric_limits<float>::infinity();
-  float max_rate = -std::numeric_limits<float>::infinity();
   absl::Status st = reader.ForEachPair([&](uint64_t user, uint64_t item, float rate) {
     quantiles.Add(rate);
     sum += rate;
-    min_rate = std::min(min_rate, rate);
-    max_rate = std::max(max_rate, rate);
     // Bin i holds (i/bins - 1/bins, i/bins]: ceil(rate * bins) - 1, clamped.
     const int bin = std::clamp(static_cast<int>(std::ceil(rate * bins)) - 1, 0, bins - 1);
     ++p.pair_counts[bin];
@@ -107,8 +115,8 @@ absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
   p.pairs = quantiles.count();
   if (p.pairs > 0) {
     p.mean_rate = sum / static_cast<double>(p.pairs);
-    p.min_rate = min_rate;
-    p.max_rate = max_rate;
+    p.min_rate = quantiles.min();
+    p.max_rate = quantiles.max();
     p.p50_rate = quantiles.Quantile(0.5);
     p.p99_rate = quantiles.Quantile(0.99);
   }

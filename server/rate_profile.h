@@ -70,6 +70,9 @@ class RateQuantiles {
   uint64_t count() const { return count_; }
   // REQUIRES: count() > 0 and q in [0, 1]. The value of rank ceil(q * count()), at least 1.
   double Quantile(double q) const;
+  // REQUIRES: count() > 0. The smallest and largest value added (exact).
+  float min() const;
+  float max() const;
 
  private:
   static uint32_t Key(float rate);

@@ -1,5 +1,9 @@
 #include "server/version_profiler.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -23,7 +27,13 @@ VersionProfiler::~VersionProfiler() {
 void VersionProfiler::OnServing(std::shared_ptr<const ServingSnapshot> serving) {
   absl::MutexLock lock(&mu_);
   if (serving == nullptr) return;  // keep showing the last profile
-  if (profile_ != nullptr && profile_->version == serving->version && !busy_) return;
+  // The newest version asked for so far: queued, else being scanned, else
+  // the last one profiled.
+  const std::string* newest = pending_ != nullptr ? &pending_->version
+                              : busy_             ? &scanning_
+                              : profile_ != nullptr ? &profile_->version
+                                                    : nullptr;
+  if (newest != nullptr && *newest == serving->version) return;
   pending_ = std::move(serving);
   state_ = absl::StrCat("profiling ", pending_->version);
 }
@@ -35,6 +45,12 @@ void VersionProfiler::WaitIdle() const {
 }
 
 void VersionProfiler::Run() {
+  // A hint: when it fails the scan runs at the process's priority.
+  if (options_.nice != 0) {
+    const id_t self = static_cast<id_t>(::gettid());
+    ::setpriority(PRIO_PROCESS, self,
+                  std::clamp(::getpriority(PRIO_PROCESS, self) + options_.nice, -20, 19));
+  }
   while (true) {
     std::shared_ptr<const ServingSnapshot> snap;
     std::shared_ptr<const RateProfile> previous;
@@ -48,7 +64,9 @@ void VersionProfiler::Run() {
       pending_ = nullptr;
       previous = profile_;
       busy_ = true;
+      scanning_ = snap->version;
     }
+    if (options_.testing_before_scan) options_.testing_before_scan(snap->version);
     absl::StatusOr<RateProfile> profile = ProfileSnapshot(*snap->reader, options_.profile);
     snap.reset();  // the reader may close now
     std::optional<VersionComparison> comparison;

@@ -29,6 +29,13 @@ struct VersionProfilerOptions {
   RateProfileOptions profile;
   double moved_threshold = 0.05;  // |Δrate| counted as "moved" (the canary's default)
   std::function<void(const RateProfile&, const VersionComparison*)> on_done;
+  // Added to the profiler thread's nice value (setpriority on that thread
+  // alone): the scan takes seconds of a core on a large version, and requests
+  // on the gRPC threads come first. 0 keeps the process's priority.
+  int nice = 10;
+  // Tests only: runs on the profiler thread just before a version's scan
+  // starts (with the version), so a test can hold a scan in progress.
+  std::function<void(const std::string& version)> testing_before_scan;
 };
 
 class VersionProfiler {
@@ -36,7 +43,10 @@ class VersionProfiler {
   explicit VersionProfiler(VersionProfilerOptions options);
   ~VersionProfiler();  // stops and joins (an ongoing scan finishes first)
 
-  // `serving` became the serving version (null: nothing serves). Queues it.
+  // `serving` became the serving version (null: nothing serves). Queues it,
+  // unless it is already the newest version queued, being scanned or (with
+  // nothing else queued or scanning) profiled: the refresher reports one
+  // version more than once (loaded, then pinned), and one scan is enough.
   void OnServing(std::shared_ptr<const ServingSnapshot> serving);
   // Blocks until nothing is queued or being profiled (tests).
   void WaitIdle() const;
@@ -53,6 +63,7 @@ class VersionProfiler {
   mutable absl::Mutex mu_;
   std::shared_ptr<const ServingSnapshot> pending_ ABSL_GUARDED_BY(mu_);
   bool busy_ ABSL_GUARDED_BY(mu_) = false;
+  std::string scanning_ ABSL_GUARDED_BY(mu_);  // the version being scanned (busy_)
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::string state_ ABSL_GUARDED_BY(mu_) = "no version served yet";
   std::shared_ptr<const RateProfile> profile_ ABSL_GUARDED_BY(mu_);

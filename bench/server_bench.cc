@@ -53,8 +53,10 @@ ABSL_FLAG(std::string, server_lookup, "memory",
 ABSL_FLAG(bool, raw, true, "Also measure raw in-process lookups (the baselines).");
 ABSL_FLAG(int, pool_pairs, 1 << 20, "Stored pairs sampled as the query pool.");
 ABSL_FLAG(bool, raw_huge_pages, false,
-          "Raw lookups also on the index file mapped with madvise(MADV_HUGEPAGE); prints the "
-          "process's FilePmdMapped / AnonHugePages after each raw configuration.");
+          "Raw lookups also on the index file mapped without huge pages (4 KiB pages, "
+          "SnapshotReaderOptions::index_huge_pages = false) before the default mapping.");
+ABSL_FLAG(bool, server_index_huge_pages, true,
+          "The server's --index_huge_pages: map index.gsi with 2 MiB pages where the kernel can.");
 ABSL_FLAG(bool, server_use_index_file, true,
           "The server's --use_index_file: map index.gsi (true) or build the index in memory.");
 ABSL_FLAG(bool, ceiling, true,
@@ -85,8 +87,9 @@ using Point = bench::LoadPoint;
 using bench::RunLoad;
 
 // FilePmdMapped and AnonHugePages of this process, as printed by the kernel.
-std::string HugePageLines() {
-  std::ifstream in("/proc/self/smaps_rollup");
+// The FilePmdMapped / AnonHugePages lines of a process ("self" or a pid).
+std::string HugePageLines(const std::string& process = "self") {
+  std::ifstream in(absl::StrCat("/proc/", process, "/smaps_rollup"));
   std::string line, out;
   while (std::getline(in, line)) {
     if (line.rfind("FilePmdMapped:", 0) == 0 || line.rfind("AnonHugePages:", 0) == 0) {
@@ -312,8 +315,9 @@ int Main() {
   // --- Baseline: raw in-process LookupPairs on the same snapshot, through
   // RocksDB (sorted MultiGet) and through the in-memory index the server uses.
   Pool pool, mixed, inferred;
-  // kMemory two or three times: the mapped index file, (with --raw_huge_pages
-  // the mapped file with MADV_HUGEPAGE,) then the index built in memory.
+  // kMemory two or three times: (with --raw_huge_pages the index file mapped
+  // with 4 KiB pages,) the mapped index file, then the index built in memory.
+  // Each prints the process's FilePmdMapped / AnonHugePages after its lookups.
   int memory_runs = 0;
   std::vector<LookupMode> modes = {LookupMode::kRocksDb, LookupMode::kMemory, LookupMode::kMemory};
   const bool huge_run = absl::GetFlag(FLAGS_raw_huge_pages);
@@ -324,7 +328,8 @@ int Main() {
     ro.lookup = mode;
     const int memory_run = mode == LookupMode::kMemory ? memory_runs++ : -1;
     ro.use_index_file = memory_run != (huge_run ? 2 : 1);
-    ro.index_huge_pages = huge_run && memory_run == 1;
+    // Without --raw_huge_pages the mapped run maps as the server will.
+    ro.index_huge_pages = huge_run ? memory_run != 0 : absl::GetFlag(FLAGS_server_index_huge_pages);
     auto reader = SnapshotReader::Open(root, *version, ro);
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
@@ -407,17 +412,18 @@ int Main() {
                            absl::MakeSpan(found[w].get(), b), absl::MakeSpan(rates[w]))
               .ok();
         });
-        std::printf("%-28s %7zu %14.0f %9.3f %9.3f\n",
-                    absl::StrCat("raw ",
-                                 mode != LookupMode::kMemory ? "rocksdb"
-                                 : ls.index_mapped ? (ro.index_huge_pages ? "mapped+THP" : "mapped")
-                                                   : "built",
-                                 " lookup, ", t, " thr")
-                        .c_str(),
-                    b, p.pairs_per_second, p.p50_ms, p.p99_ms);
+        std::printf(
+            "%-28s %7zu %14.0f %9.3f %9.3f\n",
+            absl::StrCat("raw ",
+                         mode != LookupMode::kMemory ? "rocksdb"
+                         : ls.index_mapped ? (ro.index_huge_pages ? "mapped" : "mapped 4KiB")
+                                           : "built",
+                         " lookup, ", t, " thr")
+                .c_str(),
+            b, p.pairs_per_second, p.p50_ms, p.p99_ms);
       }
     }
-    if (huge_run && mode == LookupMode::kMemory) {
+    if (mode == LookupMode::kMemory) {
       std::printf("  huge pages mapped now (/proc/self/smaps_rollup): %s\n",
                   HugePageLines().c_str());
     }
@@ -431,7 +437,8 @@ int Main() {
       {binary, "--snapshot-root", root, "--host", "127.0.0.1", "--port", "0", "--admin-port", "-1",
        "--poll-interval-seconds", "-1", "--pin-version", *version, "--lookup",
        absl::GetFlag(FLAGS_server_lookup),
-       absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file))},
+       absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file)),
+       absl::StrCat("--index_huge_pages=", absl::GetFlag(FLAGS_server_index_huge_pages))},
       &line, &server_stderr);
   if (pid < 0) return 1;
   StderrWatcher watcher(server_stderr);
@@ -526,7 +533,9 @@ int Main() {
   }
   const long steady = RssKb(pid, "VmRSS:");
   const long hwm_before = RssKb(pid, "VmHWM:");
-  std::printf("\nserver RSS steady state: %.1f MiB (kernel's peak so far, VmHWM: %.1f MiB)\n",
+  std::printf("\nserver huge pages (/proc/%d/smaps_rollup): %s\n", static_cast<int>(pid),
+              HugePageLines(std::to_string(pid)).c_str());
+  std::printf("server RSS steady state: %.1f MiB (kernel's peak so far, VmHWM: %.1f MiB)\n",
               steady / 1024.0, hwm_before / 1024.0);
   if (!swap_to.empty() && swap_to != "none") {
     std::atomic<bool> done{false};

@@ -70,6 +70,9 @@ struct ServerOptions {
   int partition = -1;
   // kMemory: map a version's index file (false: build the index in memory).
   bool use_index_file = true;
+  // The mapped index file with 2 MiB pages where the kernel can
+  // (MapFileOptions::huge_pages).
+  bool index_huge_pages = true;
   // Optional TLS: PEM files. Both cert and key, or neither.
   std::string tls_cert_path;
   std::string tls_key_path;

@@ -125,6 +125,7 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   mo.reader.lookup = options_.lookup;
   mo.reader.partition = options_.partition;
   mo.reader.use_index_file = options_.use_index_file;
+  mo.reader.index_huge_pages = options_.index_huge_pages;
   mo.loader = std::move(loader);
   mo.on_event = [this](const RefreshEventRecord& e,
                        const std::shared_ptr<const ServingSnapshot>& now) { OnRefresh(e, now); };

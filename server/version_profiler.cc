@@ -29,8 +29,8 @@ void VersionProfiler::OnServing(std::shared_ptr<const ServingSnapshot> serving) 
   if (serving == nullptr) return;  // keep showing the last profile
   // The newest version asked for so far: queued, else being scanned, else
   // the last one profiled.
-  const std::string* newest = pending_ != nullptr ? &pending_->version
-                              : busy_             ? &scanning_
+  const std::string* newest = pending_ != nullptr   ? &pending_->version
+                              : busy_               ? &scanning_
                               : profile_ != nullptr ? &profile_->version
                                                     : nullptr;
   if (newest != nullptr && *newest == serving->version) return;

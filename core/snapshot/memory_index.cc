@@ -36,6 +36,32 @@ constexpr size_t kRound = 32;
 // always one free slot, so a probe for an absent item ends).
 inline uint64_t RegionSize(uint64_t n) { return n + n / 4 + 1; }
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22  // Linux 5.14 (uapi asm-generic/mman-common.h)
+#endif
+
+// MapFileOptions::huge_pages on a fresh read-only file mapping: advise
+// MADV_HUGEPAGE, then fault the file in a window at a time (MADV_POPULATE_READ
+// reports an I/O error or a short file as an error instead of SIGBUS) and drop
+// the window's page-table entries again (MADV_DONTNEED on a file mapping
+// leaves the page cache alone). A kernel without MADV_POPULATE_READ (EINVAL)
+// leaves the file to the lookups' faults, which read ahead in 2 MiB folios
+// on an advised mapping.
+absl::Status PopulateHugePages(char* mem, uint64_t bytes) {
+  ::madvise(mem, bytes, MADV_HUGEPAGE);  // a hint: fine if the kernel declines
+  constexpr uint64_t kWindow = uint64_t{8} << 20;
+  for (uint64_t at = 0; at < bytes; at += kWindow) {
+    const size_t len = static_cast<size_t>(std::min(kWindow, bytes - at));
+    if (::madvise(mem + at, len, MADV_POPULATE_READ) != 0) {
+      if (errno == EINVAL) return absl::OkStatus();
+      return absl::DataLossError(absl::StrCat("reading bytes ", at, "..", at + len,
+                                              " through the mapping: ", std::strerror(errno)));
+    }
+    ::madvise(mem + at, len, MADV_DONTNEED);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 using index_file::AlignUp;
@@ -479,6 +505,27 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
     ::close(fd);
     return loss("cannot read the header");
   }
+  std::unique_ptr<MemoryIndex> index(new MemoryIndex());
+  index->mapping_ = std::make_unique<Mapping>();
+  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
+  // Huge pages first (MapFileOptions::huge_pages), so that the checksum pass
+  // below reads the 2 MiB folios from the page cache instead of bringing
+  // the file in with small ones.
+  if (options.huge_pages) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // a hint
+  void* mem = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (mem == MAP_FAILED) {
+    ::close(fd);
+    return loss(absl::StrCat("mmap: ", std::strerror(errno)));
+  }
+  index->mapping_->address = mem;
+  index->mapping_->bytes = file_bytes;
+  if (options.huge_pages) {
+    absl::Status read = PopulateHugePages(static_cast<char*>(mem), file_bytes);
+    if (!read.ok()) {
+      ::close(fd);
+      return loss(std::string(read.message()));
+    }
+  }
   if (options.verify) {
     absl::Status digests =
         CheckDigests(fd, path, options.check_file_xxh3, options.file_xxh3, h.body_xxh3);
@@ -487,15 +534,7 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
       return digests;
     }
   }
-  std::unique_ptr<MemoryIndex> index(new MemoryIndex());
-  index->mapping_ = std::make_unique<Mapping>();
-  const uint64_t file_bytes = static_cast<uint64_t>(st.st_size);
-  void* mem = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, fd, 0);
   ::close(fd);  // the mapping keeps the file
-  if (mem == MAP_FAILED) return loss(absl::StrCat("mmap: ", std::strerror(errno)));
-  if (options.advise_huge_pages) ::madvise(mem, file_bytes, MADV_HUGEPAGE);  // a hint
-  index->mapping_->address = mem;
-  index->mapping_->bytes = file_bytes;
   const char* base = static_cast<const char*>(mem);
   std::memcpy(&h, base, sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return loss("not a graphsieve index file");

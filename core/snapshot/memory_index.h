@@ -65,12 +65,18 @@ struct MapFileOptions {
   bool check_file_xxh3 = false;
   uint64_t file_xxh3 = 0;
   uint64_t file_bytes = 0;
-  // madvise(MADV_HUGEPAGE) on the mapping (bench/server_bench.cc
-  // --raw_huge_pages measures it): transparent huge pages for a read-only
-  // file mapping need the kernel's CONFIG_READ_ONLY_THP_FOR_FS (or a file
-  // system with large folios) and are otherwise ignored. Off by default:
-  // kept only where it measures better (docs/SERVER.md "Huge pages").
-  bool advise_huge_pages = false;
+  // Map the file with 2 MiB pages where the kernel can (docs/SERVER.md "Huge
+  // pages for the mapped index"): a random lookup over a 4 KiB-page mapping
+  // of hundreds of MB misses the TLB, and its page walk is most of the wait.
+  // The file's clean page-cache pages are dropped (POSIX_FADV_DONTNEED: pages
+  // another mapping uses stay), the mapping is advised MADV_HUGEPAGE and read
+  // once through MADV_POPULATE_READ in windows, so the page cache holds it in
+  // 2 MiB folios, and each window's page-table entries are dropped again:
+  // the mapping joins the RSS only as lookups read it, as without this. Costs
+  // one read of the file at load (from disk when it was cached before). A
+  // hint throughout: where the kernel or file system cannot, the mapping
+  // keeps 4 KiB pages and lookups are the same.
+  bool huge_pages = true;
 };
 
 class MemoryIndex {
@@ -100,11 +106,13 @@ class MemoryIndex {
                          uint64_t* file_xxh3 = nullptr) const;
 
   // Maps an index file read-only. With options.verify the bytes are checked
-  // first (MapFileOptions); always the structure: magic, header checksum,
+  // (MapFileOptions); always the structure: magic, header checksum,
   // format version, section and region bounds, counts against
-  // `expected_pairs`/`sketch_dim`. Pages are not touched through the mapping
-  // here (no MAP_POPULATE): they join the process's RSS as lookups first read
-  // them. Errors: DATA_LOSS ("checksum mismatch", ...) / FAILED_PRECONDITION
+  // `expected_pairs`/`sketch_dim`. No page stays in the process's RSS from
+  // here but the few the structure checks read (with options.huge_pages the
+  // file is read through the mapping, and each window's page-table entries
+  // are dropped again): pages join the RSS as lookups first read them.
+  // Errors: DATA_LOSS ("checksum mismatch", ...) / FAILED_PRECONDITION
   // (another format version), naming `path`.
   static absl::StatusOr<std::unique_ptr<const MemoryIndex>> MapFile(const std::string& path,
                                                                     int sketch_dim,

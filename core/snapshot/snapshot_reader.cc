@@ -118,7 +118,7 @@ absl::StatusOr<std::shared_ptr<MemorySnapshotReader>> OpenMapped(
   MapFileOptions map;
   map.verify = options.verify_checksums;
   map.check_file_xxh3 = options.verify_checksums;
-  map.advise_huge_pages = options.index_huge_pages;
+  map.huge_pages = options.index_huge_pages;
   for (const snapshot::ManifestFileEntry& f : parsed.files) {
     if (f.path == parsed.index_path) {
       map.file_xxh3 = f.xxh3;

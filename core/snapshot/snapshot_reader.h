@@ -62,8 +62,8 @@ struct SnapshotReaderOptions {
   // index in anonymous memory by a scan, as for versions without the file —
   // the baseline of bench/server_bench.cc).
   bool use_index_file = true;
-  // kMemory with the index file: MapFileOptions::advise_huge_pages.
-  bool index_huge_pages = false;
+  // kMemory with the index file: MapFileOptions::huge_pages.
+  bool index_huge_pages = true;
 };
 
 // A parsed summary of MANIFEST.json (the whole JSON text is kept too).

@@ -107,6 +107,24 @@ TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
   EXPECT_EQ(n, s.pairs.num_pairs());
 }
 
+// MapFileOptions::huge_pages changes how the file is brought into memory
+// (page cache dropped, read through an advised mapping), never an answer.
+TEST(IndexFileTest, MappedIndexAnswersTheSameWithAndWithoutHugePages) {
+  ScopedTempDir dir;
+  Synthetic s = MakeSynthetic(150, 400, 30, 13);
+  const std::string version = Publish(dir.path(), s, /*write_index=*/true);
+  auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
+  ASSERT_NE(rocks, nullptr);
+  for (bool huge : {true, false, true}) {
+    SnapshotReaderOptions options;
+    options.index_huge_pages = huge;
+    auto mapped = SnapshotReader::Open(dir.path(), version, options);
+    ASSERT_TRUE(mapped.ok()) << mapped.status();
+    EXPECT_TRUE((*mapped)->load_stats().index_mapped) << huge;
+    ExpectSameAnswers(s, **mapped, *rocks);
+  }
+}
+
 TEST(IndexFileTest, VersionWithoutIndexFileBuildsTheIndexOnLoad) {
   ScopedTempDir dir;
   Synthetic s = MakeSynthetic(80, 200, 20, 12);

@@ -286,7 +286,10 @@ grep -q PERMISSION_DENIED "$WORK/pin.out" && [[ $rc -ne 0 ]] \
   || { cat "$WORK/pin.out"; die "a pin through the data port was not refused"; }
 echo "pin from the host through the data port: refused (PERMISSION_DENIED)"
 $ENGINE exec "$SERVER" graphsieve pin --version "$V1" | tee "$WORK/pin-op.out"
-"$CLI" status --server "127.0.0.1:$GRPC_PORT" | grep -q "active version *$V1" || die "$V1 is not active after the pin"
+# Output goes to a file before grep -q reads it: under pipefail, grep -q
+# leaving a pipe early makes a writer with more lines to come fail (SIGPIPE).
+"$CLI" status --server "127.0.0.1:$GRPC_PORT" >"$WORK/status.out"
+grep -q "active version *$V1" "$WORK/status.out" || die "$V1 is not active after the pin"
 $ENGINE run --rm -v "$VOLUME:/snapshots:ro" "$IMAGE" test -e "/snapshots/pins/$V1" \
   || die "no /snapshots/pins/$V1 after the pin (volume not writable by uid 10001?)"
 echo "pin inside the container (exec): $V1 serves, pins/$V1 written"
@@ -295,9 +298,10 @@ step "8/8 SIGTERM: drain"
 t0=$(date +%s)
 $ENGINE stop --time 30 "$SERVER" >/dev/null
 code=$($ENGINE inspect --format '{{.State.ExitCode}}' "$SERVER")
-$ENGINE logs "$SERVER" 2>&1 | tail -4
+$ENGINE logs "$SERVER" >"$WORK/server.log" 2>&1
+tail -4 "$WORK/server.log"
 [[ "$code" == 0 ]] || die "server exited $code after SIGTERM"
-$ENGINE logs "$SERVER" 2>&1 | grep -q 'draining' || die "no drain logged"
+grep -q 'draining' "$WORK/server.log" || die "no drain logged"
 echo "drained and exited 0 in $(( $(date +%s) - t0 )) s"
 echo
 echo "docker-smoke: PASS ($ENGINE; server $IMAGE $size MB, builder $BUILDER_IMAGE $builder_size MB;" \

@@ -86,8 +86,8 @@ namespace {
 using Point = bench::LoadPoint;
 using bench::RunLoad;
 
-// FilePmdMapped and AnonHugePages of this process, as printed by the kernel.
-// The FilePmdMapped / AnonHugePages lines of a process ("self" or a pid).
+// The FilePmdMapped / AnonHugePages lines of a process ("self" or a pid), as
+// printed by the kernel.
 std::string HugePageLines(const std::string& process = "self") {
   std::ifstream in(absl::StrCat("/proc/", process, "/smaps_rollup"));
   std::string line, out;

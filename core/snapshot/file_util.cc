@@ -26,13 +26,6 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path, int err
   return absl::InternalError(msg);
 }
 
-struct FdCloser {
-  int fd;
-  ~FdCloser() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 std::string ParentDir(const std::string& path) {
   fs::path p(path);
   fs::path parent = p.parent_path();

@@ -7,6 +7,8 @@
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_FILE_UTIL_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_FILE_UTIL_H_
 
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -17,6 +19,14 @@
 
 namespace graphsieve {
 namespace snapshot {
+
+// Closes a file descriptor when it goes out of scope (fd < 0: nothing).
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
 
 // fsync(2) of a file or a directory. Errors name the path.
 absl::Status FsyncPath(const std::string& path);

@@ -491,18 +491,16 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   };
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return loss(absl::StrCat("open: ", std::strerror(errno)));
+  snapshot::FdCloser closer{fd};  // the mapping keeps the file after it closes
   struct stat st;
   if (::fstat(fd, &st) != 0 || st.st_size < static_cast<off_t>(kHeaderBytes)) {
-    ::close(fd);
     return loss("shorter than the 4096-byte header");
   }
   if (options.check_file_xxh3 && static_cast<uint64_t>(st.st_size) != options.file_bytes) {
-    ::close(fd);
     return loss(absl::StrCat(st.st_size, " bytes, manifest says ", options.file_bytes));
   }
   Header h;
   if (::pread(fd, &h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) {
-    ::close(fd);
     return loss("cannot read the header");
   }
   std::unique_ptr<MemoryIndex> index(new MemoryIndex());
@@ -513,28 +511,18 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   // the file in with small ones.
   if (options.huge_pages) ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);  // a hint
   void* mem = ::mmap(nullptr, file_bytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (mem == MAP_FAILED) {
-    ::close(fd);
-    return loss(absl::StrCat("mmap: ", std::strerror(errno)));
-  }
+  if (mem == MAP_FAILED) return loss(absl::StrCat("mmap: ", std::strerror(errno)));
   index->mapping_->address = mem;
   index->mapping_->bytes = file_bytes;
   if (options.huge_pages) {
     absl::Status read = PopulateHugePages(static_cast<char*>(mem), file_bytes);
-    if (!read.ok()) {
-      ::close(fd);
-      return loss(std::string(read.message()));
-    }
+    if (!read.ok()) return loss(std::string(read.message()));
   }
   if (options.verify) {
     absl::Status digests =
         CheckDigests(fd, path, options.check_file_xxh3, options.file_xxh3, h.body_xxh3);
-    if (!digests.ok()) {
-      ::close(fd);
-      return digests;
-    }
+    if (!digests.ok()) return digests;
   }
-  ::close(fd);  // the mapping keeps the file
   const char* base = static_cast<const char*>(mem);
   std::memcpy(&h, base, sizeof h);
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) return loss("not a graphsieve index file");

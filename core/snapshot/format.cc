@@ -40,10 +40,12 @@ class DiscardLogger final : public rocksdb::Logger {
 };
 
 std::shared_ptr<rocksdb::TableFactory> BlockBasedFactory(std::shared_ptr<rocksdb::Cache> cache,
-                                                         bool pairs) {
+                                                         bool pairs, bool scan_only = false) {
   rocksdb::BlockBasedTableOptions t;
   t.block_size = pairs ? 4096 : 16384;
-  t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  // A scan-only reader opens the tables without a filter policy, so the
+  // tables' Bloom filters are never read (an iteration does not use them).
+  if (!scan_only) t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
   t.whole_key_filtering = true;
   t.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
   t.cache_index_and_filter_blocks = false;  // index + filter live in the table reader
@@ -206,7 +208,7 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
 }
 
 rocksdb::ColumnFamilyOptions PairsCfOptions(TableFormat format, bool for_write,
-                                            std::shared_ptr<rocksdb::Cache> cache) {
+                                            std::shared_ptr<rocksdb::Cache> cache, bool scan_only) {
   rocksdb::ColumnFamilyOptions o;
   o.compression = rocksdb::kNoCompression;
   o.bottommost_compression = rocksdb::kNoCompression;
@@ -214,7 +216,7 @@ rocksdb::ColumnFamilyOptions PairsCfOptions(TableFormat format, bool for_write,
   // One output file per compaction: a snapshot is written once.
   o.target_file_size_base = uint64_t{1} << 40;
   o.max_compaction_bytes = uint64_t{1} << 40;
-  auto block = BlockBasedFactory(cache, /*pairs=*/true);
+  auto block = BlockBasedFactory(cache, /*pairs=*/true, scan_only);
   // Default CuckooTableOptions: ratio 0.9 (lower ratios did not build faster
   // here and cost bytes: 0.7 → 29 B/pair, 0.5 → 41 B/pair).
   std::shared_ptr<rocksdb::TableFactory> cuckoo(rocksdb::NewCuckooTableFactory());

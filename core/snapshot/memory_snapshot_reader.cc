@@ -64,12 +64,15 @@ absl::Status MemorySnapshotReader::ForEachPair(
     const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const {
   if (store_ != nullptr) return store_->ForEachPair(fn);
   // A mapped index: RocksDB opened for this scan (Open digested its files;
-  // block checksums are verified as the scan reads) and closed at its end.
+  // block checksums are verified as the scan reads) and closed at its end,
+  // without loading the pairs tables' Bloom filters (a scan never reads them):
+  // the server's version profiler runs this scan on every version it adopts.
   SnapshotReaderOptions o = options();
   o.lookup = LookupMode::kRocksDb;
   o.verify_checksums = false;
   o.warm = false;
-  absl::StatusOr<std::unique_ptr<OpenDb>> db = OpenRocksDb(dir(), parsed().pairs_format, o);
+  absl::StatusOr<std::unique_ptr<OpenDb>> db =
+      OpenRocksDb(dir(), parsed().pairs_format, o, /*scan_only=*/true);
   if (!db.ok()) return db.status();
   const RocksDbSnapshotReader scan(parsed(), model(), *std::move(db), dir(), o);
   return scan.ForEachPair(fn);

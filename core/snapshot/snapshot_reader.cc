@@ -42,7 +42,8 @@ OpenDb::~OpenDb() {
 
 absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
                                                     snapshot::TableFormat format,
-                                                    const SnapshotReaderOptions& options) {
+                                                    const SnapshotReaderOptions& options,
+                                                    bool scan_only) {
   snapshot::InitRocksDbDefaults();
   auto out = std::make_unique<OpenDb>();
   out->cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
@@ -55,7 +56,7 @@ absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
   db_options.paranoid_checks = true;
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
       {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(out->cache)},
-      {snapshot::kPairsCf, snapshot::PairsCfOptions(format, false, out->cache)},
+      {snapshot::kPairsCf, snapshot::PairsCfOptions(format, false, out->cache, scan_only)},
       {snapshot::kNodesCf, snapshot::SmallCfOptions(out->cache)},
       {snapshot::kMetaCf, snapshot::SmallCfOptions(out->cache)},
   };

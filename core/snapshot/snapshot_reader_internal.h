@@ -35,10 +35,12 @@ struct OpenDb {
   ~OpenDb();  // snapshot_reader.cc: counts OpenRocksDbInstances() down
 };
 
-// Defined in snapshot_reader.cc.
+// Defined in snapshot_reader.cc. `scan_only`: for a reader that only
+// iterates the pairs (snapshot::PairsCfOptions).
 absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
                                                     snapshot::TableFormat format,
-                                                    const SnapshotReaderOptions& options);
+                                                    const SnapshotReaderOptions& options,
+                                                    bool scan_only = false);
 
 // The members and accessors both readers have. Open sets the load
 // statistics once, before the reader is shared.

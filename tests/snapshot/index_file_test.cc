@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -14,6 +15,7 @@
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/memory_index.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/snapshot_reader_internal.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
 #include "gtest/gtest.h"
@@ -105,6 +107,44 @@ TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
   size_t n = 0;
   ASSERT_TRUE(mapped->ForEachPair([&](uint64_t, uint64_t, float) { ++n; }).ok());
   EXPECT_EQ(n, s.pairs.num_pairs());
+}
+
+// The server's version profiler scans every version it adopts through
+// ForEachPair; on a mapped version that opens RocksDB for the scan alone, and
+// opens the pairs tables without their Bloom filters (an iteration never
+// reads them): 10 bits a pair the scan does not load (docs/SERVER.md
+// "Memory during a swap").
+TEST(IndexFileTest, AScanOnlyOpenLoadsNoBloomFilter) {
+  ScopedTempDir dir;
+  Synthetic s = MakeSynthetic(150, 400, 30, 11);
+  const std::string version = Publish(dir.path(), s, /*write_index=*/true);
+  absl::StatusOr<std::unique_ptr<SnapshotStore>> store = SnapshotStore::Create({dir.path(), false});
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<std::string> vdir = (*store)->PublishedVersionDir(version);
+  ASSERT_TRUE(vdir.ok()) << vdir.status();
+  uint64_t readers_bytes[2] = {0, 0};
+  for (bool scan_only : {false, true}) {
+    auto db = snapshot_internal::OpenRocksDb(*vdir, snapshot::TableFormat::kBlockBased,
+                                             SnapshotReaderOptions(), scan_only);
+    ASSERT_TRUE(db.ok()) << db.status();
+    ASSERT_TRUE((*db)->db->GetIntProperty((*db)->handles[1], "rocksdb.estimate-table-readers-mem",
+                                          &readers_bytes[scan_only]));
+  }
+  // A Bloom filter of 10 bits a key holds at least a byte a pair.
+  EXPECT_GE(readers_bytes[0], readers_bytes[1] + s.pairs.num_pairs())
+      << "with filters " << readers_bytes[0] << " bytes, scan only " << readers_bytes[1];
+  // The scan through the mapped reader still sees every pair, in key order.
+  auto mapped = OpenOk(dir.path(), version, LookupMode::kMemory);
+  auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
+  ASSERT_NE(mapped, nullptr);
+  ASSERT_NE(rocks, nullptr);
+  std::vector<std::tuple<uint64_t, uint64_t, float>> a, b;
+  ASSERT_TRUE(
+      mapped->ForEachPair([&](uint64_t u, uint64_t i, float r) { a.emplace_back(u, i, r); }).ok());
+  ASSERT_TRUE(
+      rocks->ForEachPair([&](uint64_t u, uint64_t i, float r) { b.emplace_back(u, i, r); }).ok());
+  EXPECT_EQ(a.size(), s.pairs.num_pairs());
+  EXPECT_EQ(a, b);
 }
 
 // MapFileOptions::huge_pages changes how the file is brought into memory

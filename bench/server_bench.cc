@@ -57,6 +57,9 @@ ABSL_FLAG(bool, raw_huge_pages, false,
           "SnapshotReaderOptions::index_huge_pages = false) before the default mapping.");
 ABSL_FLAG(bool, server_index_huge_pages, true,
           "The server's --index_huge_pages: map index.gsi with 2 MiB pages where the kernel can.");
+ABSL_FLAG(int, server_lookup_helpers, -1,
+          "The server's --lookup_helpers (threads that score a lone call's blocks beside it); "
+          "-1 = the server's default (servers before the flag do not know it).");
 ABSL_FLAG(bool, server_use_index_file, true,
           "The server's --use_index_file: map index.gsi (true) or build the index in memory.");
 ABSL_FLAG(bool, ceiling, true,
@@ -433,13 +436,29 @@ int Main() {
   const std::string binary = absl::GetFlag(FLAGS_server_binary);
   std::string line;
   int server_stderr = -1;
-  const pid_t pid = SpawnAndReadLine(
-      {binary, "--snapshot-root", root, "--host", "127.0.0.1", "--port", "0", "--admin-port", "-1",
-       "--poll-interval-seconds", "-1", "--pin-version", *version, "--lookup",
-       absl::GetFlag(FLAGS_server_lookup),
-       absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file)),
-       absl::StrCat("--index_huge_pages=", absl::GetFlag(FLAGS_server_index_huge_pages))},
-      &line, &server_stderr);
+  std::vector<std::string> server_argv = {
+      binary,
+      "--snapshot-root",
+      root,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--admin-port",
+      "-1",
+      "--poll-interval-seconds",
+      "-1",
+      "--pin-version",
+      *version,
+      "--lookup",
+      absl::GetFlag(FLAGS_server_lookup),
+      absl::StrCat("--use_index_file=", absl::GetFlag(FLAGS_server_use_index_file)),
+      absl::StrCat("--index_huge_pages=", absl::GetFlag(FLAGS_server_index_huge_pages))};
+  if (absl::GetFlag(FLAGS_server_lookup_helpers) >= 0) {
+    server_argv.push_back(
+        absl::StrCat("--lookup_helpers=", absl::GetFlag(FLAGS_server_lookup_helpers)));
+  }
+  const pid_t pid = SpawnAndReadLine(server_argv, &line, &server_stderr);
   if (pid < 0) return 1;
   StderrWatcher watcher(server_stderr);
   const int port = PortOf(line);

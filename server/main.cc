@@ -50,6 +50,11 @@ ABSL_FLAG(double, previous_version_hold_seconds, 60.0,
 ABSL_FLAG(int, max_batch_pairs, 100000,
           "Largest GetSamplingRate batch; larger ones get INVALID_ARGUMENT. The gRPC receive "
           "limit is sized to fit (32 bytes per pair + 1 MiB).");
+ABSL_FLAG(int, lookup_helpers, 1,
+          "Helper threads that score a GetSamplingRate batch alongside the call's own thread "
+          "while it is the only call being scored (blocks of 128 pairs; the answers are the same). "
+          "One call in flight then uses two cores; with more calls in flight each runs on its "
+          "own thread. 0 = off. In [0, 64].");
 ABSL_FLAG(std::string, default_policy, "node-mean",
           "Rate of pairs with an unknown user or item (RATE_SOURCE_DEFAULT): 'node-mean' (the "
           "known node's mean rate over its negatives, else the snapshot's alpha), 'alpha', 'model' "
@@ -146,6 +151,7 @@ int main(int argc, char** argv) {
   o.poll_interval_seconds = absl::GetFlag(FLAGS_poll_interval_seconds);
   o.previous_version_hold_seconds = absl::GetFlag(FLAGS_previous_version_hold_seconds);
   o.max_batch_pairs = absl::GetFlag(FLAGS_max_batch_pairs);
+  o.lookup_helpers = absl::GetFlag(FLAGS_lookup_helpers);
   absl::StatusOr<graphsieve::DefaultPolicy> policy =
       graphsieve::DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
   if (!policy.ok()) return Fail(std::string(policy.status().message()), 2);

@@ -45,6 +45,13 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
   pairs_exact_ = &pairs.Add({{"source", "exact"}});
   pairs_inferred_ = &pairs.Add({{"source", "inferred"}});
   pairs_default_ = &pairs.Add({{"source", "default"}});
+  helper_pairs_ = &BuildCounter()
+                       .Name("graphsieve_helper_pairs_total")
+                       .Help(
+                           "Pairs of GetSamplingRate batches scored on a --lookup-helpers "
+                           "thread while the call was the only one being scored")
+                       .Register(*registry_)
+                       .Add({});
   latency_ = &BuildHistogram()
                   .Name("graphsieve_request_latency_seconds")
                   .Help("GetSamplingRate latency in the handler (validation to finish)")
@@ -149,6 +156,7 @@ void ServerMetrics::ObserveSamplingRate(const std::string& code, double seconds,
     if (counts->exact) pairs_exact_->Increment(static_cast<double>(counts->exact));
     if (counts->inferred) pairs_inferred_->Increment(static_cast<double>(counts->inferred));
     if (counts->by_default) pairs_default_->Increment(static_cast<double>(counts->by_default));
+    if (counts->on_helpers) helper_pairs_->Increment(static_cast<double>(counts->on_helpers));
   }
 }
 

@@ -3,6 +3,7 @@
 //   requests_total{method,code}           finished RPCs by method and gRPC code
 //   request_errors_total{code}            GetSamplingRate calls that did not return OK
 //   pairs_total{source}                   pairs answered, source = exact|inferred|default
+//   helper_pairs_total                    of those, pairs scored on a --lookup-helpers thread
 //   request_latency_seconds               GetSamplingRate latency histogram
 //   inflight_requests                     GetSamplingRate calls being handled
 //   version_pinned_requests_total{result} GetSamplingRate calls naming a snapshot_version,
@@ -100,6 +101,7 @@ class ServerMetrics {
   prometheus::Counter* pairs_exact_;
   prometheus::Counter* pairs_inferred_;
   prometheus::Counter* pairs_default_;
+  prometheus::Counter* helper_pairs_;
   prometheus::Histogram* latency_;
   prometheus::Gauge* inflight_;
   prometheus::Family<prometheus::Counter>* pinned_;

@@ -72,6 +72,10 @@ absl::Status ServerOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("--max-batch-pairs must be in [1, 10000000], got ", max_batch_pairs));
   }
+  if (lookup_helpers < 0 || lookup_helpers > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--lookup-helpers must be in [0, 64], got ", lookup_helpers));
+  }
   if (chunk_pairs < 1) {
     return absl::InvalidArgumentError(absl::StrCat("chunk_pairs must be >= 1, got ", chunk_pairs));
   }

@@ -45,6 +45,9 @@ struct ServerOptions {
   int max_batch_pairs = 100000;
   // Pairs handled between two cancellation / deadline checks of one request.
   int chunk_pairs = 4096;
+  // Helper threads that score blocks of a call while it is the only one being
+  // scored (core/serving/block_pool.h); 0 = every call on its own thread.
+  int lookup_helpers = 1;
   DefaultPolicy default_policy;  // core/serving/default_policy.h
   // Serve this version and do not follow CURRENT (empty = follow CURRENT).
   std::string pin_version;

@@ -110,7 +110,8 @@ void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
 SamplingRateServiceImpl::SamplingRateServiceImpl(const ServerOptions& options,
                                                  SnapshotManager* manager, ServerMetrics* metrics)
     : max_batch_pairs_(options.max_batch_pairs),
-      scorer_(options.default_policy, options.chunk_pairs),
+      pool_(options.lookup_helpers),
+      scorer_(options.default_policy, options.chunk_pairs, &pool_),
       manager_(manager),
       metrics_(metrics),
       hold_tagged_calls_(options.testing_hold_tagged_calls_until_drain) {}

@@ -12,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/notification.h"
 #include "core/serving/batch_scorer.h"
+#include "core/serving/block_pool.h"
 #include "core/serving/rate_source.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
 #include "server/metrics.h"
@@ -56,6 +57,7 @@ class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackSe
 
   // Constant after construction.
   const int max_batch_pairs_;
+  BlockPool pool_;  // thread-safe; before scorer_, which points at it
   const BatchScorer scorer_;
   SnapshotManager* const manager_;
   ServerMetrics* const metrics_;

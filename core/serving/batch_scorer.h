@@ -6,10 +6,15 @@
 //   unseen pair, both nodes known    -> RateSource::kInferred (ScoreUnseenPair, core/maec/unseen.h)
 //   user or item unknown             -> RateSource::kDefault  (DefaultPolicy, default_policy.h)
 //
+// A call that is the only one being scored can hand blocks of 128 pairs to a
+// BlockPool's helper threads (core/serving/block_pool.h); the answers are the
+// same either way.
+//
 // Thread-safety: const after construction; Score() may run concurrently.
 #ifndef GRAPHSIEVE_CORE_SERVING_BATCH_SCORER_H_
 #define GRAPHSIEVE_CORE_SERVING_BATCH_SCORER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 
@@ -21,10 +26,14 @@
 
 namespace graphsieve {
 
+class BlockPool;
+
 struct SourceCounts {
   uint64_t exact = 0;
   uint64_t inferred = 0;
   uint64_t by_default = 0;
+  // Of all of them, the pairs a BlockPool helper scored (not the call's thread).
+  uint64_t on_helpers = 0;
 };
 
 // OK when the reader's part owns every user (core/io/partition.h); else
@@ -34,8 +43,9 @@ absl::Status CheckPartition(const ManifestSummary& manifest, absl::Span<const ui
 
 class BatchScorer {
  public:
-  // chunk_pairs < 1 is taken as 1.
-  BatchScorer(DefaultPolicy policy, int chunk_pairs);
+  // chunk_pairs < 1 is taken as 1. `pool` (optional, not owned, must outlive
+  // the scorer): the helpers a lone call's chunks are split across.
+  BatchScorer(DefaultPolicy policy, int chunk_pairs, BlockPool* pool = nullptr);
 
   // Fills rates[i] and sources[i] for every pair; FAILED_PRECONDITION
   // (CheckPartition) when a user belongs to another part. Between chunks of
@@ -49,9 +59,18 @@ class BatchScorer {
                      absl::Span<RateSource> sources, SourceCounts* counts) const;
 
  private:
+  // Scores one range of pairs on this thread: the batched lookup, then the
+  // pairs it does not hold. Adds to *counts.
+  absl::Status ScoreRange(const SnapshotReader& snapshot, absl::Span<const uint64_t> users,
+                          absl::Span<const uint64_t> items, absl::Span<float> rates,
+                          absl::Span<RateSource> sources, SourceCounts* counts) const;
+
   // Constant after construction.
   const DefaultPolicy policy_;
   const int chunk_pairs_;
+  BlockPool* const pool_;
+  // Calls in Score() now.
+  mutable std::atomic<int> scoring_{0};
 };
 
 }  // namespace graphsieve

@@ -398,7 +398,8 @@ TEST_F(ServerTest, HealthReadinessAndAdminPages) {
 
   auto metrics = testing::HttpGet(server_->admin_port(), "/metrics");
   for (const char* name :
-       {"graphsieve_requests_total", "graphsieve_pairs_total", "graphsieve_request_latency_seconds",
+       {"graphsieve_requests_total", "graphsieve_pairs_total", "graphsieve_helper_pairs_total",
+        "graphsieve_request_latency_seconds",
         "graphsieve_snapshot_info{version=", "graphsieve_snapshot_age_seconds",
         "graphsieve_refresh_total{result=\"success\"} 1", "graphsieve_snapshot_load_seconds"}) {
     EXPECT_THAT(metrics->second, HasSubstr(name));
@@ -420,6 +421,10 @@ TEST(ServerOptionsTest, ValidateNamesTheFlag) {
   o.max_batch_pairs = 0;
   EXPECT_THAT(std::string(o.Validate().message()), HasSubstr("--max-batch-pairs"));
   o.max_batch_pairs = 5;
+  o.lookup_helpers = -1;
+  EXPECT_THAT(std::string(o.Validate().message()), HasSubstr("--lookup-helpers"));
+  o.lookup_helpers = 0;
+  EXPECT_TRUE(o.Validate().ok());
   o.tls_cert_path = "c.pem";
   EXPECT_THAT(std::string(o.Validate().message()), HasSubstr("--tls-key"));
   o.tls_cert_path.clear();

@@ -2,8 +2,11 @@
 // modes: stored pairs are kExact with the stored rate, unseen pairs of known
 // nodes kInferred with ScoreUnseenPair's value, pairs with an unknown node
 // kDefault with the policy's rate; both modes give identical answers;
-// should_stop aborts between chunks.
+// should_stop aborts between chunks; a chunk split across a BlockPool's
+// helpers gives the same answers and counts as one thread.
 #include "core/serving/batch_scorer.h"
+
+#include "core/serving/block_pool.h"
 
 #include <map>
 #include <set>
@@ -141,6 +144,39 @@ TEST_F(BatchScorerTest, ShouldStopAbortsBetweenChunks) {
       absl::MakeSpan(rates), absl::MakeSpan(sources), nullptr);
   EXPECT_EQ(st.code(), absl::StatusCode::kCancelled) << st;
   EXPECT_EQ(calls, 3) << "asked between chunks, not before the first";
+}
+
+TEST_F(BatchScorerTest, AChunkSplitAcrossHelpersGivesTheSameAnswers) {
+  const size_t n = users_.size();  // 2403 pairs: 19 blocks of 128
+  BlockPool pool(/*helpers=*/1);
+  pool.SetTestingHooks(/*helper_before_claims=*/nullptr, /*caller_waits_for_helper=*/true);
+  const BatchScorer alone(DefaultPolicy(), /*chunk_pairs=*/4096);
+  const BatchScorer split(DefaultPolicy(), /*chunk_pairs=*/4096, &pool);
+  for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {
+    auto reader = Open(mode);
+    ASSERT_NE(reader, nullptr);
+    std::vector<float> rates_alone(n, -1.0f), rates_split(n, -2.0f);
+    std::vector<RateSource> sources_alone(n), sources_split(n);
+    SourceCounts counts_alone, counts_split;
+    ASSERT_TRUE(alone
+                    .Score(*reader, users_, items_, {}, absl::MakeSpan(rates_alone),
+                           absl::MakeSpan(sources_alone), &counts_alone)
+                    .ok());
+    const uint64_t helper_blocks = pool.helper_blocks();
+    ASSERT_TRUE(split
+                    .Score(*reader, users_, items_, {}, absl::MakeSpan(rates_split),
+                           absl::MakeSpan(sources_split), &counts_split)
+                    .ok());
+    EXPECT_GT(pool.helper_blocks(), helper_blocks) << "the helper scored no block";
+    EXPECT_EQ(rates_split, rates_alone);
+    EXPECT_EQ(sources_split, sources_alone);
+    EXPECT_EQ(counts_split.exact, counts_alone.exact);
+    EXPECT_EQ(counts_split.inferred, counts_alone.inferred);
+    EXPECT_EQ(counts_split.by_default, counts_alone.by_default);
+    EXPECT_EQ(counts_alone.on_helpers, 0u);
+    EXPECT_GT(counts_split.on_helpers, 0u);
+    EXPECT_LE(counts_split.on_helpers, n);
+  }
 }
 
 }  // namespace

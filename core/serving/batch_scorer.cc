@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <memory>
-#include <thread>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
 #include "core/maec/unseen.h"
@@ -41,7 +41,6 @@ constexpr size_t kBlockPairs = 128;
 struct BlockResult {
   SourceCounts counts;
   absl::Status status;
-  bool on_helper = false;
 };
 
 void Add(const SourceCounts& from, SourceCounts* to) {
@@ -129,13 +128,8 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
   if (!owned.ok()) return owned;
   // How many calls are being scored now: a chunk goes to the pool only when
   // this call is the only one (the other cores are then mostly idle).
-  struct Scoring {
-    explicit Scoring(std::atomic<int>* c) : count(c) {
-      count->fetch_add(1, std::memory_order_relaxed);
-    }
-    ~Scoring() { count->fetch_sub(1, std::memory_order_relaxed); }
-    std::atomic<int>* count;
-  } scoring(&scoring_);
+  scoring_.fetch_add(1, std::memory_order_relaxed);
+  const absl::Cleanup scored = [this] { scoring_.fetch_sub(1, std::memory_order_relaxed); };
   SourceCounts local;
   for (size_t begin = 0; begin < n; begin += static_cast<size_t>(chunk_pairs_)) {
     if (begin > 0 && should_stop) {
@@ -153,23 +147,20 @@ absl::Status BatchScorer::Score(const SnapshotReader& snapshot, absl::Span<const
       thread_local std::vector<BlockResult> results;  // grown once per thread
       if (results.size() < blocks) results.resize(blocks);
       BlockResult* result = results.data();
-      const std::thread::id caller = std::this_thread::get_id();
-      const bool pooled = pool_->TryRun(static_cast<uint32_t>(blocks), [&](uint32_t b) {
-        const size_t first = b * kBlockPairs;
-        const size_t m = std::min(kBlockPairs, len - first);
-        result[b].counts = SourceCounts();
-        result[b].on_helper = std::this_thread::get_id() != caller;
-        result[b].status = ScoreRange(snapshot, chunk_users.subspan(first, m),
-                                      chunk_items.subspan(first, m), chunk_rates.subspan(first, m),
-                                      chunk_sources.subspan(first, m), &result[b].counts);
-      });
+      const bool pooled =
+          pool_->TryRun(static_cast<uint32_t>(blocks), [&](uint32_t b, bool on_helper) {
+            const size_t first = b * kBlockPairs;
+            const size_t m = std::min(kBlockPairs, len - first);
+            result[b].counts = SourceCounts();
+            result[b].counts.on_helpers = on_helper ? m : 0;
+            result[b].status = ScoreRange(
+                snapshot, chunk_users.subspan(first, m), chunk_items.subspan(first, m),
+                chunk_rates.subspan(first, m), chunk_sources.subspan(first, m), &result[b].counts);
+          });
       if (pooled) {
         for (size_t b = 0; b < blocks; ++b) {
           if (!result[b].status.ok()) return result[b].status;
           Add(result[b].counts, &local);
-          if (result[b].on_helper) {
-            local.on_helpers += std::min(kBlockPairs, len - b * kBlockPairs);
-          }
         }
         continue;
       }

@@ -53,13 +53,13 @@ bool BlockPool::RunOne(uint32_t generation, bool on_helper) {
     if (static_cast<uint32_t>(c >> 32) != generation || (c & 0xffffu) >= blocks) return false;
     if (claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) break;
   }
-  (*fn_)(static_cast<uint32_t>(c & 0xffffu));
+  (*fn_)(static_cast<uint32_t>(c & 0xffffu), on_helper);
   if (on_helper) helper_blocks_.fetch_add(1, std::memory_order_relaxed);
   blocks_done_.fetch_add(1, std::memory_order_acq_rel);
   return true;
 }
 
-bool BlockPool::TryRun(uint32_t blocks, absl::FunctionRef<void(uint32_t)> fn) {
+bool BlockPool::TryRun(uint32_t blocks, absl::FunctionRef<void(uint32_t, bool)> fn) {
   if (threads_.empty() || blocks < 2 || blocks > 0xffffu) return false;
   bool expected = false;
   if (!busy_.compare_exchange_strong(expected, true, std::memory_order_acquire)) return false;

@@ -33,13 +33,14 @@ class BlockPool {
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
 
-  // Runs fn(b) once for every block b in [0, blocks) on this thread and on
-  // the helpers, and returns true when all have run. False, running nothing,
+  // Runs fn(b, on_helper) once for every block b in [0, blocks) on this
+  // thread (on_helper false) and on the helpers (true), and returns true when
+  // all have run. False, running nothing,
   // when there are no helpers, fewer than two blocks, or another call has the
   // helpers; the caller then does the work itself. fn must be safe to run
   // concurrently on distinct blocks.
   // REQUIRES: blocks < 65536.
-  bool TryRun(uint32_t blocks, absl::FunctionRef<void(uint32_t)> fn);
+  bool TryRun(uint32_t blocks, absl::FunctionRef<void(uint32_t block, bool on_helper)> fn);
 
   int helpers() const { return static_cast<int>(threads_.size()); }
   // Blocks run by helpers since construction (metrics, tests).
@@ -65,7 +66,7 @@ class BlockPool {
   std::atomic<uint64_t> helper_blocks_{0};
   // The running call's block function; read only by whoever claimed a block
   // of its generation, which the call outlives.
-  const absl::FunctionRef<void(uint32_t)>* fn_ = nullptr;
+  const absl::FunctionRef<void(uint32_t, bool)>* fn_ = nullptr;
   uint32_t generation_ = 0;  // written by the caller holding busy_
 
   absl::Mutex mu_;

@@ -33,7 +33,7 @@ TEST(BlockPoolTest, EveryBlockRunsOnceAndAHelperTakesPart) {
     const uint32_t blocks = 2 + call * 7;
     auto runs = Zeros(blocks);
     const uint64_t before = pool.helper_blocks();
-    ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b) { runs[b]->fetch_add(1); }));
+    ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b, bool) { runs[b]->fetch_add(1); }));
     EXPECT_EQ(Counts(runs), std::vector<int>(blocks, 1)) << "call " << call;
     EXPECT_GE(pool.helper_blocks(), before + 1) << "call " << call;
   }
@@ -52,7 +52,7 @@ TEST(BlockPoolTest, TheCallerFinishesAloneWhileTheHelperIsHeld) {
       /*caller_waits_for_helper=*/false);
   const uint32_t blocks = 9;
   auto runs = Zeros(blocks);
-  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b) {
+  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b, bool) {
     // The helper is woken before any block runs; it parks in its hook before
     // claiming, so every block is the caller's.
     helper_woke.WaitForNotification();
@@ -64,7 +64,7 @@ TEST(BlockPoolTest, TheCallerFinishesAloneWhileTheHelperIsHeld) {
   release_helper.Notify();  // it finds the call over and claims nothing of it
 
   auto again = Zeros(blocks);
-  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b) { again[b]->fetch_add(1); }));
+  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b, bool) { again[b]->fetch_add(1); }));
   EXPECT_EQ(Counts(again), std::vector<int>(blocks, 1));
   EXPECT_EQ(Counts(runs), std::vector<int>(blocks, 1)) << "a late helper re-ran a finished call";
 }
@@ -72,10 +72,10 @@ TEST(BlockPoolTest, TheCallerFinishesAloneWhileTheHelperIsHeld) {
 TEST(BlockPoolTest, OneCallAtATimeGetsTheHelpers) {
   BlockPool pool(/*helpers=*/1);
   std::atomic<int> nested_refused{0}, outer_runs{0};
-  ASSERT_TRUE(pool.TryRun(4, [&](uint32_t) {
+  ASSERT_TRUE(pool.TryRun(4, [&](uint32_t, bool) {
     outer_runs.fetch_add(1);
     bool ran = false;
-    if (!pool.TryRun(3, [&](uint32_t) { ran = true; }) && !ran) nested_refused.fetch_add(1);
+    if (!pool.TryRun(3, [&](uint32_t, bool) { ran = true; }) && !ran) nested_refused.fetch_add(1);
   }));
   EXPECT_EQ(outer_runs.load(), 4);
   EXPECT_EQ(nested_refused.load(), 4) << "a second call got the helpers while the first had them";
@@ -84,10 +84,10 @@ TEST(BlockPoolTest, OneCallAtATimeGetsTheHelpers) {
 TEST(BlockPoolTest, NoHelpersOrOneBlockRunsNothing) {
   bool ran = false;
   BlockPool none(/*helpers=*/0);
-  EXPECT_FALSE(none.TryRun(8, [&](uint32_t) { ran = true; }));
+  EXPECT_FALSE(none.TryRun(8, [&](uint32_t, bool) { ran = true; }));
   BlockPool one(/*helpers=*/1);
-  EXPECT_FALSE(one.TryRun(1, [&](uint32_t) { ran = true; }));
-  EXPECT_FALSE(one.TryRun(0x10000, [&](uint32_t) { ran = true; }));
+  EXPECT_FALSE(one.TryRun(1, [&](uint32_t, bool) { ran = true; }));
+  EXPECT_FALSE(one.TryRun(0x10000, [&](uint32_t, bool) { ran = true; }));
   EXPECT_FALSE(ran);
   EXPECT_EQ(none.helpers(), 0);
   EXPECT_EQ(one.helpers(), 1);
@@ -98,7 +98,7 @@ TEST(BlockPoolTest, SeveralHelpersShareTheBlocks) {
   pool.SetTestingHooks(nullptr, /*caller_waits_for_helper=*/true);
   const uint32_t blocks = 500;
   auto runs = Zeros(blocks);
-  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b) { runs[b]->fetch_add(1); }));
+  ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b, bool) { runs[b]->fetch_add(1); }));
   EXPECT_EQ(Counts(runs), std::vector<int>(blocks, 1));
   EXPECT_GE(pool.helper_blocks(), 1u);
 }

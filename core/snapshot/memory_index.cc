@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <cerrno>
 #include <cstring>
 
@@ -31,6 +34,9 @@ inline uint64_t Mix(uint64_t k) {
 // Pairs resolved per prefetch round: enough misses in flight to hide DRAM
 // latency, few enough that the prefetched lines are still in L1/L2.
 constexpr size_t kRound = 32;
+// Probes that ran past their home line and wait, their next line prefetched,
+// to go on together (LookupPairs).
+constexpr size_t kPending = 64;
 
 // A user's region for n pairs: n + n/4 + 1 slots (load factor <= 0.8, and
 // always one free slot, so a probe for an absent item ends).
@@ -60,6 +66,36 @@ absl::Status PopulateHugePages(char* mem, uint64_t bytes) {
     ::madvise(mem + at, len, MADV_DONTNEED);
   }
   return absl::OkStatus();
+}
+
+// Bit j of *same: slot j of the 64-byte line holds `item`; of *free: it is
+// free. Slots are {u32 item, f32 rate}: the items are every other 32-bit word.
+inline void LineMasks(const void* line, uint32_t item, uint32_t* same, uint32_t* free) {
+#if defined(__SSE2__)
+  const float* words = static_cast<const float*>(line);
+  auto items = [words](int at) {  // the items of slots at..at+3
+    return _mm_castps_si128(_mm_shuffle_ps(
+        _mm_loadu_ps(words + 2 * at), _mm_loadu_ps(words + 2 * at + 4), _MM_SHUFFLE(2, 0, 2, 0)));
+  };
+  const __m128i low = items(0);
+  const __m128i high = items(4);
+  const __m128i key = _mm_set1_epi32(static_cast<int>(item));
+  const __m128i none = _mm_set1_epi32(-1);
+  auto mask = [](__m128i eq) {
+    return static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(eq)));
+  };
+  *same = mask(_mm_cmpeq_epi32(low, key)) | mask(_mm_cmpeq_epi32(high, key)) << 4;
+  *free = mask(_mm_cmpeq_epi32(low, none)) | mask(_mm_cmpeq_epi32(high, none)) << 4;
+#else
+  uint32_t words[16];
+  std::memcpy(words, line, sizeof words);
+  *same = 0;
+  *free = 0;
+  for (uint32_t j = 0; j < 8; ++j) {
+    *same |= static_cast<uint32_t>(words[2 * j] == item) << j;
+    *free |= static_cast<uint32_t>(words[2 * j] == 0xffffffffu) << j;
+  }
+#endif
 }
 
 }  // namespace
@@ -258,16 +294,59 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
   return std::unique_ptr<const MemoryIndex>(std::move(index));
 }
 
+MemoryIndex::ProbeEnd MemoryIndex::ProbeLine(Probe* probe) const {
+  // The whole line is compared at once, without a branch per slot: which slot
+  // holds the item and which is free are bit masks, and the first of them
+  // decides. Slots outside the region (before the probe's slot, or at or past
+  // the region's end) are masked out.
+  const size_t line = probe->slot & ~(kSlotsPerLine - 1);
+  const uint32_t first = static_cast<uint32_t>(probe->slot - line);
+  const uint64_t room = probe->end - line;
+  const uint32_t last = room < kSlotsPerLine ? static_cast<uint32_t>(room) : kSlotsPerLine;
+  const uint32_t valid = ((1u << last) - 1) & ~((1u << first) - 1);
+  uint32_t same = 0;
+  uint32_t free = 0;
+  // The line may reach past the last region, never past the mapping: the
+  // slots start on a page, so a line that holds a slot lies in mapped pages.
+  LineMasks(slots_ + line, probe->item, &same, &free);
+  const uint32_t ends = (same | free) & valid;
+  // The slots read in order: up to the first match or free slot, or the
+  // line's (or region's) last.
+  const uint32_t read = (ends == 0 ? last : __builtin_ctz(ends) + 1) - first;
+  if (read > probe->steps) {
+    // Past the bound: a region always has a free slot, a malformed one must
+    // not loop.
+    probe->steps = 0;
+    return ProbeEnd::kAbsent;
+  }
+  probe->steps -= read;
+  if (ends != 0) {
+    const uint32_t at = __builtin_ctz(ends);
+    if ((same >> at & 1u) == 0) return ProbeEnd::kAbsent;
+    probe->rate = slots_[line + at].rate;
+    return ProbeEnd::kFound;
+  }
+  if (probe->steps == 0) return ProbeEnd::kAbsent;
+  probe->slot = line + last == probe->end ? probe->start : line + last;
+  return ProbeEnd::kNextLine;
+}
+
 void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                               absl::Span<bool> found, absl::Span<float> rates) const {
   // A round of kRound pairs goes through four passes, each issuing the next
   // memory access of every pair before any pair waits for it, so the round's
-  // cache misses overlap instead of queueing one after the other:
+  // cache misses overlap instead of queueing:
   //   1. prefetch the id maps' groups for both keys (the user map alone
   //      outgrows the cache on a large snapshot);
   //   2. find the dense ids and prefetch the user's region bounds;
-  //   3. compute the home slot and prefetch it;
-  //   4. probe inside the region.
+  //   3. compute the home slot and prefetch its line;
+  //   4. probe the home line.
+  // A probe that runs past its home line (about one stored pair in six at the
+  // index's load, most absent pairs) would wait there on a miss of its own;
+  // instead its next line is prefetched and the probe is set aside. The
+  // set-aside probes go on together, a line each, when kPending of them wait
+  // and when the batch ends, so those misses overlap too (docs/SERVER.md
+  // "Request path").
   // Everything lives on the stack: no allocation per call or per pair.
   const size_t n = users.size();
   uint32_t uid[kRound];
@@ -275,6 +354,30 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
   uint32_t cap[kRound];
   uint64_t start[kRound];
   size_t home[kRound];
+  Probe waiting[kPending];
+  size_t num_waiting = 0;
+  auto settle = [&](const Probe& probe, ProbeEnd end) {
+    found[probe.pair] = end == ProbeEnd::kFound;
+    rates[probe.pair] = end == ProbeEnd::kFound ? probe.rate : 0.0f;
+  };
+  // One line for every waiting probe per pass; those that go on again have
+  // their next line prefetched and wait for the next pass.
+  auto finish_waiting = [&] {
+    while (num_waiting > 0) {
+      size_t kept = 0;
+      for (size_t j = 0; j < num_waiting; ++j) {
+        Probe& probe = waiting[j];
+        const ProbeEnd end = ProbeLine(&probe);
+        if (end == ProbeEnd::kNextLine) {
+          __builtin_prefetch(&slots_[probe.slot]);
+          waiting[kept++] = probe;
+        } else {
+          settle(probe, end);
+        }
+      }
+      num_waiting = kept;
+    }
+  };
   for (size_t begin = 0; begin < n; begin += kRound) {
     const size_t m = std::min(kRound, n - begin);
     for (size_t k = 0; k < m; ++k) {
@@ -309,21 +412,20 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
       found[i] = false;
       rates[i] = 0.0f;
       if (cap[k] == 0) continue;
-      const size_t end = start[k] + cap[k];
       // At most cap probes: a region always has a free slot, and the bound
       // keeps even a malformed one from looping.
-      size_t s = home[k];
-      for (uint32_t step = 0; step < cap[k]; ++step, s = s + 1 == end ? start[k] : s + 1) {
-        const Slot& e = slots_[s];
-        if (e.item == kEmpty) break;
-        if (e.item == iid[k]) {
-          found[i] = true;
-          rates[i] = e.rate;
-          break;
-        }
+      Probe probe{i, start[k], start[k] + cap[k], home[k], cap[k], iid[k], 0.0f};
+      const ProbeEnd end = ProbeLine(&probe);
+      if (end != ProbeEnd::kNextLine) {
+        settle(probe, end);
+        continue;
       }
+      if (num_waiting == kPending) finish_waiting();
+      __builtin_prefetch(&slots_[probe.slot]);
+      waiting[num_waiting++] = probe;
     }
   }
+  finish_waiting();
 }
 
 bool MemoryIndex::LookupPair(uint64_t user, uint64_t item, float* rate) const {

@@ -20,8 +20,10 @@
 //     ~117 MiB), read with one cache miss per lookup;
 //   - a batch lookup goes in rounds of 32 pairs and passes: prefetch the id
 //     maps for every key, find the ids and prefetch the region bounds, compute
-//     and prefetch the home slot, then probe, so the cache misses of a round
-//     overlap instead of queueing (docs/SERVER.md "Request path").
+//     and prefetch the home slot's line, then probe that line, so the cache
+//     misses of a round overlap instead of queueing; a probe that must read
+//     on prefetches its next line and waits with the others set aside, so
+//     that miss overlaps too (docs/SERVER.md "Request path").
 // RocksDB stays the system of record (checksummed, versioned, published
 // atomically); the index is derived from it and verified against the manifest
 // counts. docs/SNAPSHOT.md has the measurements behind the choice.
@@ -165,6 +167,23 @@ class MemoryIndex {
   };
   static_assert(sizeof(Slot) == 8);
   static constexpr uint32_t kEmpty = 0xffffffffu;
+  // Slots in one 64-byte cache line; the slots array starts on a page.
+  static constexpr size_t kSlotsPerLine = 8;
+  // One pair's probe of its user's region [start, end), where it stands.
+  struct Probe {
+    size_t pair;     // index into the batch
+    uint64_t start;  // the region's first slot
+    uint64_t end;    // one past its last slot
+    size_t slot;     // the next slot to read
+    uint32_t steps;  // slots it may still read (the region's size at first)
+    uint32_t item;   // dense item index sought
+    float rate;      // set when found
+  };
+  enum class ProbeEnd { kFound, kAbsent, kNextLine };
+  // Reads the probe's slots up to the end of the current cache line: kFound
+  // (rate set), kAbsent (a free slot, or no steps left), or kNextLine (slot
+  // now names the first slot of another line, wrapping at the region's end).
+  ProbeEnd ProbeLine(Probe* probe) const;
   // An mmap'ed range (anonymous or file), unmapped on destruction.
   struct Mapping {
     void* address = nullptr;

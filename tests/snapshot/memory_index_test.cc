@@ -183,6 +183,60 @@ TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
   EXPECT_LT(stored, at - at / 10);  // and so were the misses
 }
 
+// Probes that run past their home cache line wait for their next line and go
+// on later (LookupPairs), in any number: a user with thousands of pairs (long
+// probes for absent items, regions across many lines) beside users of one to
+// nine pairs (regions that start inside a line and wrap inside it), every item
+// asked of every user, in batches that fill the waiting probes many times.
+TEST(MemoryIndexTest, ProbesAcrossLinesAndWrappingMatchThePlainOne) {
+  Input in = MakeInput(40, 6000, 0, 11);
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<float> unit(0.01f, 1.0f);
+  for (size_t u = 0; u < in.users.size(); ++u) {
+    const size_t count = u == 0 ? 5000 : 1 + u % 9;
+    for (size_t have = 0; have < count;) {
+      const auto key = std::make_pair(in.users[u], in.items[rng() % in.items.size()]);
+      have += in.pairs.emplace(key, unit(rng)).second;
+    }
+  }
+  auto index = BuildFrom(in, in.pairs.size());
+  ASSERT_TRUE(index.ok()) << index.status();
+  const MemoryIndex& m = **index;
+  std::vector<uint64_t> users, items;
+  for (uint64_t u : in.users) {
+    for (size_t i = 0; i < in.items.size(); i += 1 + rng() % 3) {
+      users.push_back(u);
+      items.push_back(in.items[i]);
+    }
+  }
+  std::vector<size_t> order(users.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::shuffle(order.begin(), order.end(), rng);
+  size_t stored = 0;
+  for (size_t size : {1024, 100, 7}) {
+    for (size_t at = 0; at < order.size(); at += size) {
+      const size_t n = std::min(size, order.size() - at);
+      std::vector<uint64_t> bu(n), bi(n);
+      for (size_t k = 0; k < n; ++k) {
+        bu[k] = users[order[at + k]];
+        bi[k] = items[order[at + k]];
+      }
+      std::unique_ptr<bool[]> found(new bool[n]);
+      std::vector<float> rates(n, -1.0f);
+      m.LookupPairs(bu, bi, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates));
+      for (size_t k = 0; k < n; ++k) {
+        float plain = -1.0f;
+        const bool plain_found = m.LookupPair(bu[k], bi[k], &plain);
+        ASSERT_EQ(found[k], plain_found) << "batch " << size << " entry " << at + k;
+        ASSERT_EQ(rates[k], plain) << "batch " << size << " entry " << at + k;
+        ASSERT_EQ(plain_found, in.pairs.count({bu[k], bi[k]}) == 1);
+        stored += found[k];
+      }
+    }
+  }
+  EXPECT_GT(stored, 3 * 1000u);  // the large user's stored pairs, in each batch size
+}
+
 TEST(MemoryIndexTest, EmptyBatchAndEmptyTable) {
   Input in = MakeInput(3, 3, 0, 3);
   auto index = BuildFrom(in, 0);

@@ -299,6 +299,9 @@ MemoryIndex::ProbeEnd MemoryIndex::ProbeLine(Probe* probe) const {
   // holds the item and which is free are bit masks, and the first of them
   // decides. Slots outside the region (before the probe's slot, or at or past
   // the region's end) are masked out.
+  // The slot always lies in [start, end) (the home slot does, and the probe
+  // wraps to start at end), so last > first: every call reads at least one
+  // slot and a probe ends within the region's size in slots.
   const size_t line = probe->slot & ~(kSlotsPerLine - 1);
   const uint32_t first = static_cast<uint32_t>(probe->slot - line);
   const uint64_t room = probe->end - line;

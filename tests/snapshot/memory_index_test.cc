@@ -123,6 +123,31 @@ TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
   EXPECT_FALSE(m.FindNode(/*is_item=*/true, in.items[17] + 1, &view));
 }
 
+// One batch through LookupPairs against one LookupPair per pair and the
+// stored map; adds the batch's stored pairs to *stored.
+::testing::AssertionResult BatchMatchesPlain(const MemoryIndex& m, const Input& in,
+                                             absl::Span<const uint64_t> users,
+                                             absl::Span<const uint64_t> items, size_t* stored) {
+  const size_t n = users.size();
+  std::unique_ptr<bool[]> found(new bool[n]);
+  std::vector<float> rates(n, -1.0f);
+  m.LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates));
+  for (size_t k = 0; k < n; ++k) {
+    float plain = -1.0f;
+    const bool plain_found = m.LookupPair(users[k], items[k], &plain);
+    const auto want = in.pairs.find({users[k], items[k]});
+    if (found[k] != plain_found || rates[k] != plain || plain_found != (want != in.pairs.end()) ||
+        (plain_found && plain != want->second)) {
+      return ::testing::AssertionFailure()
+             << "batch of " << n << ", entry " << k << " (" << users[k] << ", " << items[k]
+             << "): batched found " << found[k] << " rate " << rates[k] << ", plain found "
+             << plain_found << " rate " << plain << ", stored " << (want != in.pairs.end());
+    }
+    *stored += found[k];
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // The batched lookup (rounds of prefetches, the user found once for a run of
 // its pairs) answers exactly what one plain lookup per pair answers, on
 // random keys with misses of every kind, in batches whose sizes cut the
@@ -161,22 +186,8 @@ TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
   size_t stored = 0, at = 0;
   for (size_t size : {1, 31, 32, 33, 64, 1000, 1024, 4097}) {
     for (int rep = 0; rep < 4 && at + size <= users.size(); ++rep, at += size) {
-      absl::Span<const uint64_t> bu(&users[at], size), bi(&items[at], size);
-      std::unique_ptr<bool[]> found(new bool[size]);
-      std::vector<float> rates(size, -1.0f);
-      m.LookupPairs(bu, bi, absl::MakeSpan(found.get(), size), absl::MakeSpan(rates));
-      for (size_t k = 0; k < size; ++k) {
-        float plain = -1.0f;
-        const bool plain_found = m.LookupPair(bu[k], bi[k], &plain);
-        ASSERT_EQ(found[k], plain_found) << "batch " << size << " entry " << k;
-        ASSERT_EQ(rates[k], plain) << "batch " << size << " entry " << k;
-        const auto want = in.pairs.find({bu[k], bi[k]});
-        ASSERT_EQ(plain_found, want != in.pairs.end()) << "batch " << size << " entry " << k;
-        if (plain_found) {
-          ASSERT_EQ(plain, want->second);
-        }
-        stored += found[k];
-      }
+      ASSERT_TRUE(BatchMatchesPlain(m, in, absl::MakeConstSpan(&users[at], size),
+                                    absl::MakeConstSpan(&items[at], size), &stored));
     }
   }
   EXPECT_GT(stored, 1000u);         // the stored case was exercised
@@ -221,17 +232,7 @@ TEST(MemoryIndexTest, ProbesAcrossLinesAndWrappingMatchThePlainOne) {
         bu[k] = users[order[at + k]];
         bi[k] = items[order[at + k]];
       }
-      std::unique_ptr<bool[]> found(new bool[n]);
-      std::vector<float> rates(n, -1.0f);
-      m.LookupPairs(bu, bi, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates));
-      for (size_t k = 0; k < n; ++k) {
-        float plain = -1.0f;
-        const bool plain_found = m.LookupPair(bu[k], bi[k], &plain);
-        ASSERT_EQ(found[k], plain_found) << "batch " << size << " entry " << at + k;
-        ASSERT_EQ(rates[k], plain) << "batch " << size << " entry " << at + k;
-        ASSERT_EQ(plain_found, in.pairs.count({bu[k], bi[k]}) == 1);
-        stored += found[k];
-      }
+      ASSERT_TRUE(BatchMatchesPlain(m, in, bu, bi, &stored));
     }
   }
   EXPECT_GT(stored, 3 * 1000u);  // the large user's stored pairs, in each batch size

@@ -412,9 +412,12 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
     }
     for (size_t k = 0; k < m; ++k) {
       const size_t i = begin + k;
-      found[i] = false;
-      rates[i] = 0.0f;
-      if (cap[k] == 0) continue;
+      if (cap[k] == 0) {
+        found[i] = false;
+        rates[i] = 0.0f;
+        continue;
+      }
+      // Every other pair is settled once: here, or when its set-aside probe ends.
       // At most cap probes: a region always has a free slot, and the bound
       // keeps even a malformed one from looping.
       Probe probe{i, start[k], start[k] + cap[k], home[k], cap[k], iid[k], 0.0f};

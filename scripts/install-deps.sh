@@ -40,6 +40,7 @@ BUILD=(
 TEST=(
   libgtest-dev libgmock-dev                      # tests
   clang-format-14                                # scripts/check-format.sh (CI fails on unformatted lines)
+  clang libclang-rt-14-dev                       # FUZZ_SECONDS=N scripts/test.sh: libFuzzer targets (clang, its fuzzer and sanitizer runtimes)
   python3 python3-grpcio python3-grpc-tools python3-protobuf  # Python client + its test
   python3-xxhash                                 # Python client: routing by core/io/partition.h
   python3-venv                                   # Python client: `pip install ./client/python` into a venv

@@ -8,6 +8,31 @@
 #include "core/maec/rates.h"
 
 namespace graphsieve {
+namespace {
+
+// ‖a − b‖² over k floats, in double. Four running sums (element j goes to
+// sum j mod 4, added as (s0 + s1) + (s2 + s3)): one sum would chain every
+// addition on the last, and the server scores every INFERRED pair here
+// (docs/SERVER.md "Scoring an unseen pair"). The order is fixed, so the
+// result does not depend on the compiler or the machine. Raw pointers: the
+// hardened absl::Span checks each index and keeps the loop from vectorising.
+double SquaredDistance(const float* a, const float* b, size_t k) {
+  double sum[4] = {0.0, 0.0, 0.0, 0.0};
+  size_t j = 0;
+  for (; j + 4 <= k; j += 4) {
+    for (size_t l = 0; l < 4; ++l) {
+      const double d = double(a[j + l]) - b[j + l];
+      sum[l] += d * d;
+    }
+  }
+  for (; j < k; ++j) {
+    const double d = double(a[j]) - b[j];
+    sum[j % 4] += d * d;
+  }
+  return (sum[0] + sum[1]) + (sum[2] + sum[3]);
+}
+
+}  // namespace
 
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& m) {
   const bool mixture = m.rate_rule == static_cast<int>(RateRule::kMixture);
@@ -23,11 +48,7 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   double g = 0.0;
   const size_t k = std::min(user.sketch.size(), item.sketch.size());
   if (user.record.component == item.record.component && k > 0) {
-    double r = 0.0;
-    for (size_t j = 0; j < k; ++j) {
-      const double d = double(user.sketch[j]) - item.sketch[j];
-      r += d * d;
-    }
+    const double r = SquaredDistance(user.sketch.data(), item.sketch.data(), k);
     g = r > 0.0 ? 1.0 / r : m.geff_max;
   }
   const double span = m.geff_max - m.geff_min;

@@ -144,6 +144,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
     m["storage"]["serving_index"] = {{"path", part.index_path},
                                      {"format_version", kIndexFileFormatVersion},
                                      {"size_bytes", part.index_bytes}};
+    if (part.index_key_ordered) m["storage"]["serving_index"]["region_order"] = "key";
   }
   if (!info.delta.is_null()) m["delta"] = info.delta;
   m["partitioning"] = {{"partition", part.partition},
@@ -197,6 +198,15 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
       const json& x = j.at("storage").at("serving_index");
       out.index_path = x.at("path").get<std::string>();
       s.index_bytes = IntegerField<uint64_t>(x, "size_bytes");
+      if (x.contains("region_order")) {
+        const std::string order = x.at("region_order").get<std::string>();
+        if (order != "key") {
+          return absl::FailedPreconditionError(
+              absl::StrCat(source, ": storage.serving_index.region_order '", order,
+                           "': this reader knows \"key\" (or the field absent)"));
+        }
+        out.index_key_ordered = true;
+      }
     }
     if (j.contains("delta")) {
       const json& d = j.at("delta");

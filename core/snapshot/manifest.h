@@ -60,6 +60,9 @@ struct ManifestPartInfo {
   uint32_t num_partitions = 1;
   std::string index_path;  // relative to the version directory; empty = no index file
   uint64_t index_bytes = 0;
+  // The index file's regions are key-ordered (RegionOrder::kKeyOrdered,
+  // memory_index.h): "region_order": "key" in storage.serving_index.
+  bool index_key_ordered = false;
 };
 
 // XXH3-64 over (path-independent) sizes and digests of all inputs, in order.
@@ -79,6 +82,9 @@ nlohmann::json BuildManifest(const PairTable& pairs, const PipelineResult& resul
 struct ParsedManifest {
   ManifestSummary summary;
   std::string index_path;  // empty: no index file (built on load)
+  // storage.serving_index.region_order is "key"; absent in versions written
+  // before key-ordered regions (their files probe plainly).
+  bool index_key_ordered = false;
   TableFormat pairs_format = TableFormat::kBlockBased;
   std::vector<ManifestFileEntry> files;
 };

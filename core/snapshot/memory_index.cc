@@ -68,9 +68,12 @@ absl::Status PopulateHugePages(char* mem, uint64_t bytes) {
   return absl::OkStatus();
 }
 
-// Bit j of *same: slot j of the 64-byte line holds `item`; of *free: it is
-// free. Slots are {u32 item, f32 rate}: the items are every other 32-bit word.
-inline void LineMasks(const void* line, uint32_t item, uint32_t* same, uint32_t* free) {
+// Bit j of *same: slot j of the 64-byte line holds `item`; of *stop: a probe
+// for `item` ends there without it: the slot is free or, in a key-ordered
+// region, holds a larger item (a free slot's kEmpty is larger than any item).
+// Slots are {u32 item, f32 rate}: the items are every other 32-bit word.
+inline void LineMasks(const void* line, uint32_t item, bool ordered, uint32_t* same,
+                      uint32_t* stop) {
 #if defined(__SSE2__)
   const float* words = static_cast<const float*>(line);
   auto items = [words](int at) {  // the items of slots at..at+3
@@ -80,20 +83,30 @@ inline void LineMasks(const void* line, uint32_t item, uint32_t* same, uint32_t*
   const __m128i low = items(0);
   const __m128i high = items(4);
   const __m128i key = _mm_set1_epi32(static_cast<int>(item));
-  const __m128i none = _mm_set1_epi32(-1);
   auto mask = [](__m128i eq) {
     return static_cast<uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(eq)));
   };
   *same = mask(_mm_cmpeq_epi32(low, key)) | mask(_mm_cmpeq_epi32(high, key)) << 4;
-  *free = mask(_mm_cmpeq_epi32(low, none)) | mask(_mm_cmpeq_epi32(high, none)) << 4;
+  if (ordered) {
+    // Unsigned a > b as signed after flipping both sign bits (SSE2 has no
+    // unsigned compare).
+    const __m128i bias = _mm_set1_epi32(INT32_MIN);
+    const __m128i biased_key = _mm_xor_si128(key, bias);
+    *stop = mask(_mm_cmpgt_epi32(_mm_xor_si128(low, bias), biased_key)) |
+            mask(_mm_cmpgt_epi32(_mm_xor_si128(high, bias), biased_key)) << 4;
+  } else {
+    const __m128i none = _mm_set1_epi32(-1);
+    *stop = mask(_mm_cmpeq_epi32(low, none)) | mask(_mm_cmpeq_epi32(high, none)) << 4;
+  }
 #else
   uint32_t words[16];
   std::memcpy(words, line, sizeof words);
   *same = 0;
-  *free = 0;
+  *stop = 0;
   for (uint32_t j = 0; j < 8; ++j) {
     *same |= static_cast<uint32_t>(words[2 * j] == item) << j;
-    *free |= static_cast<uint32_t>(words[2 * j] == 0xffffffffu) << j;
+    *stop |= static_cast<uint32_t>(ordered ? words[2 * j] > item : words[2 * j] == 0xffffffffu)
+             << j;
   }
 #endif
 }
@@ -159,13 +172,20 @@ absl::Status MemoryIndex::AddUser(uint32_t user,
   const uint32_t cap = static_cast<uint32_t>(size);
   Slot* region = static_cast<Slot*>(owned_slots_->address) + start;
   std::fill_n(region, cap, Slot{kEmpty, 0.0f});
+  const bool ordered = order_ == RegionOrder::kKeyOrdered;
   for (const auto& [item, rate] : items) {
+    // Key order: the pair takes the first slot holding a larger item and
+    // carries that one on, so every item's probe passes only smaller ones.
+    // A carried pair was on its own probe, and continues it; each step moves
+    // on and the region has a free slot, so this ends within cap steps.
+    Slot carry{item, rate};
     for (size_t s = Home(0, cap, item);; s = s + 1 == cap ? 0 : s + 1) {
       if (region[s].item == kEmpty) {
-        region[s] = Slot{item, rate};
+        region[s] = carry;
         break;
       }
-      if (region[s].item == item) return absl::DataLossError("a pair is stored twice");
+      if (region[s].item == carry.item) return absl::DataLossError("a pair is stored twice");
+      if (ordered && region[s].item > carry.item) std::swap(region[s], carry);
     }
   }
   owned_region_start_[user] = start;
@@ -178,10 +198,11 @@ absl::Status MemoryIndex::AddUser(uint32_t user,
 absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
     int sketch_dim, uint64_t expected_pairs,
     const std::function<absl::Status(const NodeSink&)>& for_each_node,
-    const std::function<absl::Status(const PairSink&)>& for_each_pair) {
+    const std::function<absl::Status(const PairSink&)>& for_each_pair, RegionOrder order) {
   if (sketch_dim < 0) return absl::InvalidArgumentError("memory index: sketch_dim < 0");
   std::unique_ptr<MemoryIndex> index(new MemoryIndex());
   index->sketch_dim_ = sketch_dim;
+  index->order_ = order;
   const size_t dim = static_cast<size_t>(sketch_dim);
 
   absl::Status first_error;
@@ -308,13 +329,13 @@ MemoryIndex::ProbeEnd MemoryIndex::ProbeLine(Probe* probe) const {
   const uint32_t last = room < kSlotsPerLine ? static_cast<uint32_t>(room) : kSlotsPerLine;
   const uint32_t valid = ((1u << last) - 1) & ~((1u << first) - 1);
   uint32_t same = 0;
-  uint32_t free = 0;
+  uint32_t stop = 0;
   // The line may reach past the last region, never past the mapping: the
   // slots start on a page, so a line that holds a slot lies in mapped pages.
-  LineMasks(slots_ + line, probe->item, &same, &free);
-  const uint32_t ends = (same | free) & valid;
-  // The slots read in order: up to the first match or free slot, or the
-  // line's (or region's) last.
+  LineMasks(slots_ + line, probe->item, order_ == RegionOrder::kKeyOrdered, &same, &stop);
+  const uint32_t ends = (same | stop) & valid;
+  // The slots read in order: up to the first match or stop, or the line's
+  // (or region's) last.
   const uint32_t read = (ends == 0 ? last : __builtin_ctz(ends) + 1) - first;
   if (read > probe->steps) {
     // Past the bound: a region always has a free slot, a malformed one must
@@ -670,6 +691,7 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::MapFile(
   index->pairs_ = h.pairs;
   index->slots_used_ = h.slots;
   index->slots_ = reinterpret_cast<const Slot*>(at(kSlots));
+  index->order_ = options.region_order;
   if (h.format_version == kIndexFormatVersion) {
     index->user_records_ = {reinterpret_cast<const NodeRecord*>(at(kUserRecords)), h.users};
     index->item_records_ = {reinterpret_cast<const NodeRecord*>(at(kItemRecords)), h.items};

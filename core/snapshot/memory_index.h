@@ -16,8 +16,9 @@
 //     8-byte slots {item index, rate}, sized n + n/4 + 1 for the user's n
 //     pairs (load factor <= 0.8, always one free slot so a miss ends), one
 //     after the other in one array; linear probing inside the region from a
-//     hash of the item index. About 10.5 bytes per pair (11.7M pairs:
-//     ~117 MiB), read with one cache miss per lookup;
+//     hash of the item index, the region in key order (RegionOrder) so an
+//     absent item's probe ends as soon as a stored one's. About 10.5 bytes
+//     per pair (11.7M pairs: ~117 MiB), read with one cache miss per lookup;
 //   - a batch lookup goes in rounds of 32 pairs and passes: prefetch the id
 //     maps for every key, find the ids and prefetch the region bounds, compute
 //     and prefetch the home slot's line, then probe that line, so the cache
@@ -50,6 +51,18 @@
 
 namespace graphsieve {
 
+// How each user's region holds its pairs (docs/SNAPSHOT.md "Ordered regions").
+//   kInsertion: plain linear probing; a probe for an absent item reads on to
+//     the first free slot (about 13 slots at the index's load of 0.8).
+//   kKeyOrdered: ordered linear probing (Amble and Knuth, 1974): along the
+//     probe from an item's home slot, every item met before it is smaller,
+//     so a probe also ends at the first larger item (an absent item reads
+//     about as many slots as a stored one, about 3). Still a valid
+//     kInsertion layout: a reader that probes plainly finds the same pairs.
+// The builder writes kKeyOrdered and says so in the manifest
+// (storage.serving_index.region_order); files written before are kInsertion.
+enum class RegionOrder { kInsertion, kKeyOrdered };
+
 // What the index file says about itself besides the tables (docs/SNAPSHOT.md).
 struct IndexFileInfo {
   uint32_t format_version = 0;
@@ -79,6 +92,10 @@ struct MapFileOptions {
   // hint throughout: where the kernel or file system cannot, the mapping
   // keeps 4 KiB pages and lookups are the same.
   bool huge_pages = true;
+  // The regions' layout, as the version's manifest states it (the file does
+  // not record it). kKeyOrdered on a file that is not would answer some
+  // stored pairs as absent; kInsertion is right for every file.
+  RegionOrder region_order = RegionOrder::kInsertion;
 };
 
 class MemoryIndex {
@@ -89,14 +106,17 @@ class MemoryIndex {
   // return their own I/O status. `expected_pairs` sizes the table (the
   // manifest's count). Errors: DATA_LOSS when a pair names a node the nodes
   // table lacks, a node or pair appears twice, a user's pairs are not
-  // contiguous, or the pair count differs from `expected_pairs`.
+  // contiguous, or the pair count differs from `expected_pairs`. Regions are
+  // laid out in `order` (kInsertion only to test files written before
+  // kKeyOrdered).
   using NodeSink = std::function<void(bool is_item, uint64_t id, const NodeRecord& record,
                                       absl::Span<const float> sketch)>;
   using PairSink = std::function<void(uint64_t user, uint64_t item, float rate)>;
   static absl::StatusOr<std::unique_ptr<const MemoryIndex>> Build(
       int sketch_dim, uint64_t expected_pairs,
       const std::function<absl::Status(const NodeSink&)>& for_each_node,
-      const std::function<absl::Status(const PairSink&)>& for_each_pair);
+      const std::function<absl::Status(const PairSink&)>& for_each_pair,
+      RegionOrder order = RegionOrder::kKeyOrdered);
 
   // Writes this index as an index file at `path` (layout: index_file.h; fsync'ed).
   // `info.format_version` 1 writes the layout before snapshot format 3
@@ -128,8 +148,9 @@ class MemoryIndex {
   void LookupPairs(absl::Span<const uint64_t> users, absl::Span<const uint64_t> items,
                    absl::Span<bool> found, absl::Span<float> rates) const;
 
-  // One pair without the batch's prefetching: the reference the batched
-  // path is tested against. False (rate 0) when not stored.
+  // One pair without the batch's prefetching, probing plainly to the first
+  // free slot in either layout: the reference the batched path is tested
+  // against. False (rate 0) when not stored.
   bool LookupPair(uint64_t user, uint64_t item, float* rate) const;
 
   // The node, or false when unknown. The view points into the index.
@@ -146,6 +167,7 @@ class MemoryIndex {
   size_t users() const { return user_ids_.size(); }
   size_t items() const { return item_ids_.size(); }
   bool mapped() const { return mapping_ != nullptr; }
+  RegionOrder region_order() const { return order_; }
   // A mapped index: drops this process's page-table entries for the file
   // (madvise MADV_DONTNEED on a read-only file mapping: the contents stay the
   // file's, the pages stay in the page cache, a later lookup faults them back
@@ -181,8 +203,9 @@ class MemoryIndex {
   };
   enum class ProbeEnd { kFound, kAbsent, kNextLine };
   // Reads the probe's slots up to the end of the current cache line: kFound
-  // (rate set), kAbsent (a free slot, or no steps left), or kNextLine (slot
-  // now names the first slot of another line, wrapping at the region's end).
+  // (rate set), kAbsent (a free slot, in key-ordered regions also a larger
+  // item, or no steps left), or kNextLine (slot now names the first slot of
+  // another line, wrapping at the region's end).
   ProbeEnd ProbeLine(Probe* probe) const;
   // An mmap'ed range (anonymous or file), unmapped on destruction.
   struct Mapping {
@@ -195,12 +218,14 @@ class MemoryIndex {
   // The first slot to probe for `item` in a region of `cap` slots at `start`.
   static size_t Home(uint64_t start, uint32_t cap, uint32_t item);
   // Lays out one user's pairs as its region; `items` holds (item index, rate).
+  // In order_.
   absl::Status AddUser(uint32_t user, absl::Span<const std::pair<uint32_t, float>> items);
   // Points the views below at the owned vectors (Build).
   void ViewOwned();
 
   // Constant after Build()/MapFile().
   int sketch_dim_ = 0;
+  RegionOrder order_ = RegionOrder::kInsertion;
   absl::flat_hash_map<uint64_t, uint32_t> user_ids_, item_ids_;
   // Views read by lookups: into the owned vectors (Build) or the file (MapFile).
   absl::Span<const NodeRecord> user_records_, item_records_;

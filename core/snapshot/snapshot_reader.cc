@@ -120,6 +120,7 @@ absl::StatusOr<std::shared_ptr<MemorySnapshotReader>> OpenMapped(
   map.verify = options.verify_checksums;
   map.check_file_xxh3 = options.verify_checksums;
   map.huge_pages = options.index_huge_pages;
+  map.region_order = parsed.index_key_ordered ? RegionOrder::kKeyOrdered : RegionOrder::kInsertion;
   for (const snapshot::ManifestFileEntry& f : parsed.files) {
     if (f.path == parsed.index_path) {
       map.file_xxh3 = f.xxh3;

@@ -45,7 +45,8 @@ absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
              result.rate[i]);
         }
         return absl::OkStatus();
-      });
+      },
+      RegionOrder::kKeyOrdered);  // the manifest says so (WriteManifestAndSync)
   if (!index.ok()) {
     return absl::InternalError(absl::StrCat("snapshot writer: index: ", index.status().message()));
   }
@@ -131,6 +132,7 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
     entries.push_back({snapshot::kIndexFile, index_digest.size_bytes, index_digest.xxh3});
     part.index_path = snapshot::kIndexFile;
     part.index_bytes = index_digest.size_bytes;
+    part.index_key_ordered = true;  // WriteIndexFile builds with RegionOrder::kKeyOrdered
     stats->index_bytes = index_digest.size_bytes;
   }
   stats->seconds_digest = SecondsSince(t0);

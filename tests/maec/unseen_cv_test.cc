@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <set>
 #include <utility>
 #include <vector>
@@ -183,6 +184,36 @@ TEST(UnseenControlVariate, DensePcgAndPlainRowsAgreeWhereTheyShould) {
   }
   std::printf("%d users without a positive edge\n", isolated);
   EXPECT_GT(isolated, 0);
+}
+
+// The scorer's ‖row_u − row_v‖² sums in four running sums with a tail
+// (core/maec/unseen.cc): every element counts once, for any row length.
+// A pair of rows differing in one element j reads back d_j² exactly; random
+// rows read back the plain double sum to the float output's precision.
+TEST(UnseenRowDistance, EveryElementCountsOnceForAnyRowLength) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> value(-0.5f, 0.5f);
+  for (int k : {1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 66}) {
+    std::vector<float> a(k), b(k);
+    for (int j = 0; j < k; ++j) a[j] = value(rng);
+    const UnseenModel m = ReadBackModel(k);
+    NodeView u, v;
+    u.sketch = a;
+    v.sketch = b;
+    for (int j = 0; j < k; ++j) {
+      b = a;
+      b[j] += 0.25f;  // the only difference; double(b[j]) - a[j] is exact
+      const double d = double(b[j]) - a[j];
+      EXPECT_NEAR(1.0 / (1000.0 * ScoreUnseenPair(u, v, m)), d * d, 1e-6 * d * d)
+          << "row length " << k << ", element " << j;
+    }
+    // Every element at least 0.1 apart, so R stays inside the read-back range.
+    for (int j = 0; j < k; ++j) b[j] = a[j] + 0.1f + std::abs(value(rng));
+    double plain = 0.0;
+    for (int j = 0; j < k; ++j) plain += (double(a[j]) - b[j]) * (double(a[j]) - b[j]);
+    EXPECT_NEAR(1.0 / (1000.0 * ScoreUnseenPair(u, v, m)), plain, 1e-6 * plain)
+        << "row length " << k;
+  }
 }
 
 }  // namespace

@@ -179,6 +179,44 @@ TEST(IndexFileTest, VersionWithoutIndexFileBuildsTheIndexOnLoad) {
   ExpectSameAnswers(s, *built, *rocks);
 }
 
+// The builder lays regions out in key order and says so in the manifest
+// (storage.serving_index.region_order, docs/SNAPSHOT.md "Ordered regions");
+// the reader probes by what the manifest says. A manifest without the field
+// (a version written before it) is probed plainly, which reads a key-ordered
+// file whole too; an order this reader does not know is refused by name.
+TEST(IndexFileTest, TheManifestStatesTheRegionOrderAndTheReaderProbesByIt) {
+  ScopedTempDir dir;
+  Synthetic s = MakeSynthetic(150, 400, 30, 17);
+  const std::string version = Publish(dir.path(), s, /*write_index=*/true);
+  const std::string manifest_path = dir.path() + "/" + version + "/MANIFEST.json";
+  auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
+  ASSERT_NE(rocks, nullptr);
+  auto text = snapshot::ReadFileToString(manifest_path);
+  ASSERT_TRUE(text.ok());
+  nlohmann::json m = nlohmann::json::parse(*text);
+  EXPECT_EQ(m["storage"]["serving_index"]["region_order"], "key");
+  auto mapped = OpenOk(dir.path(), version, LookupMode::kMemory);
+  ASSERT_NE(mapped, nullptr);
+  EXPECT_EQ(mapped->memory_index()->region_order(), RegionOrder::kKeyOrdered);
+  ExpectSameAnswers(s, *mapped, *rocks);
+
+  m["storage"]["serving_index"].erase("region_order");
+  ASSERT_TRUE(snapshot::WriteFileAtomic(manifest_path, m.dump(2)).ok());
+  auto plain = OpenOk(dir.path(), version, LookupMode::kMemory);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->memory_index()->region_order(), RegionOrder::kInsertion);
+  ExpectSameAnswers(s, *plain, *rocks);
+
+  m["storage"]["serving_index"]["region_order"] = "hashed";
+  ASSERT_TRUE(snapshot::WriteFileAtomic(manifest_path, m.dump(2)).ok());
+  auto unknown = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(
+      absl::StrContains(unknown.status().message(), "storage.serving_index.region_order 'hashed'"))
+      << unknown.status();
+}
+
 // Flips one byte of index.gsi at `offset`.
 void FlipByte(const std::string& path, std::streamoff offset) {
   std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);

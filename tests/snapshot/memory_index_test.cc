@@ -4,13 +4,16 @@
 #include "core/snapshot/memory_index.h"
 
 #include <map>
+#include <memory>
 #include <random>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tests/temp_dir.h"
 
 namespace graphsieve {
 namespace {
@@ -43,8 +46,8 @@ NodeRecord RecordFor(uint64_t id) {
 
 absl::StatusOr<std::unique_ptr<const MemoryIndex>> BuildFrom(
     const Input& in, uint64_t expected_pairs,
-    const std::vector<std::pair<uint64_t, uint64_t>>& extra_pairs = {},
-    bool duplicate_node = false) {
+    const std::vector<std::pair<uint64_t, uint64_t>>& extra_pairs = {}, bool duplicate_node = false,
+    RegionOrder layout = RegionOrder::kKeyOrdered) {
   return MemoryIndex::Build(
       in.sketch_dim, expected_pairs,
       [&](const MemoryIndex::NodeSink& fn) {
@@ -61,7 +64,8 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> BuildFrom(
         for (const auto& [key, rate] : in.pairs) fn(key.first, key.second, rate);
         for (const auto& [u, i] : extra_pairs) fn(u, i, 0.5f);
         return absl::OkStatus();
-      });
+      },
+      layout);
 }
 
 TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
@@ -151,47 +155,52 @@ TEST(MemoryIndexTest, EveryPairAndNodeReadsBackAndAbsentPairsAreNotFound) {
 // The batched lookup (rounds of prefetches, the user found once for a run of
 // its pairs) answers exactly what one plain lookup per pair answers, on
 // random keys with misses of every kind, in batches whose sizes cut the
-// rounds anywhere and with runs of one user.
+// rounds anywhere and with runs of one user; in both region layouts (the
+// plain lookup probes to a free slot, the batched one of a key-ordered
+// region stops at a larger item).
 TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
-  Input in = MakeInput(3000, 500, 60000, 5);
-  auto index = BuildFrom(in, in.pairs.size());
-  ASSERT_TRUE(index.ok()) << index.status();
-  const MemoryIndex& m = **index;
-  std::mt19937_64 rng(6);
-  std::vector<std::pair<uint64_t, uint64_t>> stored_keys;
-  for (const auto& entry : in.pairs) stored_keys.push_back(entry.first);
-  std::vector<uint64_t> users, items;
-  for (int k = 0; k < 40000; ++k) {
-    uint64_t u = in.users[rng() % in.users.size()];
-    uint64_t i = in.items[rng() % in.items.size()];
-    switch (rng() % 5) {
-      case 0:  // a stored pair
-        std::tie(u, i) = stored_keys[rng() % stored_keys.size()];
-        break;
-      case 1:
-        u = rng() & ~uint64_t{1};  // unknown user (even)
-        break;
-      case 2:
-        i = rng() | 1;  // unknown item (odd)
-        break;
-      default:  // known nodes, stored or not
-        break;
+  for (RegionOrder layout : {RegionOrder::kInsertion, RegionOrder::kKeyOrdered}) {
+    SCOPED_TRACE(layout == RegionOrder::kKeyOrdered ? "key-ordered regions" : "insertion order");
+    Input in = MakeInput(3000, 500, 60000, 5);
+    auto index = BuildFrom(in, in.pairs.size(), {}, false, layout);
+    ASSERT_TRUE(index.ok()) << index.status();
+    const MemoryIndex& m = **index;
+    std::mt19937_64 rng(6);
+    std::vector<std::pair<uint64_t, uint64_t>> stored_keys;
+    for (const auto& entry : in.pairs) stored_keys.push_back(entry.first);
+    std::vector<uint64_t> users, items;
+    for (int k = 0; k < 40000; ++k) {
+      uint64_t u = in.users[rng() % in.users.size()];
+      uint64_t i = in.items[rng() % in.items.size()];
+      switch (rng() % 5) {
+        case 0:  // a stored pair
+          std::tie(u, i) = stored_keys[rng() % stored_keys.size()];
+          break;
+        case 1:
+          u = rng() & ~uint64_t{1};  // unknown user (even)
+          break;
+        case 2:
+          i = rng() | 1;  // unknown item (odd)
+          break;
+        default:  // known nodes, stored or not
+          break;
+      }
+      const int run = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 40) : 1;  // one user's run
+      for (int r = 0; r < run; ++r) {
+        users.push_back(u);
+        items.push_back(r == 0 ? i : in.items[rng() % in.items.size()]);
+      }
     }
-    const int run = rng() % 4 == 0 ? 1 + static_cast<int>(rng() % 40) : 1;  // one user's run
-    for (int r = 0; r < run; ++r) {
-      users.push_back(u);
-      items.push_back(r == 0 ? i : in.items[rng() % in.items.size()]);
+    size_t stored = 0, at = 0;
+    for (size_t size : {1, 31, 32, 33, 64, 1000, 1024, 4097}) {
+      for (int rep = 0; rep < 4 && at + size <= users.size(); ++rep, at += size) {
+        ASSERT_TRUE(BatchMatchesPlain(m, in, absl::MakeConstSpan(&users[at], size),
+                                      absl::MakeConstSpan(&items[at], size), &stored));
+      }
     }
+    EXPECT_GT(stored, 1000u);         // the stored case was exercised
+    EXPECT_LT(stored, at - at / 10);  // and so were the misses
   }
-  size_t stored = 0, at = 0;
-  for (size_t size : {1, 31, 32, 33, 64, 1000, 1024, 4097}) {
-    for (int rep = 0; rep < 4 && at + size <= users.size(); ++rep, at += size) {
-      ASSERT_TRUE(BatchMatchesPlain(m, in, absl::MakeConstSpan(&users[at], size),
-                                    absl::MakeConstSpan(&items[at], size), &stored));
-    }
-  }
-  EXPECT_GT(stored, 1000u);         // the stored case was exercised
-  EXPECT_LT(stored, at - at / 10);  // and so were the misses
 }
 
 // Probes that run past their home cache line wait for their next line and go
@@ -200,42 +209,87 @@ TEST(MemoryIndexTest, BatchedLookupMatchesThePlainOne) {
 // nine pairs (regions that start inside a line and wrap inside it), every item
 // asked of every user, in batches that fill the waiting probes many times.
 TEST(MemoryIndexTest, ProbesAcrossLinesAndWrappingMatchThePlainOne) {
-  Input in = MakeInput(40, 6000, 0, 11);
-  std::mt19937_64 rng(12);
-  std::uniform_real_distribution<float> unit(0.01f, 1.0f);
-  for (size_t u = 0; u < in.users.size(); ++u) {
-    const size_t count = u == 0 ? 5000 : 1 + u % 9;
-    for (size_t have = 0; have < count;) {
-      const auto key = std::make_pair(in.users[u], in.items[rng() % in.items.size()]);
-      have += in.pairs.emplace(key, unit(rng)).second;
-    }
-  }
-  auto index = BuildFrom(in, in.pairs.size());
-  ASSERT_TRUE(index.ok()) << index.status();
-  const MemoryIndex& m = **index;
-  std::vector<uint64_t> users, items;
-  for (uint64_t u : in.users) {
-    for (size_t i = 0; i < in.items.size(); i += 1 + rng() % 3) {
-      users.push_back(u);
-      items.push_back(in.items[i]);
-    }
-  }
-  std::vector<size_t> order(users.size());
-  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::shuffle(order.begin(), order.end(), rng);
-  size_t stored = 0;
-  for (size_t size : {1024, 100, 7}) {
-    for (size_t at = 0; at < order.size(); at += size) {
-      const size_t n = std::min(size, order.size() - at);
-      std::vector<uint64_t> bu(n), bi(n);
-      for (size_t k = 0; k < n; ++k) {
-        bu[k] = users[order[at + k]];
-        bi[k] = items[order[at + k]];
+  for (RegionOrder layout : {RegionOrder::kInsertion, RegionOrder::kKeyOrdered}) {
+    SCOPED_TRACE(layout == RegionOrder::kKeyOrdered ? "key-ordered regions" : "insertion order");
+    Input in = MakeInput(40, 6000, 0, 11);
+    std::mt19937_64 rng(12);
+    std::uniform_real_distribution<float> unit(0.01f, 1.0f);
+    for (size_t u = 0; u < in.users.size(); ++u) {
+      const size_t count = u == 0 ? 5000 : 1 + u % 9;
+      for (size_t have = 0; have < count;) {
+        const auto key = std::make_pair(in.users[u], in.items[rng() % in.items.size()]);
+        have += in.pairs.emplace(key, unit(rng)).second;
       }
-      ASSERT_TRUE(BatchMatchesPlain(m, in, bu, bi, &stored));
+    }
+    auto index = BuildFrom(in, in.pairs.size(), {}, false, layout);
+    ASSERT_TRUE(index.ok()) << index.status();
+    const MemoryIndex& m = **index;
+    std::vector<uint64_t> users, items;
+    for (uint64_t u : in.users) {
+      for (size_t i = 0; i < in.items.size(); i += 1 + rng() % 3) {
+        users.push_back(u);
+        items.push_back(in.items[i]);
+      }
+    }
+    std::vector<size_t> order(users.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::shuffle(order.begin(), order.end(), rng);
+    size_t stored = 0;
+    for (size_t size : {1024, 100, 7}) {
+      for (size_t at = 0; at < order.size(); at += size) {
+        const size_t n = std::min(size, order.size() - at);
+        std::vector<uint64_t> bu(n), bi(n);
+        for (size_t k = 0; k < n; ++k) {
+          bu[k] = users[order[at + k]];
+          bi[k] = items[order[at + k]];
+        }
+        ASSERT_TRUE(BatchMatchesPlain(m, in, bu, bi, &stored));
+      }
+    }
+    EXPECT_GT(stored, 3 * 1000u);  // the large user's stored pairs, in each batch size
+  }
+}
+
+// The layout is not in the file, so the reader must be told it: a key-ordered
+// file reads back whole whether probed as key-ordered or plainly (a server
+// that predates the field), and an insertion-order file only plainly: probed
+// as key-ordered, probes stop at larger items before reaching stored ones.
+TEST(MemoryIndexTest, AFileReadsBackWholeUnderTheRegionOrderItWasWrittenIn) {
+  testing::ScopedTempDir dir;
+  Input in = MakeInput(50, 2000, 30000, 21);
+  std::vector<uint64_t> users, items;
+  for (const auto& entry : in.pairs) {
+    users.push_back(entry.first.first);
+    items.push_back(entry.first.second);
+  }
+  const size_t n = users.size();
+  for (RegionOrder written : {RegionOrder::kInsertion, RegionOrder::kKeyOrdered}) {
+    auto built = BuildFrom(in, in.pairs.size(), {}, false, written);
+    ASSERT_TRUE(built.ok()) << built.status();
+    EXPECT_EQ((*built)->region_order(), written);
+    const std::string path =
+        dir.path() + (written == RegionOrder::kKeyOrdered ? "/key.gsi" : "/insertion.gsi");
+    ASSERT_TRUE((*built)->WriteFile(path, IndexFileInfo{}).ok());
+    for (RegionOrder read : {RegionOrder::kInsertion, RegionOrder::kKeyOrdered}) {
+      MapFileOptions options;
+      options.region_order = read;
+      IndexFileInfo info;
+      auto mapped = MemoryIndex::MapFile(path, in.sketch_dim, in.pairs.size(), options, &info);
+      ASSERT_TRUE(mapped.ok()) << mapped.status();
+      EXPECT_EQ((*mapped)->region_order(), read);
+      std::unique_ptr<bool[]> found(new bool[n]);
+      std::vector<float> rates(n);
+      (*mapped)->LookupPairs(users, items, absl::MakeSpan(found.get(), n), absl::MakeSpan(rates));
+      size_t lost = 0;
+      for (size_t k = 0; k < n; ++k) lost += !found[k];
+      if (written == RegionOrder::kInsertion && read == RegionOrder::kKeyOrdered) {
+        EXPECT_GT(lost, n / 100) << "probes of an unordered file stop early";
+      } else {
+        EXPECT_EQ(lost, 0u) << "written " << static_cast<int>(written) << ", read "
+                            << static_cast<int>(read);
+      }
     }
   }
-  EXPECT_GT(stored, 3 * 1000u);  // the large user's stored pairs, in each batch size
 }
 
 TEST(MemoryIndexTest, EmptyBatchAndEmptyTable) {

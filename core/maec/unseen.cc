@@ -13,9 +13,10 @@ namespace {
 // ‖a − b‖² over k floats, in double. Four running sums (element j goes to
 // sum j mod 4, added as (s0 + s1) + (s2 + s3)): one sum would chain every
 // addition on the last, and the server scores every INFERRED pair here
-// (docs/SERVER.md "Scoring an unseen pair"). The order is fixed, so the
-// result does not depend on the compiler or the machine. Raw pointers: the
-// hardened absl::Span checks each index and keeps the loop from vectorising.
+// (docs/SERVER.md "Absent pairs, and where the rest of the gap is"). The
+// order is fixed, so the result does not depend on the compiler or the
+// machine. Raw pointers: the hardened absl::Span checks each index and keeps
+// the loop from vectorising.
 double SquaredDistance(const float* a, const float* b, size_t k) {
   double sum[4] = {0.0, 0.0, 0.0, 0.0};
   size_t j = 0;

@@ -366,8 +366,10 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
   //   3. compute the home slot and prefetch its line;
   //   4. probe the home line.
   // A probe that runs past its home line (about one stored pair in six at the
-  // index's load, most absent pairs) would wait there on a miss of its own;
-  // instead its next line is prefetched and the probe is set aside. The
+  // index's load; most absent pairs in a region probed plainly, about as
+  // few as stored ones in a key-ordered region) would wait there on a miss
+  // of its own; instead its next line is prefetched and the probe is set
+  // aside. The
   // set-aside probes go on together, a line each, when kPending of them wait
   // and when the batch ends, so those misses overlap too (docs/SERVER.md
   // "Request path").

@@ -316,10 +316,11 @@ absl::StatusOr<std::unique_ptr<const MemoryIndex>> MemoryIndex::Build(
 }
 
 MemoryIndex::ProbeEnd MemoryIndex::ProbeLine(Probe* probe) const {
-  // The whole line is compared at once, without a branch per slot: which slot
-  // holds the item and which is free are bit masks, and the first of them
-  // decides. Slots outside the region (before the probe's slot, or at or past
-  // the region's end) are masked out.
+  // The whole line is compared at once, without a branch per slot: which
+  // slot holds the item and which ends the probe without it (LineMasks) are
+  // bit masks, and the first of them decides. Slots outside the region
+  // (before the probe's slot, or at or past the region's end) are masked out.
+  //
   // The slot always lies in [start, end) (the home slot does, and the probe
   // wraps to start at end), so last > first: every call reads at least one
   // slot and a probe ends within the region's size in slots.
@@ -369,10 +370,9 @@ void MemoryIndex::LookupPairs(absl::Span<const uint64_t> users, absl::Span<const
   // index's load; most absent pairs in a region probed plainly, about as
   // few as stored ones in a key-ordered region) would wait there on a miss
   // of its own; instead its next line is prefetched and the probe is set
-  // aside. The
-  // set-aside probes go on together, a line each, when kPending of them wait
-  // and when the batch ends, so those misses overlap too (docs/SERVER.md
-  // "Request path").
+  // aside. The set-aside probes go on together, a line each, when kPending of
+  // them wait and when the batch ends, so those misses overlap too
+  // (docs/SERVER.md "Request path").
   // Everything lives on the stack: no allocation per call or per pair.
   const size_t n = users.size();
   uint32_t uid[kRound];

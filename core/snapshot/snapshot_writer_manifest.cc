@@ -22,6 +22,10 @@
 namespace graphsieve {
 namespace snapshot_internal {
 
+// The layout of every index file this writer writes; the manifest states it
+// (storage.serving_index.region_order), so the two are set from this one value.
+constexpr RegionOrder kIndexRegionOrder = RegionOrder::kKeyOrdered;
+
 // Step 3: the serving index file, built from the same arrays the RocksDB
 // tables were written from; `index_digest` gets its size and XXH3-64.
 absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
@@ -46,7 +50,7 @@ absl::Status WriteIndexFile(const std::string& dir, const PairTable& pairs,
         }
         return absl::OkStatus();
       },
-      RegionOrder::kKeyOrdered);  // the manifest says so (WriteManifestAndSync)
+      kIndexRegionOrder);
   if (!index.ok()) {
     return absl::InternalError(absl::StrCat("snapshot writer: index: ", index.status().message()));
   }
@@ -132,7 +136,7 @@ absl::Status WriteManifestAndSync(const std::string& dir, const PairTable& pairs
     entries.push_back({snapshot::kIndexFile, index_digest.size_bytes, index_digest.xxh3});
     part.index_path = snapshot::kIndexFile;
     part.index_bytes = index_digest.size_bytes;
-    part.index_key_ordered = true;  // WriteIndexFile builds with RegionOrder::kKeyOrdered
+    part.index_key_ordered = kIndexRegionOrder == RegionOrder::kKeyOrdered;
     stats->index_bytes = index_digest.size_bytes;
   }
   stats->seconds_digest = SecondsSince(t0);

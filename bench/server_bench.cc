@@ -448,8 +448,8 @@ int Main() {
           const size_t off = (n * b) % (inferred.users.size() - b);
           return scorer
               .Score(r, absl::MakeConstSpan(inferred.users.data() + off, b),
-                     absl::MakeConstSpan(inferred.items.data() + off, b), {},
-                     absl::MakeSpan(rates), absl::MakeSpan(sources), nullptr)
+                     absl::MakeConstSpan(inferred.items.data() + off, b), {}, absl::MakeSpan(rates),
+                     absl::MakeSpan(sources), nullptr)
               .ok();
         });
         std::printf("%-34s %7zu %14.0f %9.3f %9.3f\n", "raw mapped score, unseen, 1 thr", b,

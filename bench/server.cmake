@@ -3,7 +3,8 @@ if(TARGET graphsieve-server AND TARGET graphsieve_snapshot)
   add_executable(graphsieve-bench-server ${CMAKE_CURRENT_LIST_DIR}/server_bench.cc
     ${CMAKE_CURRENT_LIST_DIR}/trivial_service.cc)
   target_link_libraries(graphsieve-bench-server PRIVATE graphsieve_snapshot graphsieve_serving
-    graphsieve_proto gRPC::grpc++ absl::flags absl::flags_parse absl::flags_usage absl::strings absl::synchronization absl::time)
+    graphsieve_proto gRPC::grpc++ civetweb::civetweb absl::flags absl::flags_parse absl::flags_usage
+    absl::strings absl::synchronization absl::time)
   target_compile_definitions(graphsieve-bench-server PRIVATE
     GRAPHSIEVE_SERVER_BINARY="$<TARGET_FILE:graphsieve-server>")
   add_dependencies(graphsieve-bench-server graphsieve-server)

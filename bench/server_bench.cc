@@ -38,6 +38,7 @@
 #include "absl/time/clock.h"
 #include "bench/load_loop.h"
 #include "bench/trivial_service.h"
+#include "civetweb.h"
 #include "core/serving/batch_scorer.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
@@ -241,12 +242,48 @@ Point RunCalls(const Stubs& stubs, int in_flight, double seconds, size_t batch, 
   });
 }
 
+// The server's time in its GetSamplingRate handler so far: the sum and count
+// of graphsieve_request_latency_seconds from its /metrics (admin port), read
+// with civetweb's client. ok false when the page or the lines are missing.
+struct HandlerTotals {
+  double seconds = 0, calls = 0;
+  bool ok = false;
+};
+
+HandlerTotals ReadHandlerTotals(int admin_port) {
+  HandlerTotals t;
+  if (admin_port <= 0) return t;
+  char error[256] = "";
+  mg_connection* conn = mg_download("127.0.0.1", admin_port, /*use_ssl=*/0, error, sizeof(error),
+                                    "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  if (conn == nullptr) return t;
+  std::string body;
+  char buf[16384];
+  for (int n; (n = mg_read(conn, buf, sizeof(buf))) > 0;) body.append(buf, static_cast<size_t>(n));
+  mg_close_connection(conn);
+  bool sum = false, count = false;
+  for (absl::string_view line : absl::StrSplit(body, '\n')) {
+    if (absl::ConsumePrefix(&line, "graphsieve_request_latency_seconds_sum ")) {
+      sum = absl::SimpleAtod(line, &t.seconds);
+    } else if (absl::ConsumePrefix(&line, "graphsieve_request_latency_seconds_count ")) {
+      count = absl::SimpleAtod(line, &t.calls);
+    }
+  }
+  t.ok = sum && count;
+  return t;
+}
+
 // The share of the protocol's ceiling: graphsieve-server and the trivial
 // service measured in turn (rounds × seconds/rounds each) on the same pools,
 // batch and client; pairs/s summed over the rounds, p99 over the rounds'
-// p99s (the largest).
-void PrintCeiling(const Stubs& server, const Stubs& trivial, int threads, double seconds,
-                  const std::vector<std::pair<std::string, const Pool*>>& pools) {
+// p99s (the largest). Then the mean time of a call on each side (Little's
+// law: in flight × batch / pairs/s) and, from the server's metrics (its
+// `admin_port`), how much of the server's call is its handler: the rest,
+// outside the handler, is what the protocol took around it, to set beside
+// the trivial service's call (docs/SERVER.md "A longer handler, a longer
+// protocol").
+void PrintCeiling(const Stubs& server, const Stubs& trivial, int admin_port, int threads,
+                  double seconds, const std::vector<std::pair<std::string, const Pool*>>& pools) {
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_ceiling_batch));
   const int rounds = std::max(1, absl::GetFlag(FLAGS_ceiling_rounds));
   std::printf(
@@ -255,13 +292,26 @@ void PrintCeiling(const Stubs& server, const Stubs& trivial, int threads, double
       batch, rounds, seconds / rounds);
   std::printf("%-10s %9s %14s %14s %7s %11s %11s\n", "pairs", "in flight", "trivial pairs/s",
               "server pairs/s", "share", "trivial p99", "server p99");
+  struct CallTimes {
+    std::string pairs;
+    int in_flight;
+    double trivial_us, server_us, handler_us;  // handler_us < 0: not read
+  };
+  std::vector<CallTimes> calls;
   for (const auto& [name, pool] : pools) {
     for (int t : {1, threads}) {
       double trivial_pairs = 0, server_pairs = 0, trivial_p99 = 0, server_p99 = 0;
+      double handler_seconds = 0, handler_calls = 0;
+      bool handler_ok = true;
       uint64_t errors = 0;
       for (int r = 0; r < rounds; ++r) {
         const Point a = RunCalls(trivial, t, seconds / rounds, batch, *pool);
+        const HandlerTotals before = ReadHandlerTotals(admin_port);
         const Point b = RunCalls(server, t, seconds / rounds, batch, *pool);
+        const HandlerTotals after = ReadHandlerTotals(admin_port);
+        handler_ok = handler_ok && before.ok && after.ok;
+        handler_seconds += after.seconds - before.seconds;
+        handler_calls += after.calls - before.calls;
         trivial_pairs += a.pairs_per_second / rounds;
         server_pairs += b.pairs_per_second / rounds;
         trivial_p99 = std::max(trivial_p99, a.p99_ms);
@@ -271,6 +321,24 @@ void PrintCeiling(const Stubs& server, const Stubs& trivial, int threads, double
       std::printf("%-10s %9d %14.0f %14.0f %6.0f%% %8.3f ms %8.3f ms%s\n", name.c_str(), t,
                   trivial_pairs, server_pairs, 100.0 * server_pairs / trivial_pairs, trivial_p99,
                   server_p99, errors ? absl::StrCat("  (", errors, " errors)").c_str() : "");
+      const double per_call = 1e6 * t * static_cast<double>(batch);
+      calls.push_back(
+          {name, t, per_call / trivial_pairs, per_call / server_pairs,
+           handler_ok && handler_calls > 0 ? 1e6 * handler_seconds / handler_calls : -1.0});
+    }
+  }
+  std::printf(
+      "\nmean time of a call (us; in flight x batch / pairs/s), and of the server's handler "
+      "(its graphsieve_request_latency_seconds):\n");
+  std::printf("%-10s %9s %13s %12s %11s %16s\n", "pairs", "in flight", "trivial call",
+              "server call", "in handler", "outside handler");
+  for (const CallTimes& c : calls) {
+    if (c.handler_us < 0) {
+      std::printf("%-10s %9d %13.1f %12.1f %11s %16s\n", c.pairs.c_str(), c.in_flight, c.trivial_us,
+                  c.server_us, "n/a", "n/a");
+    } else {
+      std::printf("%-10s %9d %13.1f %12.1f %11.1f %16.1f\n", c.pairs.c_str(), c.in_flight,
+                  c.trivial_us, c.server_us, c.handler_us, c.server_us - c.handler_us);
     }
   }
 }
@@ -475,7 +543,7 @@ int Main() {
       "--port",
       "0",
       "--admin-port",
-      "-1",
+      "0",  // the ceiling comparison reads the handler's time from /metrics
       "--poll-interval-seconds",
       "-1",
       "--pin-version",
@@ -492,9 +560,11 @@ int Main() {
   if (pid < 0) return 1;
   StderrWatcher watcher(server_stderr);
   const int port = PortOf(line);
+  int admin_port = 0;
   std::string operator_address;  // PinVersion is accepted only there (docs/SERVER.md)
   for (absl::string_view part : absl::StrSplit(line, ' ')) {
     if (absl::ConsumePrefix(&part, "operator=")) operator_address = std::string(part);
+    if (absl::ConsumePrefix(&part, "admin_port=")) absl::SimpleAtoi(part, &admin_port);
   }
   if (port == 0) {
     std::fprintf(stderr, "server did not start: %s\n", line.c_str());
@@ -571,7 +641,9 @@ int Main() {
         if (name == "INFERRED") pools.push_back({"INFERRED", &inferred});
         if (name == "mixed") pools.push_back({"mixed", &mixed});
       }
-      PrintCeiling(stubs, trivial, threads, seconds, pools);
+      mg_init_library(0);  // civetweb's client, for the server's /metrics
+      PrintCeiling(stubs, trivial, admin_port, threads, seconds, pools);
+      mg_exit_library();
     } else {
       std::printf("trivial service did not start: %s\n", trivial_line.c_str());
     }

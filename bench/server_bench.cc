@@ -280,8 +280,8 @@ HandlerTotals ReadHandlerTotals(int admin_port) {
 // law: in flight × batch / pairs/s) and, from the server's metrics (its
 // `admin_port`), how much of the server's call is its handler: the rest,
 // outside the handler, is what the protocol took around it, to set beside
-// the trivial service's call (docs/SERVER.md "A longer handler, a longer
-// protocol").
+// the trivial service's call (docs/SERVER.md "Inside and outside the
+// handler").
 void PrintCeiling(const Stubs& server, const Stubs& trivial, int admin_port, int threads,
                   double seconds, const std::vector<std::pair<std::string, const Pool*>>& pools) {
   const size_t batch = static_cast<size_t>(absl::GetFlag(FLAGS_ceiling_batch));

@@ -720,5 +720,8 @@ int main(int argc, char** argv) {
       "  graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]");
   absl::ParseCommandLine(argc, argv);
   if (absl::GetFlag(FLAGS_trivial_service)) return graphsieve::bench::RunTrivialService();
+  // A line at a time even into a file or a pipe: the spawned servers write
+  // to the same stderr, and a block-buffered table would be cut by their lines.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   return graphsieve::Main();
 }

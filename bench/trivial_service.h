@@ -3,7 +3,7 @@
 // constant rate per pair (source EXACT) and looks nothing up. What it costs
 // per call is what any server on this proto, gRPC version and machine pays
 // for transport, parsing and serialising; graphsieve-server's throughput is
-// reported as a share of it (docs/SERVER.md "Share of the protocol's ceiling").
+// reported as a share of it (docs/SERVER.md "Request path and the protocol's ceiling").
 //
 // Thread-safety: handlers run concurrently on gRPC's callback threads; the
 // service holds no state.

@@ -11,6 +11,7 @@
 //   graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]
 //
 // Prints figures; asserts nothing. The load generator shares the machine.
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -31,9 +33,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "bench/load_loop.h"
@@ -79,6 +83,11 @@ ABSL_FLAG(int, ceiling_rounds, 3,
 ABSL_FLAG(bool, trivial_service, false,
           "Internal: serve the trivial service on 127.0.0.1 (an ephemeral port, printed as "
           "'port=N') until SIGTERM, and nothing else.");
+ABSL_FLAG(std::string, pin_cpus, "",
+          "CLIENT:SERVER, two CPU lists (e.g. 0:1 or 0-1:2-3): the bench's client threads run "
+          "on the first, the spawned server and trivial service on the second, so neither side "
+          "shares a core with the other (a stand-in for a client on another host). Empty = no "
+          "pinning: both sides share every core.");
 ABSL_FLAG(std::string, swap_version, "",
           "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
           "none = skip).");
@@ -104,6 +113,19 @@ std::string HugePageLines(const std::string& process = "self") {
     }
   }
   return out.empty() ? "unreadable" : out;
+}
+
+// The CPUs a process may run on, as its /proc/PID/status lists them.
+std::string CpusAllowed(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    absl::string_view rest = line;
+    if (absl::ConsumePrefix(&rest, "Cpus_allowed_list:")) {
+      return std::string(absl::StripAsciiWhitespace(rest));
+    }
+  }
+  return "?";
 }
 
 long RssKb(pid_t pid, const char* field) {
@@ -170,6 +192,48 @@ pid_t SpawnAndReadLine(std::vector<std::string> args, std::string* line, int* st
   char c;
   while (line->size() < 512 && read(out[0], &c, 1) == 1 && c != '\n') line->push_back(c);
   close(out[0]);
+  return pid;
+}
+
+// A CPU list as taskset writes it ("0", "0,2", "0-3"); false when malformed
+// or naming a CPU this process may not run on.
+bool ParseCpuList(absl::string_view text, cpu_set_t* set) {
+  CPU_ZERO(set);
+  cpu_set_t allowed;
+  if (text.empty() || sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    std::pair<absl::string_view, absl::string_view> range = absl::StrSplit(part, '-');
+    int lo = 0, hi = 0;
+    if (!absl::SimpleAtoi(range.first, &lo)) return false;
+    hi = lo;
+    if (!range.second.empty() && !absl::SimpleAtoi(range.second, &hi)) return false;
+    if (lo < 0 || hi < lo || hi >= CPU_SETSIZE) return false;
+    for (int c = lo; c <= hi; ++c) {
+      if (!CPU_ISSET(c, &allowed)) return false;
+      CPU_SET(c, set);
+    }
+  }
+  return true;
+}
+
+// Moves every thread of this process (gRPC's included) onto `set`.
+void PinAllThreads(const cpu_set_t& set) {
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    int tid = 0;
+    if (absl::SimpleAtoi(task.path().filename().string(), &tid)) {
+      sched_setaffinity(tid, sizeof(set), &set);
+    }
+  }
+}
+
+// Spawns as SpawnAndReadLine does, the child on `child_cpus` when given (it
+// inherits the spawning thread's CPUs), this process's threads on
+// `own_cpus` after.
+pid_t SpawnPinned(std::vector<std::string> args, std::string* line, int* stderr_fd,
+                  const cpu_set_t* child_cpus, const cpu_set_t* own_cpus) {
+  if (child_cpus != nullptr) sched_setaffinity(0, sizeof(*child_cpus), child_cpus);
+  const pid_t pid = SpawnAndReadLine(std::move(args), line, stderr_fd);
+  if (own_cpus != nullptr) PinAllThreads(*own_cpus);
   return pid;
 }
 
@@ -358,6 +422,22 @@ int Main() {
       return 2;
     }
     batches.push_back(v);
+  }
+  cpu_set_t client_cpus, server_cpus;
+  const bool pinned = !absl::GetFlag(FLAGS_pin_cpus).empty();
+  std::string client_list, server_list;
+  if (pinned) {
+    std::pair<std::string, std::string> lists = absl::StrSplit(absl::GetFlag(FLAGS_pin_cpus), ':');
+    client_list = lists.first;
+    server_list = lists.second;
+    if (!ParseCpuList(client_list, &client_cpus) || !ParseCpuList(server_list, &server_cpus)) {
+      std::fprintf(
+          stderr,
+          "graphsieve-bench-server: --pin_cpus=%s: expected CLIENT:SERVER, two CPU "
+          "lists such as 0:1 or 0-1:2-3, of CPUs this process may run on (taskset -p PID)\n",
+          absl::GetFlag(FLAGS_pin_cpus).c_str());
+      return 2;
+    }
   }
   for (absl::string_view name : absl::StrSplit(absl::GetFlag(FLAGS_ceiling_pools), ',')) {
     if (name != "EXACT" && name != "INFERRED" && name != "mixed") {
@@ -556,8 +636,17 @@ int Main() {
     server_argv.push_back(
         absl::StrCat("--lookup_helpers=", absl::GetFlag(FLAGS_server_lookup_helpers)));
   }
-  const pid_t pid = SpawnAndReadLine(server_argv, &line, &server_stderr);
+  if (pinned) {
+    std::printf("\npinned: client threads on CPUs %s, server and trivial service on CPUs %s\n",
+                client_list.c_str(), server_list.c_str());
+  }
+  const pid_t pid = SpawnPinned(server_argv, &line, &server_stderr, pinned ? &server_cpus : nullptr,
+                                pinned ? &client_cpus : nullptr);
   if (pid < 0) return 1;
+  if (pinned) {
+    std::printf("server pid %d on CPUs %s, this client on CPUs %s\n", static_cast<int>(pid),
+                CpusAllowed(pid).c_str(), CpusAllowed(getpid()).c_str());
+  }
   StderrWatcher watcher(server_stderr);
   const int port = PortOf(line);
   int admin_port = 0;
@@ -630,8 +719,13 @@ int Main() {
   if (absl::GetFlag(FLAGS_ceiling)) {
     std::string trivial_line;
     const pid_t trivial_pid =
-        SpawnAndReadLine({"/proc/self/exe", "--trivial_service"}, &trivial_line);
+        SpawnPinned({"/proc/self/exe", "--trivial_service"}, &trivial_line, nullptr,
+                    pinned ? &server_cpus : nullptr, pinned ? &client_cpus : nullptr);
     const int trivial_port = PortOf(trivial_line);
+    if (pinned && trivial_pid > 0) {
+      std::printf("trivial service pid %d on CPUs %s\n", static_cast<int>(trivial_pid),
+                  CpusAllowed(trivial_pid).c_str());
+    }
     if (trivial_pid > 0 && trivial_port > 0) {
       Stubs trivial;
       for (int t = 0; t < threads; ++t) trivial.push_back(MakeStub(trivial_port, t));
@@ -704,6 +798,11 @@ int Main() {
   } else {
     std::printf("swap: skipped (--swap_version=none, or only one version on disk)\n");
   }
+  // Close the client's connections first: the server's drain waits for every
+  // open connection to answer its GOAWAY (docs/SERVER.md "Health, readiness,
+  // drain"), and idle channels nobody polls would hold it to its deadline.
+  stubs.clear();
+  admin.reset();
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);

@@ -306,9 +306,21 @@ void GraphsieveServer::Shutdown() {
     server_->Wait();
     if (operator_server_ != nullptr) operator_server_->Wait();
     if (service_ != nullptr) TsanAcquire(service_.get());  // every handler has returned
+    // gRPC's shutdown returns before the deadline once every connection has
+    // closed; it reaches the deadline when a call was still running (it is
+    // cancelled then) or a client did not answer the GOAWAY (an idle channel
+    // that nothing polls): those connections are closed only now, so the
+    // hold below finds their FIN still unacknowledged, which is no lost byte.
+    const bool at_deadline = std::chrono::system_clock::now() >= deadline;
     const int held_count = held.held();
     const int unacknowledged = held.Release(absl::FromChrono(deadline));
-    if (unacknowledged > 0) {
+    if (at_deadline) {
+      ServerLog(absl::StrCat(
+          "drained at the deadline (--drain-grace-seconds=", options_.drain_grace_seconds,
+          "): gRPC's shutdown waited that long for calls still running "
+          "(cancelled now) or for clients that had not answered its GOAWAY "
+          "(idle channels; closed now)"));
+    } else if (unacknowledged > 0) {
       ServerLog(absl::StrCat("drained: ", unacknowledged, " of ", held_count,
                              " connections still had unacknowledged response bytes at the "
                              "drain deadline"));

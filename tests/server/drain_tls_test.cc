@@ -1,7 +1,12 @@
 // The real graphsieve-server binary drains on SIGTERM with calls in flight;
 // TLS and mTLS with self-signed certificates made by openssl in the test.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,13 +64,18 @@ struct Child {
   }
 };
 
-Child Spawn(const std::vector<std::string>& args) {
+// `stderr_path`: the child's standard error goes to that file (else ours).
+Child Spawn(const std::vector<std::string>& args, const std::string& stderr_path = "") {
   int out[2];
   EXPECT_EQ(pipe(out), 0);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_addclose(&actions, out[0]);
+  if (!stderr_path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, 2, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
+  }
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -197,6 +207,51 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   EXPECT_EQ(testing::Connect(child.port)->GetSamplingRate(&ctx, big, &resp).error_code(),
             grpc::StatusCode::UNAVAILABLE);
+}
+
+// A client that opened an HTTP/2 connection and then reads nothing (an idle
+// channel that nothing polls) never answers the drain's GOAWAY, so gRPC's
+// shutdown waits for it until --drain-grace-seconds. The server must say so,
+// not report the connection's FIN, still unacknowledged when it is closed at
+// the deadline, as lost response bytes. Deterministic: the raw client has
+// read the server's SETTINGS (the connection is gRPC's) before SIGTERM, and
+// never reads again.
+TEST(DrainTest, AnIdleConnectionHoldsTheDrainToItsDeadlineAndTheLogSaysSo) {
+  const std::string root = testing::NewTempDir("drain-idle");
+  ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
+  const std::string log = testing::NewTempDir("drain-idle-log") + "/server.err";
+  Child child = Spawn(
+      {GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1", "--port", "0",
+       "--admin-port", "0", "--poll-interval-seconds", "0", "--drain-grace-seconds", "1"},
+      log);
+  ASSERT_GT(child.port, 0);
+
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(child.port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  // The client preface and an empty SETTINGS frame (RFC 9113 §3.4, §6.5).
+  const std::string preface =
+      std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string("\0\0\0\4\0\0\0\0\0", 9);
+  ASSERT_EQ(write(fd, preface.data(), preface.size()), static_cast<ssize_t>(preface.size()));
+  // The server's first frame (its SETTINGS) arrives: bounded, 10 s.
+  pollfd in{fd, POLLIN, 0};
+  ASSERT_EQ(poll(&in, 1, 10000), 1) << "the server never answered the HTTP/2 preface";
+  char frame[9];
+  ASSERT_GT(read(fd, frame, sizeof(frame)), 0);
+
+  ASSERT_EQ(kill(child.pid, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(std::exchange(child.pid, -1), 60), 0);
+  close(fd);
+  std::ifstream in_log(log);
+  std::stringstream text;
+  text << in_log.rdbuf();
+  EXPECT_THAT(text.str(), HasSubstr("drained at the deadline (--drain-grace-seconds=1)"));
+  EXPECT_THAT(text.str(), Not(HasSubstr("unacknowledged response bytes")));
+  EXPECT_THAT(text.str(), HasSubstr("stopped"));
 }
 
 TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {

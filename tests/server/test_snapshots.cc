@@ -1,9 +1,5 @@
 #include "tests/server/test_snapshots.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <condition_variable>
@@ -15,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "civetweb.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
 #include "grpcpp/create_channel.h"
@@ -163,37 +160,24 @@ absl::Status SetCurrent(const std::string& root, const std::string& version) {
 }
 
 absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string& path) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError("socket()");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return absl::UnavailableError(absl::StrCat("connect to admin port ", port));
+  static const int civetweb_ready = mg_init_library(0);  // civetweb's client, once
+  (void)civetweb_ready;
+  char error[256] = "";
+  mg_connection* conn = mg_connect_client("127.0.0.1", port, /*use_ssl=*/0, error, sizeof(error));
+  if (conn == nullptr) {
+    return absl::UnavailableError(absl::StrCat("connect to admin port ", port, ": ", error));
   }
-  const std::string req =
-      absl::StrCat("GET ", path, " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
-  if (write(fd, req.data(), req.size()) != static_cast<ssize_t>(req.size())) {
-    close(fd);
-    return absl::InternalError("write");
+  mg_printf(conn, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", path.c_str());
+  if (mg_get_response(conn, error, sizeof(error), /*timeout ms=*/5000) < 0) {
+    mg_close_connection(conn);
+    return absl::DataLossError(absl::StrCat("GET ", path, " on port ", port, ": ", error));
   }
-  std::string all;
+  const int code = mg_get_response_info(conn)->status_code;
+  std::string body;
   char buf[8192];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) all.append(buf, static_cast<size_t>(n));
-  close(fd);
-  const size_t sp = all.find(' ');
-  const size_t body = all.find("\r\n\r\n");
-  int code = 0;
-  if (sp == std::string::npos || body == std::string::npos ||
-      !absl::SimpleAtoi(all.substr(sp + 1, 3), &code)) {
-    return absl::DataLossError(absl::StrCat("bad HTTP response: ", all.substr(0, 80)));
-  }
-  return std::make_pair(code, all.substr(body + 4));
+  for (int n; (n = mg_read(conn, buf, sizeof(buf))) > 0;) body.append(buf, static_cast<size_t>(n));
+  mg_close_connection(conn);
+  return std::make_pair(code, std::move(body));
 }
 
 std::string HealthCheck(const std::shared_ptr<grpc::Channel>& channel, const std::string& service) {

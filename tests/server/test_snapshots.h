@@ -51,7 +51,8 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
 // Points CURRENT at an existing version.
 absl::Status SetCurrent(const std::string& root, const std::string& version);
 
-// GET http://127.0.0.1:port/path; returns (status code, body).
+// GET http://127.0.0.1:port/path through civetweb's client (a 5 s timeout for the
+// response); returns (status code, body).
 absl::StatusOr<std::pair<int, std::string>> HttpGet(int port, const std::string& path);
 
 // grpc.health.v1.Health/Check through a generic stub: "SERVING",

@@ -1,6 +1,5 @@
 #include "tests/server/test_snapshots.h"
 
-
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>

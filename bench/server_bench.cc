@@ -115,32 +115,31 @@ std::string HugePageLines(const std::string& process = "self") {
   return out.empty() ? "unreadable" : out;
 }
 
-// The CPUs a process may run on, as its /proc/PID/status lists them.
-std::string CpusAllowed(pid_t pid) {
+// One field of /proc/PID/status ("VmRSS:", "Cpus_allowed_list:"), its value
+// trimmed; empty when the file or the field is missing.
+std::string ProcStatusField(pid_t pid, absl::string_view field) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(in, line)) {
     absl::string_view rest = line;
-    if (absl::ConsumePrefix(&rest, "Cpus_allowed_list:")) {
-      return std::string(absl::StripAsciiWhitespace(rest));
-    }
+    if (absl::ConsumePrefix(&rest, field)) return std::string(absl::StripAsciiWhitespace(rest));
   }
-  return "?";
+  return "";
 }
 
+// The CPUs a process may run on, as the kernel lists them ("?" if unreadable).
+std::string CpusAllowed(pid_t pid) {
+  const std::string cpus = ProcStatusField(pid, "Cpus_allowed_list:");
+  return cpus.empty() ? "?" : cpus;
+}
+
+// A memory field of /proc/PID/status in kB ("VmRSS:", "VmHWM:"), or -1.
 long RssKb(pid_t pid, const char* field) {
-  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field, 0) == 0) {
-      long kb = 0;
-      absl::SimpleAtoi(absl::StripAsciiWhitespace(line.substr(
-                           std::strlen(field) + 1, line.size() - 3 - std::strlen(field))),
-                       &kb);
-      return kb;
-    }
-  }
-  return -1;
+  const std::string text = ProcStatusField(pid, field);
+  absl::string_view value = text;
+  long kb = 0;
+  if (!absl::ConsumeSuffix(&value, " kB") || !absl::SimpleAtoi(value, &kb)) return -1;
+  return kb;
 }
 
 struct Pool {

@@ -307,7 +307,8 @@ Point RunCalls(const Stubs& stubs, int in_flight, double seconds, size_t batch, 
 
 // The server's time in its GetSamplingRate handler so far: the sum and count
 // of graphsieve_request_latency_seconds from its /metrics (admin port), read
-// with civetweb's client. ok false when the page or the lines are missing.
+// with civetweb's client (5 s for the answer). ok false when the page or the lines are
+// missing.
 struct HandlerTotals {
   double seconds = 0, calls = 0;
   bool ok = false;
@@ -317,9 +318,16 @@ HandlerTotals ReadHandlerTotals(int admin_port) {
   HandlerTotals t;
   if (admin_port <= 0) return t;
   char error[256] = "";
-  mg_connection* conn = mg_download("127.0.0.1", admin_port, /*use_ssl=*/0, error, sizeof(error),
-                                    "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+  mg_connection* conn =
+      mg_connect_client("127.0.0.1", admin_port, /*use_ssl=*/0, error, sizeof(error));
   if (conn == nullptr) return t;
+  mg_printf(conn, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  // A server that stops answering costs this round its handler times, not the run.
+  if (mg_get_response(conn, error, sizeof(error), /*timeout ms=*/5000) < 0 ||
+      mg_get_response_info(conn)->status_code != 200) {
+    mg_close_connection(conn);
+    return t;
+  }
   std::string body;
   char buf[16384];
   for (int n; (n = mg_read(conn, buf, sizeof(buf))) > 0;) body.append(buf, static_cast<size_t>(n));

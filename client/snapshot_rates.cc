@@ -138,14 +138,36 @@ absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,
 absl::Status SnapshotRates::AppendStoredPairs(
     std::vector<std::pair<uint64_t, uint64_t>>* pairs) const {
   const size_t first = pairs->size();
+  uint64_t expected = 0;  // a hint: a delta's manifest counts its own pairs
+  for (const auto& reader : readers_) expected += reader->manifest().pairs;
+  pairs->reserve(first + expected);
   for (const auto& reader : readers_) {
     absl::Status st = reader->ForEachPair(
         [pairs](uint64_t user, uint64_t item, float) { pairs->emplace_back(user, item); });
     if (!st.ok()) return st;
   }
-  // Parts hold disjoint users, a delta's pairs follow its base's: one sort
-  // restores key order across them.
-  std::sort(pairs->begin() + static_cast<long>(first), pairs->end());
+  // Each part's scan is in key order, a delta's pairs follow its base's: the
+  // pairs come as a few sorted runs, merged here in O(n log runs). Parts hold
+  // disjoint users, a delta's pairs are not its base's, so no pair repeats.
+  std::vector<size_t> runs = {first};
+  for (size_t i = first + 1; i < pairs->size(); ++i) {
+    if ((*pairs)[i] < (*pairs)[i - 1]) runs.push_back(i);
+  }
+  runs.push_back(pairs->size());
+  const auto at = [pairs](size_t i) { return pairs->begin() + static_cast<std::ptrdiff_t>(i); };
+  if (runs.size() > 65) {  // not a scan's order: sort
+    std::sort(at(first), pairs->end());
+    return absl::OkStatus();
+  }
+  while (runs.size() > 2) {
+    std::vector<size_t> merged = {first};
+    for (size_t r = 0; r + 1 < runs.size(); r += 2) {
+      const size_t end = r + 2 < runs.size() ? runs[r + 2] : runs[r + 1];
+      if (r + 2 < runs.size()) std::inplace_merge(at(runs[r]), at(runs[r + 1]), at(end));
+      merged.push_back(end);
+    }
+    runs = std::move(merged);
+  }
   return absl::OkStatus();
 }
 

@@ -1,9 +1,12 @@
 // graphsieve canary: the same pairs answered by a baseline and a candidate
 // (two servers, or two snapshot directories offline), compared.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <iostream>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -117,20 +120,51 @@ absl::Status FromSnapshot(const SnapshotRates& snapshot, const ComparedPairs& pa
   return snapshot.Score(pairs.users, pairs.items, absl::MakeSpan(*rates), absl::MakeSpan(*sources));
 }
 
-// Every pair stored in either snapshot, sorted.
+// Each step on stderr as it ends, with its time, so a comparison of large
+// snapshots shows where it stands; stdout keeps the report alone.
+class Steps {
+ public:
+  void Done(const std::string& what) {
+    const auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "canary: %s (%.1f s)\n", what.c_str(),
+                 std::chrono::duration<double>(now - last_).count());
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
+// Every pair stored in either snapshot, sorted: the union of the two sorted
+// lists in one pass.
 absl::StatusOr<ComparedPairs> StoredPairs(const SnapshotRates& a, const SnapshotRates& b) {
-  std::vector<std::pair<uint64_t, uint64_t>> all;
-  if (absl::Status s = a.AppendStoredPairs(&all); !s.ok()) return s;
-  if (absl::Status s = b.AppendStoredPairs(&all); !s.ok()) return s;
-  std::sort(all.begin(), all.end());
-  all.erase(std::unique(all.begin(), all.end()), all.end());
+  std::vector<std::pair<uint64_t, uint64_t>> in_a, in_b;
+  absl::Status status_b;
+  std::thread scan_b([&] { status_b = b.AppendStoredPairs(&in_b); });  // both scans at once
+  absl::Status status_a = a.AppendStoredPairs(&in_a);
+  scan_b.join();
+  if (!status_a.ok()) return status_a;
+  if (!status_b.ok()) return status_b;
   ComparedPairs out;
-  for (const auto& [u, i] : all) {
-    out.users.push_back(u);
-    out.items.push_back(i);
+  out.users.reserve(std::max(in_a.size(), in_b.size()));
+  out.items.reserve(std::max(in_a.size(), in_b.size()));
+  auto add = [&out](const std::pair<uint64_t, uint64_t>& p) {
+    out.users.push_back(p.first);
+    out.items.push_back(p.second);
+  };
+  size_t i = 0, j = 0;
+  while (i < in_a.size() || j < in_b.size()) {
+    if (j == in_b.size() || (i < in_a.size() && in_a[i] < in_b[j])) {
+      add(in_a[i++]);
+    } else if (i == in_a.size() || in_b[j] < in_a[i]) {
+      add(in_b[j++]);
+    } else {  // in both
+      add(in_a[i++]);
+      ++j;
+    }
   }
   out.description = "every pair stored in either snapshot";
-  if (all.empty()) return absl::InvalidArgumentError("both snapshots store no pairs");
+  if (out.users.empty()) return absl::InvalidArgumentError("both snapshots store no pairs");
   return out;
 }
 
@@ -178,6 +212,7 @@ int Run() {
   absl::StatusOr<LogReaderOptions> log_options = LogOptionsFromFlags();
   if (!log_options.ok()) return Fail("canary", log_options.status());
 
+  Steps steps;
   std::unique_ptr<SnapshotRates> base_rates, cand_rates;
   if (offline) {
     absl::StatusOr<DefaultPolicy> policy =
@@ -188,9 +223,11 @@ int Run() {
     absl::StatusOr<std::unique_ptr<SnapshotRates>> b =
         SnapshotRates::Open(base_snap, "baseline-snapshot", *policy);
     if (!b.ok()) return Fail("canary", b.status());
+    steps.Done(absl::StrCat("opened and verified the baseline, version ", (*b)->version()));
     absl::StatusOr<std::unique_ptr<SnapshotRates>> c =
         SnapshotRates::Open(cand_snap, "candidate-snapshot", *policy);
     if (!c.ok()) return Fail("canary", c.status());
+    steps.Done(absl::StrCat("opened and verified the candidate, version ", (*c)->version()));
     base_rates = *std::move(b);
     cand_rates = *std::move(c);
   }
@@ -200,6 +237,7 @@ int Run() {
                                              absl::GetFlag(FLAGS_seed))
                              : StoredPairs(*base_rates, *cand_rates);
   if (!pairs.ok()) return Fail("canary", pairs.status());
+  steps.Done(absl::StrCat(pairs->users.size(), " pairs to compare: ", pairs->description));
 
   CanaryInput input;
   CanaryReport report;
@@ -211,26 +249,32 @@ int Run() {
                                     &input.baseline_sources, &report.baseline_version);
         !s.ok())
       return Fail("canary", s);
+    steps.Done("the baseline server answered");
     if (absl::Status s = FromServer(candidate, "candidate", *pairs, &input.candidate_rates,
                                     &input.candidate_sources, &report.candidate_version);
         !s.ok())
       return Fail("canary", s);
+    steps.Done("the candidate server answered");
   } else {
     report.baseline_name = base_snap;
     report.candidate_name = cand_snap;
     report.baseline_version = base_rates->version();
     report.candidate_version = cand_rates->version();
-    if (absl::Status s =
-            FromSnapshot(*base_rates, *pairs, &input.baseline_rates, &input.baseline_sources);
-        !s.ok())
-      return Fail("canary", s);
-    if (absl::Status s =
-            FromSnapshot(*cand_rates, *pairs, &input.candidate_rates, &input.candidate_sources);
-        !s.ok())
-      return Fail("canary", s);
+    absl::Status cand_scored;
+    std::thread score_cand([&] {  // both sides at once
+      cand_scored =
+          FromSnapshot(*cand_rates, *pairs, &input.candidate_rates, &input.candidate_sources);
+    });
+    const absl::Status base_scored =
+        FromSnapshot(*base_rates, *pairs, &input.baseline_rates, &input.baseline_sources);
+    score_cand.join();
+    if (!base_scored.ok()) return Fail("canary", base_scored);
+    if (!cand_scored.ok()) return Fail("canary", cand_scored);
+    steps.Done("scored the pairs on both snapshots");
   }
   input.negative = std::move(pairs->negative);
   CompareRates(input, thresholds, &report);
+  steps.Done("compared the rates");
   if (absl::GetFlag(FLAGS_json)) {
     std::cout << CanaryReportToJson(report).dump(2) << '\n';
   } else {

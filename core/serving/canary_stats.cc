@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -34,6 +35,12 @@ void Check(const char* name, double value, double limit, std::vector<std::string
   }
 }
 
+// The 1-based nearest rank of quantile q among n > 0 values.
+size_t NearestRank(size_t n, double q) {
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(n)));
+  return std::clamp<size_t>(rank, 1, n);
+}
+
 }  // namespace
 
 void SourceMix::Add(int source) {
@@ -62,8 +69,9 @@ std::string CanaryThresholds::Validate() const {
 double KolmogorovSmirnovDistance(absl::Span<const float> a, absl::Span<const float> b) {
   if (a.empty() || b.empty()) return 0.0;
   std::vector<float> x(a.begin(), a.end()), y(b.begin(), b.end());
+  std::thread sort_y([&y] { std::sort(y.begin(), y.end()); });  // the two sorts on two cores
   std::sort(x.begin(), x.end());
-  std::sort(y.begin(), y.end());
+  sort_y.join();
   const double nx = static_cast<double>(x.size()), ny = static_cast<double>(y.size());
   size_t i = 0, j = 0;
   double d = 0.0;
@@ -78,10 +86,7 @@ double KolmogorovSmirnovDistance(absl::Span<const float> a, absl::Span<const flo
 
 double NearestRankQuantile(absl::Span<const double> sorted, double q) {
   if (sorted.empty()) return 0.0;
-  const double n = static_cast<double>(sorted.size());
-  size_t rank = static_cast<size_t>(std::ceil(q * n));
-  rank = std::clamp<size_t>(rank, 1, sorted.size());
-  return sorted[rank - 1];
+  return sorted[NearestRank(sorted.size(), q) - 1];
 }
 
 void CompareRates(const CanaryInput& input, const CanaryThresholds& thresholds,
@@ -123,10 +128,20 @@ void CompareRates(const CanaryInput& input, const CanaryThresholds& thresholds,
   report->baseline_kept_fraction = base_kept / dneg;
   report->candidate_kept_fraction = cand_kept / dneg;
   report->source_changed = changed;
-  std::sort(abs_delta.begin(), abs_delta.end());
-  report->p50_abs_delta = NearestRankQuantile(abs_delta, 0.5);
-  report->p99_abs_delta = NearestRankQuantile(abs_delta, 0.99);
-  report->max_abs_delta = abs_delta.empty() ? 0.0 : abs_delta.back();
+  // NearestRankQuantile's p99, then its p50 among the values below it, by
+  // selection: the values of a sort, in O(n) (a sort of 11.7M deltas took 1 s).
+  report->p50_abs_delta = report->p99_abs_delta = report->max_abs_delta = 0.0;
+  if (n > 0) {
+    const auto at = [&abs_delta](size_t rank) {
+      return abs_delta.begin() + static_cast<std::ptrdiff_t>(rank - 1);
+    };
+    const size_t r99 = NearestRank(n, 0.99), r50 = NearestRank(n, 0.5);
+    std::nth_element(abs_delta.begin(), at(r99), abs_delta.end());
+    report->p99_abs_delta = *at(r99);
+    if (r50 < r99) std::nth_element(abs_delta.begin(), at(r50), at(r99));
+    report->p50_abs_delta = *at(r50);
+    report->max_abs_delta = *std::max_element(at(r99), abs_delta.end());
+  }
   report->ks_distance = KolmogorovSmirnovDistance(input.baseline_rates, input.candidate_rates);
   report->violations.clear();
   Check("mean |delta rate|", report->mean_abs_delta, thresholds.max_mean_delta,

@@ -1,5 +1,6 @@
 #include "core/serving/canary_stats.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -119,6 +120,26 @@ TEST(CompareRates, KeptFractionCountsOnlyNegativesAndSourceMixIsCounted) {
   EXPECT_EQ(r.baseline_mix.by_default, 1u);
   EXPECT_EQ(r.candidate_mix.exact, 2u);
   EXPECT_EQ(r.source_changed, 1u);
+}
+
+TEST(CompareRates, QuantilesAndMaxAreThoseOfTheSortedDeltas) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> level(0, 40);  // coarse values: many ties
+  for (size_t n : {1, 2, 3, 99, 100, 101, 1000, 4097}) {
+    std::vector<float> base(n), cand(n);
+    for (size_t i = 0; i < n; ++i) {
+      base[i] = level(rng) / 40.0f;
+      cand[i] = level(rng) / 40.0f;
+    }
+    std::vector<double> sorted(n);
+    for (size_t i = 0; i < n; ++i) sorted[i] = std::fabs(double{cand[i]} - double{base[i]});
+    std::sort(sorted.begin(), sorted.end());
+    CanaryReport r;
+    CompareRates(Input(base, cand), CanaryThresholds(), &r);
+    EXPECT_EQ(r.p50_abs_delta, NearestRankQuantile(sorted, 0.5)) << n;
+    EXPECT_EQ(r.p99_abs_delta, NearestRankQuantile(sorted, 0.99)) << n;
+    EXPECT_EQ(r.max_abs_delta, sorted.back()) << n;
+  }
 }
 
 TEST(CompareRates, NanFailsInsteadOfPassing) {

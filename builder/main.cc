@@ -109,9 +109,10 @@ ABSL_FLAG(int32_t, partitions, 0,
           "part count (any other value must equal it).");
 ABSL_FLAG(std::string, export, "",
           "Also write FILE.csv: user_id,item_id,label,instances,geff,hardness,score,rate (one row "
-          "per pair, ids as in the input).");
+          "per pair, ids as in the input). Full builds only (refused with --delta_of).");
 ABSL_FLAG(bool, dry_run, false,
-          "Read, compute, check the gates (and --export) but publish nothing.");
+          "Read, compute, check the gates (and --export) but publish nothing; with --delta_of: "
+          "check the base, compute the delta, publish nothing.");
 ABSL_FLAG(double, lock_timeout_seconds, 0,
           "Wait this long for another publisher on the same root (default: fail at once).");
 ABSL_FLAG(bool, quiet, false, "No progress and no human summary (errors still go to stderr).");
@@ -308,12 +309,17 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds)
     return ExitCodeOf(s);
   }
   if (!quiet) {
+    const std::string parts =
+        r->partitions > 1 ? absl::StrCat(" in ", r->partitions, " parts") : "";
+    const std::string what = r->published
+                                 ? absl::StrCat("published delta ", r->version, " over ",
+                                                r->base_version, parts, " (now CURRENT)")
+                                 : absl::StrCat("dry run: delta over ", r->base_version, parts,
+                                                " computed and checked; nothing published");
     std::fprintf(stderr,
-                 "graphsieve-build: published delta %s over %s (now CURRENT)%s; %llu pairs, "
-                 "%llu new users, %llu new items, covers through %s; total %.2fs\n",
-                 r->version.c_str(), r->base_version.c_str(),
-                 r->partitions > 1 ? absl::StrCat(" in ", r->partitions, " parts").c_str() : "",
-                 (unsigned long long)r->pairs, (unsigned long long)r->new_users,
+                 "graphsieve-build: %s; %llu pairs, %llu new users, %llu new items, covers "
+                 "through %s; total %.2fs\n",
+                 what.c_str(), (unsigned long long)r->pairs, (unsigned long long)r->new_users,
                  (unsigned long long)r->new_items, r->covers_through.c_str(), seconds());
   }
   if (json) {

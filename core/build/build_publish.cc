@@ -27,6 +27,15 @@ absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root
   return std::move(*st);
 }
 
+absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenExistingStore(const std::string& root) {
+  auto st = SnapshotStore::Create({root, /*create_if_missing=*/false});
+  if (!st.ok()) {
+    return absl::Status(st.status().code(),
+                        absl::StrCat("--snapshot_root: ", st.status().message()));
+  }
+  return std::move(*st);
+}
+
 // Stage 6: writes <version>.tmp (the caller holds the publish lock).
 absl::Status WriteStage(const BuildOptions& options, const BuildObserver& obs,
                         const SnapshotStore& store, const PairTable& pairs,

@@ -24,6 +24,10 @@ namespace build_internal {
 // Opens (creating if missing) the snapshot root; errors name --snapshot_root.
 absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root);
 
+// Opens the snapshot root to read it only (a delta's dry run): nothing is
+// created; errors name --snapshot_root.
+absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenExistingStore(const std::string& root);
+
 // Size of `path` in bytes, 0 when it cannot be stat'ed.
 uint64_t FileSizeOrZero(const std::string& path);
 

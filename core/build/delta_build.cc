@@ -233,6 +233,12 @@ absl::Status DeltaBuildOptions::Validate() const {
     return absl::InvalidArgumentError(absl::StrCat("--delta_sweeps must be >= 1, got ", sweeps));
   if (build.snapshot_root.empty())
     return absl::InvalidArgumentError("--delta_of needs --snapshot_root");
+  if (!build.export_csv.empty()) {
+    return absl::InvalidArgumentError(
+        "--export cannot be used with --delta_of: a delta stores only the pairs that changed "
+        "since its base; export a full build instead (graphsieve-build --export without "
+        "--delta_of), or read rates from the server (graphsieve rates)");
+  }
   return build.Validate();
 }
 
@@ -245,7 +251,8 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
   std::unique_ptr<SnapshotStore> store;
   std::shared_ptr<const SnapshotReader> base;
   absl::Status s = LocalStage(obs, &br, "open", [&]() -> absl::Status {
-    auto st = build_internal::OpenStore(options.build.snapshot_root);
+    auto st = options.build.dry_run ? build_internal::OpenExistingStore(options.build.snapshot_root)
+                                    : build_internal::OpenStore(options.build.snapshot_root);
     if (!st.ok()) return st.status();
     store = std::move(*st);
     auto b = OpenBase(options, *store, &report.base_version, &report.partitions);
@@ -286,6 +293,10 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
   report.new_positive_edges = d.new_positive_edges;
   report.touched_nodes = d.result.nodes.ids.size();
   report.covers_through = Rfc3339(newest);
+  if (options.build.dry_run) {  // computed and checked: nothing written, nothing published
+    report.timings = br.timings;
+    return report;
+  }
 
   BuildOptions written = options.build;  // the parameters record the parts, as a full build's
   written.partitions = static_cast<int>(report.partitions);

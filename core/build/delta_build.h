@@ -19,14 +19,16 @@
 //   read      the new logs parsed and digested
 //   delta     the pair table and ComputeDeltaRecords against the base, once
 //             over the whole new log
-//   write, publish  as the full build, under the root's publish lock, in the
-//             base's parts (a part may hold no pairs: its users logged
-//             nothing new, yet it carries every touched item's record)
+//   write, publish  (not in a dry run) as the full build, under the root's
+//             publish lock, in the base's parts (a part may hold no pairs:
+//             its users logged nothing new, yet it carries every touched
+//             item's record)
 //
-// Errors: FAILED_PRECONDITION naming the base and the mismatching field (base
-// gone, another parameter, --partitions not the base's part count), the
-// reader's errors naming file and line, the writer's. Nothing is published on
-// error; CURRENT stays.
+// Errors: INVALID_ARGUMENT for options a delta cannot honour (--export);
+// FAILED_PRECONDITION naming the base and the mismatching field (base gone,
+// another parameter, --partitions not the base's part count), the reader's
+// errors naming file and line, the writer's. Nothing is published on error
+// or in a dry run; CURRENT stays.
 //
 // Thread-safety: as RunBuild (build_job.h).
 #ifndef GRAPHSIEVE_CORE_BUILD_DELTA_BUILD_H_
@@ -45,7 +47,10 @@ namespace graphsieve {
 struct DeltaBuildOptions {
   // inputs: the logs since the base; the reader and pipeline flags must match
   // the base's (checked); snapshot_root, keep_versions, lock_timeout_seconds
-  // as for a full build. build.partitions, export_csv and dry_run are not used.
+  // as for a full build. dry_run: open the base, read, compute the records,
+  // publish nothing (the root is not created, the publish lock not taken).
+  // export_csv must be empty (refused: a delta stores only what changed since
+  // its base). build.partitions is not used (see `partitions`).
   BuildOptions build;
   std::string base = "CURRENT";  // a published full version id, or CURRENT
   int sweeps = 3;                // Jacobi sweeps of the touched nodes' rows (>= 1)
@@ -56,8 +61,8 @@ struct DeltaBuildOptions {
 };
 
 struct DeltaReport {
-  std::string version, base_version;
-  bool published = false;
+  std::string version, base_version;  // version: empty in a dry run
+  bool published = false;             // false: a dry run
   uint64_t rows_read = 0, instances = 0, pairs = 0, carried_pairs = 0;
   uint64_t new_users = 0, new_items = 0, new_positive_edges = 0, touched_nodes = 0;
   uint32_t partitions = 1;     // the parts the delta is written in: its base's

@@ -2,7 +2,8 @@
 // a delta over a base serves the new nodes and pairs the base answered with
 // DEFAULT; its node records against a full rebuild; the refusals (base gone,
 // another α or rule); a corrupt delta is refused at load; retention keeps a
-// delta's base; a kill -9 during a delta's publish leaves CURRENT valid.
+// delta's base; a kill -9 during a delta's publish leaves CURRENT valid; a
+// dry run publishes nothing and --export is refused.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -373,6 +374,74 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["base_version"], f.base_version);
 }
 #endif  // GRAPHSIEVE_HOLD_RENAME_PRELOAD
+
+// --dry_run computes the delta over its base and publishes nothing (no
+// version, no temporary, CURRENT unchanged); --export is refused up front
+// (exit 2) rather than ignored.
+TEST(DeltaBuildTest, DryRunPublishesNothingAndExportIsRefused) {
+  Fixture f;
+  auto store = SnapshotStore::Create({f.root, false});
+  ASSERT_TRUE(store.ok()) << store.status();
+  const auto before = (*store)->ListVersions();
+  ASSERT_TRUE(before.ok()) << before.status();
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(f.root))
+      out.push_back(e.path().filename());
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  const std::vector<std::string> entries = names();
+  const std::vector<std::string> delta = {"--input=" + f.delta_log,
+                                          "--snapshot_root=" + f.root,
+                                          "--delta_of=CURRENT",
+                                          "--sketch_dim=16",
+                                          "--seed=7",
+                                          "--threads=1",
+                                          "--kappa=" + absl::StrCat(PipelineOptions().kappa)};
+
+  std::vector<std::string> args = delta;
+  args.insert(args.end(), {"--dry_run", "--json"});
+  auto r = testing_util::RunBuildBinary(args, f.dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("dry run: delta over " + f.base_version), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing published"), std::string::npos) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["ok"].get<bool>()) << r.out;
+  EXPECT_FALSE(j["published"].get<bool>()) << r.out;
+  EXPECT_EQ(j["version"], "") << r.out;
+  EXPECT_EQ(j["base_version"], f.base_version) << r.out;
+  EXPECT_GT(j["pairs"].get<uint64_t>(), 0u) << r.out;
+  EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);
+  EXPECT_EQ(*(*store)->ListVersions(), *before);
+  EXPECT_EQ(names(), entries);
+
+  // The dry run's figures are the real delta's.
+  DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+  d.build.dry_run = true;
+  auto dry = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  EXPECT_FALSE(dry->published);
+  EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);
+  d.build.dry_run = false;
+  auto real = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(real.ok()) << real.status();
+  EXPECT_TRUE(real->published);
+  EXPECT_EQ(dry->pairs, real->pairs);
+  EXPECT_EQ(dry->new_users, real->new_users);
+  EXPECT_EQ(dry->new_items, real->new_items);
+  const std::string current = *(*store)->ReadCurrent();
+
+  const std::string csv = f.dir.path() + "/delta-export.csv";
+  args = delta;
+  args.insert(args.end(), {"--export=" + csv, "--quiet", "--json"});
+  r = testing_util::RunBuildBinary(args, f.dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--export cannot be used with --delta_of"), std::string::npos) << r.err;
+  EXPECT_FALSE(nlohmann::json::parse(r.out)["ok"].get<bool>()) << r.out;
+  EXPECT_FALSE(std::filesystem::exists(csv));
+  EXPECT_EQ(*(*store)->ReadCurrent(), current);
+}
 
 TEST(DeltaBuildTest, BinaryNamesTheMismatchingFlag) {
   Fixture f;

@@ -27,30 +27,49 @@ namespace {
 
 using build_internal::LocalStage;
 
-// The result-affecting parameters a delta must share with its base.
-constexpr const char* kMustMatch[] = {"method",
-                                      "alpha",
-                                      "floor",
-                                      "product_floor",
-                                      "rate_rule",
-                                      "kappa",
-                                      "score_power",
-                                      "exposure_power",
-                                      "pilot_kappa",
-                                      "product_kappa",
-                                      "gamma",
-                                      "uncertainty_propagation",
-                                      "score_propagation",
-                                      "symmetric_normalisation",
-                                      "correct_pilot",
-                                      "sketch_dim",
-                                      "sketch_columns",
-                                      "unseen_control_variate",
-                                      "user_col",
-                                      "item_col",
-                                      "label_rule",
-                                      "pilot_col",
-                                      "id_mode"};
+// The result-affecting parameters a delta must share with its base, in the
+// order they are compared: the key in the manifest's parameters and the
+// graphsieve-build flag that sets it. The seed is among them: a server takes
+// the keep-decision seed from the version it serves (the delta's manifest), so
+// another seed would change every base pair's keep decision.
+struct MustMatch {
+  const char* key;
+  const char* flag;  // nullptr: no flag of its own (follows from others)
+};
+constexpr MustMatch kMustMatch[] = {{"method", "method"},
+                                    {"alpha", "alpha"},
+                                    {"floor", "floor"},
+                                    {"product_floor", "product_floor"},
+                                    {"rate_rule", "rate_rule"},
+                                    {"kappa", "kappa"},
+                                    {"score_power", "score_power"},
+                                    {"exposure_power", "exposure_power"},
+                                    {"pilot_kappa", "pilot_kappa"},
+                                    {"product_kappa", "product_kappa"},
+                                    {"gamma", "gamma"},
+                                    {"uncertainty_propagation", "uncertainty_propagation"},
+                                    {"score_propagation", "score_propagation"},
+                                    {"symmetric_normalisation", "symmetric"},
+                                    {"correct_pilot", "correct_pilot"},
+                                    // k (--sketch_dim), then the stored row width
+                                    // (k, or k + 2 with the control variate).
+                                    {"sketch_columns", "sketch_dim"},
+                                    {"unseen_control_variate", "unseen_control_variate"},
+                                    {"sketch_dim", nullptr},
+                                    {"seed", "seed"},
+                                    {"user_col", "user_col"},
+                                    {"item_col", "item_col"},
+                                    {"label_rule", "label"},
+                                    {"pilot_col", "pilot_col"},
+                                    {"id_mode", "id_mode"}};
+
+// `v` as a command-line value: numbers and booleans as JSON writes them,
+// text as is (quoted when it holds a space or is empty).
+std::string FlagValue(const nlohmann::json& v) {
+  if (!v.is_string()) return v.dump();
+  const std::string text = v.get<std::string>();
+  return text.empty() || text.find(' ') != std::string::npos ? absl::StrCat("'", text, "'") : text;
+}
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
@@ -78,29 +97,38 @@ absl::StatusOr<std::string> ResolveBase(const SnapshotStore& store, const std::s
 }
 
 // The base's manifest parameters against this run's: the first mismatch
-// named, with both values.
+// named by its flag, with both values and the value to pass.
 absl::Status CheckParameters(const std::string& base, const nlohmann::json& base_manifest,
                              const nlohmann::json& mine) {
   const nlohmann::json& theirs = base_manifest.at("parameters");
-  for (const char* key : kMustMatch) {
+  for (const MustMatch& m : kMustMatch) {
+    const char* key = m.key;
     if (!mine.contains(key)) continue;
     // Recorded since the exposure discount; a base without it was built with none.
     if (std::string_view(key) == "exposure_power" && !theirs.contains(key)) {
       if (mine.at(key) == 0.0) continue;
       return absl::FailedPreconditionError(
           absl::StrCat("--delta_of: base version ", base,
-                       " was built without an exposure discount, this delta has exposure_power=",
-                       mine.at(key).dump(), "; a delta must use its base's parameters"));
+                       " was built without an exposure discount, this delta has --exposure_power=",
+                       FlagValue(mine.at(key)),
+                       "; pass --exposure_power=0 (a delta must use its base's ", "parameters)"));
     }
     if (!theirs.contains(key)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "--delta_of: base version ", base, " records no parameter '", key, "'; rebuild it"));
     }
-    if (theirs.at(key) != mine.at(key)) {
+    if (theirs.at(key) != mine.at(key) && m.flag == nullptr) {
       return absl::FailedPreconditionError(
           absl::StrCat("--delta_of: base version ", base, " was built with ", key, "=",
                        theirs.at(key).dump(), ", this delta has ", key, "=", mine.at(key).dump(),
-                       "; a delta must use its base's parameters"));
+                       "; a delta must use its base's parameters (rebuild the base)"));
+    }
+    if (theirs.at(key) != mine.at(key)) {
+      const std::string flag = absl::StrCat("--", m.flag, "=");
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--delta_of: base version ", base, " was built with ", flag, FlagValue(theirs.at(key)),
+          ", this delta has ", flag, FlagValue(mine.at(key)), "; pass ", flag,
+          FlagValue(theirs.at(key)), " (a delta must use its base's parameters)"));
     }
   }
   return absl::OkStatus();

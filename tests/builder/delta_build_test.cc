@@ -273,6 +273,51 @@ TEST(DeltaBuildTest, RefusesAnotherAlphaOrRuleNamingTheBaseAndField) {
   EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);  // nothing published
 }
 
+// A server takes the keep-decision seed from the version it serves, so a
+// delta with another seed would change every base pair's keep decision: it is
+// refused, naming both seeds and the one to pass, also when --seed was left at
+// its default.
+TEST(DeltaBuildTest, RefusesAnotherSeedNamingTheSeedToPass) {
+  Fixture f;
+  DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+  d.build.pipeline.seed = 8;
+  auto r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find("--seed=7, this delta has --seed=8; pass --seed=7"),
+            std::string::npos)
+      << r.status();
+
+  auto bin = testing_util::RunBuildBinary(  // no --seed: the flag's default, 42
+      {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
+       "--sketch_dim=16", "--threads=1", "--kappa=" + absl::StrCat(PipelineOptions().kappa),
+       "--quiet"},
+      f.dir.path());
+  EXPECT_EQ(bin.exit_code, 1) << bin.err;
+  EXPECT_NE(bin.err.find(f.base_version), std::string::npos) << bin.err;
+  EXPECT_NE(bin.err.find("this delta has --seed=42; pass --seed=7"), std::string::npos) << bin.err;
+  auto store = SnapshotStore::Create({f.root, false});
+  EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);  // nothing published
+}
+
+// Another --sketch_dim is reported as the flag's values (16 and 32), not as
+// the stored row widths (k + 2 with the control variate).
+TEST(DeltaBuildTest, AnotherSketchDimIsReportedAsTheFlagValues) {
+  Fixture f;
+  auto bin = testing_util::RunBuildBinary(
+      {"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--delta_of=CURRENT",
+       "--sketch_dim=32", "--seed=7", "--threads=1",
+       "--kappa=" + absl::StrCat(PipelineOptions().kappa), "--quiet"},
+      f.dir.path());
+  EXPECT_EQ(bin.exit_code, 1) << bin.err;
+  EXPECT_NE(bin.err.find("built with --sketch_dim=16, this delta has --sketch_dim=32; pass "
+                         "--sketch_dim=16"),
+            std::string::npos)
+      << bin.err;
+  EXPECT_EQ(bin.err.find("sketch_dim=18"), std::string::npos) << bin.err;
+  EXPECT_EQ(bin.err.find("sketch_dim=34"), std::string::npos) << bin.err;
+}
+
 TEST(DeltaBuildTest, RefusesABaseThatIsGone) {
   Fixture f;
   DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);

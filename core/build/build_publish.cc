@@ -19,6 +19,15 @@ namespace graphsieve {
 namespace build_internal {
 
 absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root) {
+  if (absl::Status s = SnapshotStore::CheckWritableRoot(root); !s.ok()) {
+    return absl::Status(
+        s.code(),
+        absl::StrCat("--snapshot_root: ", s.message(), "; ",
+                     s.code() == absl::StatusCode::kInvalidArgument
+                         ? "name a directory for the published versions (created if missing)"
+                         : "pass a directory this process may write, or fix its permissions "
+                           "(--dry_run publishes nothing and needs none)"));
+  }
   auto st = SnapshotStore::Create({root, /*create_if_missing=*/true});
   if (!st.ok()) {
     return absl::Status(st.status().code(),

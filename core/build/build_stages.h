@@ -21,7 +21,9 @@
 namespace graphsieve {
 namespace build_internal {
 
-// Opens (creating if missing) the snapshot root; errors name --snapshot_root.
+// Opens (creating if missing) the snapshot root, first checking that this
+// process may publish there (SnapshotStore::CheckWritableRoot), so that an
+// unusable root fails before the log is read; errors name --snapshot_root.
 absl::StatusOr<std::unique_ptr<SnapshotStore>> OpenStore(const std::string& root);
 
 // Opens the snapshot root to read it only (a delta's dry run): nothing is

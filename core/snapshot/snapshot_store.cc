@@ -106,6 +106,55 @@ absl::StatusOr<std::unique_ptr<SnapshotStore>> SnapshotStore::Create(
   return std::unique_ptr<SnapshotStore>(new SnapshotStore(std::move(root)));
 }
 
+namespace {
+
+// `dir` (an existing path) is a directory this process may create entries in.
+// `root` is the snapshot root being checked, `dir` itself or an ancestor.
+absl::Status CheckWritableDir(const std::string& root, const std::string& dir) {
+  const std::string where = dir == root ? dir : absl::StrCat("cannot create ", root, ": ", dir);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(where, " cannot be read (", std::strerror(errno), ")"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " is ", S_ISREG(st.st_mode) ? "a regular file" : "not a directory",
+                     S_ISREG(st.st_mode) ? ", not a directory" : ""));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(where, " is not writable by this process (", std::strerror(errno), ")"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SnapshotStore::CheckWritableRoot(const std::string& root) {
+  if (root.empty()) return absl::InvalidArgumentError("snapshot root is empty");
+  std::error_code ec;
+  if (fs::exists(root, ec)) {
+    if (absl::Status s = CheckWritableDir(root, root); !s.ok()) return s;
+    const std::string lock = absl::StrCat(root, "/", kLock);  // opened for writing to publish
+    if (::access(lock.c_str(), F_OK) == 0 && ::access(lock.c_str(), R_OK | W_OK) != 0) {
+      return absl::FailedPreconditionError(absl::StrCat("the publish lock ", lock,
+                                                        " is not writable by this process (",
+                                                        std::strerror(errno), ")"));
+    }
+    return absl::OkStatus();
+  }
+  // Missing: Create makes it and its missing parents under the nearest
+  // existing ancestor, which must be a writable directory.
+  fs::path p = fs::path(root).lexically_normal();
+  for (;;) {
+    fs::path parent = p.has_relative_path() ? p.parent_path() : p;
+    if (parent.empty()) parent = ".";
+    if (parent == p || fs::exists(parent, ec) || ec) return CheckWritableDir(root, parent.string());
+    p = parent;
+  }
+}
+
 std::string SnapshotStore::VersionDir(absl::string_view version) const {
   return absl::StrCat(root_, "/", version);
 }

@@ -75,6 +75,14 @@ class SnapshotStore {
   // !create_if_missing), or the mkdir failure naming the directory.
   static absl::StatusOr<std::unique_ptr<SnapshotStore>> Create(const SnapshotStoreOptions& options);
 
+  // Whether a publisher could write under `root`, checked before any work and
+  // without creating anything: an existing directory this process may write
+  // (and its publish lock file, when one exists), or a missing path whose
+  // nearest existing ancestor is such a directory (Create makes the rest).
+  // Errors name the path at fault: INVALID_ARGUMENT when it is not a
+  // directory, FAILED_PRECONDITION when this process may not write it.
+  static absl::Status CheckWritableRoot(const std::string& root);
+
   const std::string& root() const { return root_; }
   std::string VersionDir(absl::string_view version) const;
   std::string TempDir(absl::string_view version) const;

@@ -1,9 +1,14 @@
 // graphsieve-build end to end: the real binary and the real pipeline on a
 // small generated log. Round trip (reader rate == in-memory pipeline rate for
 // every pair; export CSV == pipeline), validation gates, bad flags.
+#include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
@@ -262,6 +267,73 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
   // --dry_run publishes nothing but succeeds.
   r = Run({"--dry-run"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+// Runs the builder as a user who may not write a directory of mode 0555:
+// this process's user, or nobody (65534) when this process is root (root
+// writes anywhere). Exit code 127 with nothing on stderr: it could not be run.
+testing_util::RunResult RunUnprivileged(std::vector<std::string> args, const std::string& scratch) {
+  args.insert(args.begin(), GRAPHSIEVE_BUILD_BINARY);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const std::string out = scratch + "/stdout", err = scratch + "/stderr";
+  const bool root = ::geteuid() == 0;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int o = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (o < 0 || e < 0 || ::dup2(o, 1) < 0 || ::dup2(e, 2) < 0) ::_exit(127);
+    if (root && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
+      ::_exit(127);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  return testing_util::Wait(pid, scratch);
+}
+
+// A --snapshot_root the build could not publish into fails at start-up,
+// before the log is read (the input here does not exist, so an error about
+// it would mean the log was read first), naming the flag and what to do.
+TEST_F(BuilderBinaryTest, UnusableSnapshotRootFailsBeforeTheLogIsRead) {
+  const std::string missing = "--input=" + dir_.path() + "/missing.csv";
+  const std::string file = dir_.path() + "/rates.csv";
+  std::ofstream(file) << "not a directory\n";
+  auto r = RunBuildBinary({missing, "--snapshot_root=" + file, "--quiet"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: " + file +
+                                           " is a regular file, not a directory; name a "
+                                           "directory"))
+      << r.err;
+  r = RunBuildBinary({missing, "--snapshot_root=" + file + "/sub/root", "--quiet"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: cannot create " + file +
+                                           "/sub/root: " + file + " is a regular file"))
+      << r.err;
+  r = RunBuildBinary({missing, "--snapshot_root=" + file, "--delta_of=CURRENT", "--quiet"},
+                     dir_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: " + file + " is a regular file")) << r.err;
+  // --dry_run publishes nothing: the root is not checked.
+  r = RunBuildBinary({"--input=" + log_, "--label_col=clicked", "--snapshot_root=" + file,
+                      "--dry_run", "--quiet", "--sketch_dim=8"},
+                     dir_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+
+  // An existing root this user may not write (its pins/ already made).
+  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // reachable by the other user
+  std::filesystem::create_directories(root_ + "/pins");
+  ASSERT_EQ(::chmod(root_.c_str(), 0555), 0);
+  r = RunUnprivileged({missing, "--snapshot_root=" + root_, "--quiet"}, dir_.path());
+  ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);
+  if (r.exit_code == 127 && r.err.empty()) GTEST_SKIP() << "cannot run as another user here";
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: " + root_ +
+                                           " is not writable by this process (Permission "
+                                           "denied); pass a directory this process may write"))
+      << r.err;
   EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
 }
 

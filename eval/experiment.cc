@@ -255,9 +255,9 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
                                                absl::Span<const int64_t> timestamps,
                                                const Instances* unbiased_test) {
   if (absl::Status st = o.Validate(); !st.ok()) return st;
-  if (log.size() < 10) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the log has ", log.size(), " instances; need at least 10 to split"));
+  if (log.size() < kMinLogInstances) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the log has ", log.size(), " instances; need at least ", kMinLogInstances, " to split"));
   }
   const auto start = std::chrono::steady_clock::now();
   std::vector<MethodSpec> specs;

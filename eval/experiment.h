@@ -173,6 +173,9 @@ struct ExperimentResult {
   double seconds = 0.0;
 };
 
+// The fewest instances a log can have to be split 80/10/10 and evaluated.
+inline constexpr size_t kMinLogInstances = 10;
+
 // Errors: INVALID_ARGUMENT for bad options or a log that cannot be evaluated
 // (empty, one class in a part), the pipeline's errors with the method named,
 // except its INVALID_ARGUMENT for a configuration these data cannot meet,

@@ -112,69 +112,68 @@ const char* EvalModeName(EvalMode mode) {
   return mode == EvalMode::kDeployed ? "deployed" : "random";
 }
 
+// Errors name the graphsieve-eval flag each option comes from (eval/main.cc).
 absl::Status ExperimentOptions::Validate() const {
-  if (methods.empty()) return absl::InvalidArgumentError("methods is empty");
+  auto bad = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
+  if (methods.empty()) return bad("--methods is empty");
   for (const std::string& m : methods) {
-    if (absl::StatusOr<MethodSpec> s = ParseMethodSpec(m); !s.ok()) return s.status();
-  }
-  if (alphas.empty()) return absl::InvalidArgumentError("alphas is empty");
-  for (double a : alphas) {
-    if (!(a > 0.0 && a < 1.0)) {
-      return absl::InvalidArgumentError(absl::StrCat("alpha must be in (0, 1), got ", a));
+    if (absl::StatusOr<MethodSpec> s = ParseMethodSpec(m); !s.ok()) {
+      return bad("--methods: ", s.status().message());
     }
   }
-  if (floors.empty()) return absl::InvalidArgumentError("floors is empty");
-  for (double f : floors) {
-    if (!(f > 0.0 && f < 1.0)) {
-      return absl::InvalidArgumentError(absl::StrCat("floor must be in (0, 1), got ", f));
+  // A grid flag: not empty, every value in range.
+  auto grid = [&](const char* flag, const std::vector<double>& values, bool allow_empty,
+                  auto in_range, const char* range) -> absl::Status {
+    if (values.empty() && !allow_empty) return bad("--", flag, " is empty");
+    for (double v : values) {
+      if (!in_range(v)) return bad("--", flag, ": ", v, " is not in ", range);
     }
+    return absl::OkStatus();
+  };
+  auto open_unit = [](double v) { return v > 0.0 && v < 1.0; };
+  auto positive = [](double v) { return v > 0.0 && std::isfinite(v); };
+  for (absl::Status s : {
+           grid("alphas", alphas, false, open_unit, "(0, 1)"),
+           grid("floors", floors, false, open_unit, "(0, 1)"),
+           grid(
+               "gammas", gammas, false, [](double v) { return v >= 0.0 && v < 1.0; }, "[0, 1)"),
+           grid("kappas", kappas, false, positive, "(0, inf)"),
+           grid("pilot_kappas", pilot_kappas, true, positive, "(0, inf)"),
+       }) {
+    if (!s.ok()) return s;
   }
-  if (!(pipeline.exposure_power >= 0.0 && pipeline.exposure_power <= 2.0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("exposure_power must be in [0, 2], got ", pipeline.exposure_power));
-  }
-  if (gammas.empty()) return absl::InvalidArgumentError("gammas is empty");
-  if (kappas.empty()) return absl::InvalidArgumentError("kappas is empty");
-  for (double k : kappas) {
-    if (!(k > 0.0 && std::isfinite(k))) {
-      return absl::InvalidArgumentError(absl::StrCat("kappa must be > 0, got ", k));
-    }
-  }
-  for (double k : pilot_kappas) {
-    if (!(k > 0.0 && std::isfinite(k))) {
-      return absl::InvalidArgumentError(absl::StrCat("pilot kappa must be > 0, got ", k));
-    }
-  }
-  for (double g : gammas) {
-    if (!(g >= 0.0 && g < 1.0)) {
-      return absl::InvalidArgumentError(absl::StrCat("gamma must be in [0, 1), got ", g));
-    }
-  }
-  if (models.empty()) return absl::InvalidArgumentError("models is empty");
+  if (models.empty()) return bad("--models is empty");
   if (pilot_folds < 1 || pilot_folds > 20) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("pilot_folds must be in [1, 20], got ", pilot_folds));
+    return bad("--pilot_folds must be in [1, 20], got ", pilot_folds);
   }
-  if (seeds < 1 || seeds > 100) {
-    return absl::InvalidArgumentError(absl::StrCat("seeds must be in [1, 100], got ", seeds));
-  }
+  if (seeds < 1 || seeds > 100) return bad("--seeds must be in [1, 100], got ", seeds);
   if (mode == EvalMode::kDeployed) {
     if (!(later_fraction > 0.0 && later_fraction < 1.0)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("later_fraction must be in (0, 1), got ", later_fraction));
+      return bad("--later_fraction must be in (0, 1), got ", later_fraction);
     }
     for (const std::string& m : methods) {
       if (ParseMethodSpec(m)->is_investigation_variant()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("method ", m,
-                         " is an investigation variant of the rates; it has no snapshot, so it "
-                         "cannot run in deployed mode"));
+        return bad("--methods: ", m,
+                   " is an investigation variant of the rates; it has no snapshot, so it "
+                   "cannot run in deployed mode");
       }
     }
   }
-  if (ndcg_k < 1)
-    return absl::InvalidArgumentError(absl::StrCat("ndcg_k must be >= 1, got ", ndcg_k));
-  if (absl::Status s = model.Validate(); !s.ok()) return s;
+  if (ndcg_k < 1) return bad("--ndcg_k must be >= 1, got ", ndcg_k);
+  // Every model setting, whichever models run (the mlp checks them all), and
+  // the pipeline's own settings (threads, sketch_dim, score_power,
+  // exposure_power) under a rule every configuration can take: checked here,
+  // before anything is trained, not when the first model or method uses them.
+  // Their fields carry the names of the flags that set them.
+  ModelOptions every_model = model;
+  every_model.kind = ModelKind::kMlp;
+  if (absl::Status s = every_model.Validate(); !s.ok()) return bad("--", s.message());
+  PipelineOptions any_rule = pipeline;
+  any_rule.alpha = 0.5;
+  any_rule.rate_rule = RateRule::kMixture;
+  any_rule.kappa = 1.0;
+  any_rule.gamma = 0.5;
+  if (absl::Status s = any_rule.Validate(); !s.ok()) return bad("--", s.message());
   return split.Validate();
 }
 

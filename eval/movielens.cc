@@ -14,8 +14,12 @@
 namespace graphsieve::eval {
 
 absl::Status MovieLensOptions::Validate() const {
-  if (!std::isfinite(positive_min_rating)) {
-    return absl::InvalidArgumentError("positive_min_rating must be finite");
+  // ml-100k's ratings are whole stars 1 to 5: a threshold above 5 leaves no
+  // positive, one at or below 1 makes every rated pair one.
+  if (!(positive_min_rating >= 1.0 && positive_min_rating <= 5.0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--movielens_min_rating must be in [1, 5] (MovieLens ratings are 1 to 5 stars), got ",
+        positive_min_rating));
   }
   if (max_impressions == 0) return absl::InvalidArgumentError("max_impressions must be > 0");
   return absl::OkStatus();

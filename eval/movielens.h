@@ -18,7 +18,7 @@
 namespace graphsieve::eval {
 
 struct MovieLensOptions {
-  double positive_min_rating = 4.0;       // rating >= this is a positive impression
+  double positive_min_rating = 4.0;       // rating >= this is a positive impression; in [1, 5]
   uint64_t max_impressions = 50'000'000;  // refuse cross products larger than this (memory guard)
   absl::Status Validate() const;
 };

@@ -1,7 +1,10 @@
 #include "eval/experiment.h"
 
 #include <cmath>
+#include <functional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "eval/experiment_internal.h"
 #include "eval/report.h"
@@ -283,6 +286,36 @@ TEST(ExperimentTest, CrossFittedPilotIgnoresThePairsOwnLabel) {
   ExperimentOptions bad = SmallOptions();
   bad.pilot_folds = 0;
   EXPECT_NE(bad.Validate().message().find("pilot_folds"), std::string::npos);
+}
+
+// Validate covers every setting up front, naming the flag it comes from, whichever models and
+// methods run: a setting only a later model or method reads must not stop the experiment
+// after the earlier ones trained.
+TEST(ExperimentTest, ValidateChecksEverySettingBeforeAnyRun) {
+  struct Case {
+    std::function<void(ExperimentOptions*)> set;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](ExperimentOptions* o) { o->model.hidden = 0; }, "--hidden must be in [1, 4096]"},
+           {[](ExperimentOptions* o) { o->model.dim = 0; }, "--dim must be in [1, 1024]"},
+           {[](ExperimentOptions* o) { o->pipeline.sketch_dim = 0; }, "--sketch_dim must be in"},
+           {[](ExperimentOptions* o) { o->pipeline.score_power = 0; }, "--score_power must be in"},
+           {[](ExperimentOptions* o) { o->pipeline.threads = 0; }, "--threads must be in [1, 256]"},
+           {[](ExperimentOptions* o) {
+              o->alphas = {0.2, 1.5};
+            },
+            "--alphas: 1.5 is not in (0, 1)"},
+           {[](ExperimentOptions* o) { o->kappas = {}; }, "--kappas is empty"},
+       }) {
+    ExperimentOptions o = SmallOptions();
+    o.models = {ModelKind::kLogistic};  // neither dim nor hidden is read by lr
+    o.methods = {"uniform"};            // nor the pipeline's settings by uniform
+    ASSERT_TRUE(o.Validate().ok()) << o.Validate();
+    c.set(&o);
+    EXPECT_NE(o.Validate().message().find(c.message), std::string::npos)
+        << c.message << ": " << o.Validate();
+  }
 }
 
 }  // namespace

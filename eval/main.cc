@@ -13,9 +13,6 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -23,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "core/cli/flags.h"
 #include "core/cli/log_flags.h"
+#include "eval/command_line.h"
 #include "eval/experiment.h"
 #include "eval/movielens.h"
 #include "eval/report.h"
@@ -37,7 +35,8 @@ ABSL_FLAG(std::string, movielens, "",
           "MovieLens directory holding u.data (ml-100k): every user x item "
           "pair becomes an impression, positive when rated >= --movielens_min_rating.");
 ABSL_FLAG(double, movielens_min_rating, 4.0,
-          "Rating at or above which a MovieLens pair is positive.");
+          "Rating at or above which a MovieLens pair is positive; in [1, 5] (ratings are 1 to 5 "
+          "stars).");
 // The columns of --log: --user-col, --item-col, --label-col / --label-rule, --pilot-col
 // (graphsieve-gen --pilot writes 'pilot_score'), --dataset, --delimiter, --id-mode, and
 // the older spellings --user-column, --item-column, --label, --pilot-column, are the
@@ -105,11 +104,12 @@ ABSL_FLAG(
     bool, unseen_control_variate, true,
     "Control-variate node rows for unseen pairs (docs/METHOD.md \"Pairs the builder never saw\"); "
     "false = plain sketch rows (for measurement).");
-ABSL_FLAG(double, score_power, 1.0,
-          "beta in (0, 1]: MA-EC rates are made from t = s^beta of the "
-          "score (core/maec PipelineOptions::score_power; 1 = the score itself).");
+ABSL_FLAG(
+    double, score_power, 1.0,
+    "beta in (0, 4], as graphsieve-build --score-power: MA-EC rates are made from "
+    "t = s^beta of the score (core/maec PipelineOptions::score_power; 1 = the score itself).");
 ABSL_FLAG(bool, symmetric, false, "Use the symmetric D^-1/2 A D^-1/2 propagation operator.");
-ABSL_FLAG(int, threads, 2, "Threads of the pipeline.");
+ABSL_FLAG(int, threads, 2, "Threads of the pipeline, in [1, 256].");
 ABSL_FLAG(std::string, title, "",
           "Section title of the Markdown report (default: the input's name).");
 ABSL_FLAG(std::string, output_md, "", "Write the Markdown report here (default: standard output).");
@@ -163,6 +163,11 @@ ABSL_FLAG(double, kappa, 1.0,
           "the builder's default); > 0.");
 
 namespace graphsieve::eval {
+
+// Exit codes besides 0 (and verdict's 3 and 4), as --help says.
+constexpr int kExitError = 1;  // reading an input, training, writing a report
+constexpr int kExitUsage = 2;  // an unknown flag, a bad flag value, a flag that does not apply
+
 namespace {
 
 absl::StatusOr<std::vector<double>> ParseDoubles(const std::string& flag, const std::string& text) {
@@ -264,33 +269,72 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   return o;
 }
 
-absl::StatusOr<ImpressionLog> LoadInput(std::string* title, std::vector<int64_t>* timestamps) {
-  const std::string log_path = absl::GetFlag(FLAGS_log);
-  const std::string ml_dir = absl::GetFlag(FLAGS_movielens);
-  if (log_path.empty() == ml_dir.empty()) {
+// What the main command was asked to do, from the flags, checked before any work.
+struct MainCommand {
+  ExperimentOptions options;
+  std::string log_path;  // --log, or
+  LogReaderOptions reader;
+  std::string movielens_dir;  // --movielens
+  MovieLensOptions movielens;
+  std::string time_col;      // --time_col (deployed mode)
+  std::string period_split;  // auto | time | seeded
+  std::string test_path;     // --test
+  LogReaderOptions test_reader;
+  std::string title;
+};
+
+// Errors name the flag: usage errors (exit 2).
+absl::StatusOr<MainCommand> MainCommandFromFlags() {
+  MainCommand c;
+  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  if (!options.ok()) return options.status();
+  c.options = *std::move(options);
+  c.log_path = absl::GetFlag(FLAGS_log);
+  c.movielens_dir = absl::GetFlag(FLAGS_movielens);
+  if (c.log_path.empty() == c.movielens_dir.empty()) {
     return absl::InvalidArgumentError("give exactly one of --log and --movielens");
   }
-  if (!ml_dir.empty()) {
-    MovieLensOptions m;
-    m.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
-    *title =
-        absl::StrCat("MovieLens (", ml_dir, ", implicit, rating >= ", m.positive_min_rating, ")");
-    return ReadMovieLensImplicit(ml_dir, m, timestamps);
-  }
+  c.movielens.positive_min_rating = absl::GetFlag(FLAGS_movielens_min_rating);
+  if (absl::Status s = c.movielens.Validate(); !s.ok()) return s;
   LogReaderOptions base;
   base.keep_id_names = false;
   absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/true);
   if (!r.ok()) return r.status();
+  c.reader = *r;
+  absl::StatusOr<LogReaderOptions> t = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+  if (!t.ok()) return t.status();
+  c.test_reader = *t;
+  c.time_col = absl::GetFlag(FLAGS_time_col);
+  c.period_split = absl::GetFlag(FLAGS_period_split);
+  if (c.period_split != "auto" && c.period_split != "time" && c.period_split != "seeded") {
+    return absl::InvalidArgumentError(absl::StrCat("--period_split: unknown '", c.period_split,
+                                                   "', expected auto, time or seeded"));
+  }
+  if (c.period_split == "time" && !c.log_path.empty() && c.time_col.empty()) {
+    return absl::InvalidArgumentError(
+        "--period_split=time needs timestamps: --movielens, or --log with --time_col");
+  }
+  c.test_path = absl::GetFlag(FLAGS_test);
+  c.title = absl::GetFlag(FLAGS_title);
+  return c;
+}
+
+absl::StatusOr<ImpressionLog> LoadInput(const MainCommand& c, std::string* title,
+                                        std::vector<int64_t>* timestamps) {
+  if (!c.movielens_dir.empty()) {
+    *title = absl::StrCat("MovieLens (", c.movielens_dir,
+                          ", implicit, rating >= ", c.movielens.positive_min_rating, ")");
+    return ReadMovieLensImplicit(c.movielens_dir, c.movielens, timestamps);
+  }
   ImpressionLog log;
-  if (absl::Status s = ReadImpressionLog(log_path, *r, &log); !s.ok()) return s;
-  *title = log_path;
-  const std::string time_col = absl::GetFlag(FLAGS_time_col);
-  if (timestamps != nullptr && !time_col.empty()) {
-    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(log_path, time_col, *r);
+  if (absl::Status s = ReadImpressionLog(c.log_path, c.reader, &log); !s.ok()) return s;
+  *title = c.log_path;
+  if (timestamps != nullptr && !c.time_col.empty()) {
+    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(c.log_path, c.time_col, c.reader);
     if (!times.ok()) return times.status();
     if (times->size() != log.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(log_path, ": ", times->size(),
-                                                     " times in column '", time_col, "' for ",
+      return absl::InvalidArgumentError(absl::StrCat(c.log_path, ": ", times->size(),
+                                                     " times in column '", c.time_col, "' for ",
                                                      log.size(), " rows"));
     }
     *timestamps = *std::move(times);
@@ -307,51 +351,45 @@ absl::Status WriteFile(const std::string& path, const std::string& text) {
   return absl::OkStatus();
 }
 
-absl::Status Run(const std::string& command) {
-  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
-  if (!options.ok()) return options.status();
+// Errors: reading the inputs, the experiment's, writing the reports (exit 1).
+absl::Status RunMainCommand(const MainCommand& c, const std::string& command) {
+  const ExperimentOptions& options = c.options;
   std::string title;
   std::vector<int64_t> timestamps;
   absl::StatusOr<ImpressionLog> log =
-      LoadInput(&title, options->mode == EvalMode::kDeployed ? &timestamps : nullptr);
+      LoadInput(c, &title, options.mode == EvalMode::kDeployed ? &timestamps : nullptr);
   if (!log.ok()) return log.status();
-  const std::string split = absl::GetFlag(FLAGS_period_split);
-  if (split == "seeded") {
+  if (c.period_split == "seeded") {
     timestamps.clear();
-  } else if (split == "time" && timestamps.empty()) {
+  } else if (c.period_split == "time" && options.mode == EvalMode::kDeployed &&
+             timestamps.empty()) {
     return absl::InvalidArgumentError(
         "--period_split=time needs timestamps: --movielens, or --log with --time_col");
-  } else if (split != "auto" && split != "time") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--period_split: unknown '", split, "', expected auto, time or seeded"));
   }
-  if (!absl::GetFlag(FLAGS_title).empty()) title = absl::GetFlag(FLAGS_title);
-  if (options->refresh_every > 0) {
-    absl::StrAppend(&title, ", deltas every ", options->refresh_every, " log time units");
+  if (!c.title.empty()) title = c.title;
+  if (options.refresh_every > 0) {
+    absl::StrAppend(&title, ", deltas every ", options.refresh_every, " log time units");
   }
-  const std::string test_path = absl::GetFlag(FLAGS_test);
   absl::StatusOr<UnbiasedTest> unbiased;
-  if (!test_path.empty()) {
-    LogReaderOptions base;
-    base.keep_id_names = false;
-    absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
-    if (!r.ok()) return r.status();
+  if (!c.test_path.empty()) {
     ImpressionLog test_log;
-    if (absl::Status s = ReadImpressionLog(test_path, *r, &test_log); !s.ok()) return s;
-    unbiased = MapUnbiasedTest(*log, test_log, absl::StrCat("--test ", test_path));
+    if (absl::Status s = ReadImpressionLog(c.test_path, c.test_reader, &test_log); !s.ok()) {
+      return s;
+    }
+    unbiased = MapUnbiasedTest(*log, test_log, absl::StrCat("--test ", c.test_path));
     if (!unbiased.ok()) return unbiased.status();
   }
   absl::StatusOr<ExperimentResult> result =
-      RunExperiment(*log, *options, timestamps, test_path.empty() ? nullptr : &unbiased->test);
+      RunExperiment(*log, options, timestamps, c.test_path.empty() ? nullptr : &unbiased->test);
   if (!result.ok()) return result.status();
-  if (!test_path.empty()) {
+  if (!c.test_path.empty()) {
     result->test_instances = unbiased->test.size();
     result->test_source = absl::StrCat(
         "randomly exposed impressions from --test (does not share the log's exposure; ",
         unbiased->dropped_unknown, " of users or items absent from the log dropped)");
   }
   const std::vector<Summary> cells = SummariseRuns(result->runs);
-  ReportContext context{title, command, options->ndcg_k};
+  ReportContext context{title, command, options.ndcg_k};
   const std::string md = FormatMarkdown(*result, cells, context);
   if (absl::GetFlag(FLAGS_output_md).empty()) {
     std::cout << md;
@@ -365,44 +403,60 @@ absl::Status Run(const std::string& command) {
 }
 
 // graphsieve-eval verdict: the default rule against uniform on the user's own log.
-absl::Status RunVerdictCommand(int* exit_code) {
-  const std::string input = absl::GetFlag(FLAGS_input);
-  if (input.empty()) return absl::InvalidArgumentError("verdict: --input is required");
+struct VerdictCommand {
+  std::string input, time_col;
+  LogReaderOptions reader;
+  VerdictOptions verdict;
+};
+
+// Errors name the flag: usage errors (exit 2).
+absl::StatusOr<VerdictCommand> VerdictCommandFromFlags() {
+  VerdictCommand c;
+  c.input = absl::GetFlag(FLAGS_input);
+  if (c.input.empty()) return absl::InvalidArgumentError("--input is required");
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
   if (options->models.size() != 1) {
-    return absl::InvalidArgumentError("verdict: --models takes one target model (lr, fm or mlp)");
+    return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
   }
   LogReaderOptions base;
   base.keep_id_names = false;
   absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
   if (!r.ok()) return r.status();
+  c.reader = *r;
+  c.time_col = absl::GetFlag(FLAGS_time_col);
+  VerdictOptions& v = c.verdict;
+  v.model = ModelKindName(options->models.front());
+  v.experiment = *std::move(options);
+  v.kappa = absl::GetFlag(FLAGS_kappa);
+  if (!(v.kappa > 0) || !std::isfinite(v.kappa)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kappa must be a finite number > 0, got ", v.kappa));
+  }
+  return c;
+}
+
+// Errors: reading the log, the experiments' (exit 1).
+absl::Status RunVerdictCommand(const VerdictCommand& c, int* exit_code) {
   ImpressionLog log;
-  if (absl::Status s = ReadImpressionLog(input, *r, &log); !s.ok()) return s;
-  const std::string time_col = absl::GetFlag(FLAGS_time_col);
+  if (absl::Status s = ReadImpressionLog(c.input, c.reader, &log); !s.ok()) return s;
   std::vector<int64_t> timestamps;
   std::string mode = "random split (no --time-col)";
-  if (!time_col.empty()) {
-    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(input, time_col, *r);
+  if (!c.time_col.empty()) {
+    absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(c.input, c.time_col, c.reader);
     if (!times.ok()) return times.status();
     if (times->size() != log.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(input, ": ", times->size(),
-                                                     " times in column '", time_col, "' for ",
+      return absl::InvalidArgumentError(absl::StrCat(c.input, ": ", times->size(),
+                                                     " times in column '", c.time_col, "' for ",
                                                      log.size(), " rows"));
     }
     timestamps = *std::move(times);
-    mode = absl::StrCat("deployed mode (time column '", time_col,
+    mode = absl::StrCat("deployed mode (time column '", c.time_col,
                         "': a snapshot of the earlier half rates the later half)");
   }
-  VerdictOptions v;
-  v.model = ModelKindName(options->models.front());
-  v.experiment = *options;
-  v.kappa = absl::GetFlag(FLAGS_kappa);
-  if (!(v.kappa > 0) || !std::isfinite(v.kappa))
-    return absl::InvalidArgumentError(
-        absl::StrCat("verdict: --kappa must be a finite number > 0, got ", v.kappa));
-  const int total = options->seeds * (3 + static_cast<int>(v.budget_alphas.size()));
-  if (options->progress) {
+  VerdictOptions v = c.verdict;
+  const int total = v.experiment.seeds * (3 + static_cast<int>(v.budget_alphas.size()));
+  if (v.experiment.progress) {
     auto done = std::make_shared<int>(0);
     v.experiment.progress = [done, total](const std::string& line) {
       std::cerr << "verdict: [" << ++*done << "/" << total << "] " << line << std::endl;
@@ -419,6 +473,8 @@ absl::Status RunVerdictCommand(int* exit_code) {
 }  // namespace graphsieve::eval
 
 int main(int argc, char** argv) {
+  using graphsieve::eval::kExitError;
+  using graphsieve::eval::kExitUsage;
   const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
   if (verdict) {
     graphsieve::ConfigureFlagUsage(
@@ -431,7 +487,8 @@ int main(int argc, char** argv) {
         "uniform needs to match), each with a 95% interval, and a one-line recommendation.\n"
         "With --time-col the deployed mode runs (a snapshot of the earlier half of the log\n"
         "rates the later half, as graphsieve-server would); without, a random 80/10/10 split.\n"
-        "Exit code: 0 deploy, 3 no measurable gain, 4 keep uniform, 1 error, 2 usage.\n"
+        "Exit code: 0 deploy, 3 no measurable gain, 4 keep uniform, 1 error (reading the log,\n"
+        "training), 2 usage (an unknown flag, a bad flag value).\n"
         "Progress (one line per trained model) goes to stderr; --quiet silences it.\n"
         "Docs: docs/EVALUATION.md \"Your own log\"",
         "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
@@ -447,33 +504,43 @@ int main(int argc, char** argv) {
         "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
         "samples negatives, trains target models with the log-odds correction and reports test\n"
         "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
+        "Exit code: 0 done, 1 error (reading an input, training, writing a report), 2 usage\n"
+        "(an unknown flag, a bad flag value).\n"
         "Docs: docs/EVALUATION.md",
         "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
   }
-  std::vector<std::string> normalised = graphsieve::NormaliseFlagNames(argc, argv);
-  std::vector<char*> pointers = graphsieve::ArgvPointers(normalised);
-  std::vector<char*> rest =
-      absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
+  const char* name = verdict ? "graphsieve-eval verdict" : "graphsieve-eval";
+  auto fail = [name](const absl::Status& status, int code) {
+    std::fprintf(stderr, "%s: %s\n", name, status.ToString().c_str());
+    if (code == kExitUsage) std::fprintf(stderr, "(see %s --help)\n", name);
+    return code;
+  };
+  graphsieve::eval::CommandLine outcome;
+  std::vector<std::string> rest;
+  if (absl::Status s = graphsieve::eval::ParseEvalCommandLine(argc, argv, &outcome, &rest);
+      !s.ok()) {
+    return fail(s, kExitUsage);
+  }
+  if (outcome == graphsieve::eval::CommandLine::kUsageOut) return 0;
   if (rest.size() > (verdict ? 2u : 1u)) {
-    std::fprintf(stderr, "graphsieve-eval: unexpected argument '%s' (flags are --name=value)\n",
-                 rest[verdict ? 2 : 1]);
-    return 2;
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+                    "unexpected argument '", rest[verdict ? 2 : 1], "' (flags are --name=value)")),
+                kExitUsage);
   }
   if (verdict) {
-    int exit_code = 1;
-    const absl::Status status = graphsieve::eval::RunVerdictCommand(&exit_code);
-    if (!status.ok()) {
-      std::fprintf(stderr, "graphsieve-eval verdict: %s\n", status.ToString().c_str());
-      return 1;
-    }
+    absl::StatusOr<graphsieve::eval::VerdictCommand> command =
+        graphsieve::eval::VerdictCommandFromFlags();
+    if (!command.ok()) return fail(command.status(), kExitUsage);
+    int exit_code = kExitError;
+    const absl::Status status = graphsieve::eval::RunVerdictCommand(*command, &exit_code);
+    if (!status.ok()) return fail(status, kExitError);
     return exit_code;
   }
+  absl::StatusOr<graphsieve::eval::MainCommand> command = graphsieve::eval::MainCommandFromFlags();
+  if (!command.ok()) return fail(command.status(), kExitUsage);
   std::vector<std::string> args(argv, argv + argc);
   args[0] = "graphsieve-eval";
-  const absl::Status status = graphsieve::eval::Run(absl::StrJoin(args, " "));
-  if (!status.ok()) {
-    std::fprintf(stderr, "graphsieve-eval: %s\n", status.ToString().c_str());
-    return 1;
-  }
+  const absl::Status status = graphsieve::eval::RunMainCommand(*command, absl::StrJoin(args, " "));
+  if (!status.ok()) return fail(status, kExitError);
   return 0;
 }

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -31,6 +32,16 @@ int RunEval(const std::string& args, const std::string& dir, std::string* err) {
   const std::string cmd = std::string(GRAPHSIEVE_EVAL_BIN) + " " + args + " 2> " + err_path;
   const int rc = std::system(cmd.c_str());
   *err = ReadAll(err_path);
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// Runs the binary with `args`; returns the exit code, standard output and error in *out.
+int RunEvalAll(const std::string& args, const std::string& dir, std::string* out) {
+  const std::string out_path = dir + "/out.txt";
+  const std::string cmd =
+      std::string(GRAPHSIEVE_EVAL_BIN) + " " + args + " > " + out_path + " 2>&1";
+  const int rc = std::system(cmd.c_str());
+  *out = ReadAll(out_path);
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
@@ -131,24 +142,79 @@ TEST(EvalCliTest, BadInputsFailWithMessagesNamingThem) {
   EXPECT_EQ(RunEval("--movielens=" + dir + "/nowhere", dir, &err), 1);
   EXPECT_NE(err.find("u.data"), std::string::npos) << err;
 
-  EXPECT_EQ(RunEval("", dir, &err), 1);
+  // Flag problems are usage errors (exit 2, as --help says), input problems errors (exit 1).
+  EXPECT_EQ(RunEval("", dir, &err), 2);
   EXPECT_NE(err.find("--log"), std::string::npos) << err;
 
   const std::string log_path = dir + "/log.csv";
   ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(20, 20, 1), log_path));
-  EXPECT_EQ(RunEval("--log=" + log_path + " --alphas=0.2,abc", dir, &err), 1);
+  EXPECT_EQ(RunEval("--log=" + log_path + " --alphas=0.2,abc", dir, &err), 2);
   EXPECT_NE(err.find("--alphas"), std::string::npos) << err;
-  EXPECT_EQ(RunEval("--log=" + log_path + " --models=lr,svm", dir, &err), 1);
+  EXPECT_EQ(RunEval("--log=" + log_path + " --models=lr,svm", dir, &err), 2);
   EXPECT_NE(err.find("svm"), std::string::npos) << err;
   for (const char* bad : {"-1", "3", "nan"}) {
-    EXPECT_EQ(RunEval("--log=" + log_path + " --exposure_power=" + bad, dir, &err), 1) << bad;
-    EXPECT_NE(err.find("exposure_power"), std::string::npos) << err;
+    EXPECT_EQ(RunEval("--log=" + log_path + " --exposure_power=" + bad, dir, &err), 2) << bad;
+    EXPECT_NE(err.find("--exposure_power"), std::string::npos) << err;
   }
 
   // A malformed MovieLens line is reported with file and line.
   std::ofstream(dir + "/u.data") << "1\t2\t5\t0\n1\tx\t3\t0\n";
   EXPECT_EQ(RunEval("--movielens=" + dir, dir, &err), 1);
   EXPECT_NE(err.find("u.data:2"), std::string::npos) << err;
+}
+
+// --help is an answer, not an error; every flag problem is a usage error (exit 2) named in
+// the message, whether absl's parser or the program finds it.
+TEST(EvalCliTest, HelpExitsZeroAndFlagProblemsExitTwo) {
+  const std::string dir = NewTempDir("eval-cli");
+  std::string out;
+  EXPECT_EQ(RunEvalAll("--help", dir, &out), 0) << out;
+  EXPECT_NE(out.find("Exit code: 0 done, 1 error"), std::string::npos) << out;
+  EXPECT_NE(out.find("--output_md"), std::string::npos) << "the flags are listed: " << out;
+  EXPECT_EQ(RunEvalAll("--version", dir, &out), 0) << out;
+  EXPECT_EQ(RunEvalAll("--log=x.csv --bogus=1", dir, &out), 2) << out;
+  EXPECT_NE(out.find("unknown flag '--bogus=1'"), std::string::npos) << out;
+  EXPECT_EQ(RunEvalAll("--log=x.csv --seeds=abc", dir, &out), 2) << out;
+  EXPECT_NE(out.find("--seeds='abc'"), std::string::npos) << out;
+  EXPECT_EQ(RunEvalAll("--log=x.csv --seeds", dir, &out), 2) << out;
+  EXPECT_NE(out.find("'--seeds' needs a value"), std::string::npos) << out;
+  EXPECT_EQ(RunEvalAll("--log=x.csv stray", dir, &out), 2) << out;
+  EXPECT_NE(out.find("unexpected argument 'stray'"), std::string::npos) << out;
+  EXPECT_EQ(RunEvalAll("--log=x.csv --noquiet --nosuch", dir, &out), 2) << out;
+  EXPECT_NE(out.find("'--nosuch'"), std::string::npos) << out;
+}
+
+// Every flag's range is checked before anything is read or trained: a bad value of a flag
+// that only a later model or method uses used to stop the run after the earlier ones trained.
+TEST(EvalCliTest, FlagRangesAreCheckedBeforeAnyWork) {
+  const std::string dir = NewTempDir("eval-cli");
+  const std::string log_path = dir + "/log.csv";
+  ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(40, 30, 2), log_path));
+  const std::string run = "--log=" + log_path + " --seeds=1 --dim=4 --max_epochs=2 --threads=1 ";
+  struct Case {
+    std::string flags, named;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--models=lr,mlp --methods=uniform --hidden=0", "--hidden must be in [1, 4096]"},
+           {"--models=lr --methods=uniform,maec --sketch_dim=0", "--sketch_dim must be in"},
+           {"--models=lr --methods=uniform,maec --score_power=0", "--score_power must be in"},
+           {"--models=lr --methods=uniform,maec --score_power=5", "--score_power must be in"},
+           {"--models=lr --methods=uniform --threads=0", "--threads must be in [1, 256], got 0"},
+           {"--models=lr --methods=uniform --dim=0", "--dim must be in"},
+           {"--models=lr --methods=uniform --patience=0", "--patience must be >= 1"},
+           {"--models=lr --methods=uniform --movielens_min_rating=9",
+            "--movielens_min_rating must be in [1, 5]"},
+       }) {
+    std::string out;
+    const std::string args = run + c.flags;
+    EXPECT_EQ(RunEvalAll(args, dir, &out), 2) << args << "\n" << out;
+    EXPECT_NE(out.find(c.named), std::string::npos) << args << "\n" << out;
+    EXPECT_EQ(out.find("auc="), std::string::npos) << "nothing was trained: " << args << "\n"
+                                                   << out;
+  }
+  std::string out;
+  EXPECT_EQ(RunEvalAll("--movielens=" + dir + " --movielens_min_rating=9", dir, &out), 2) << out;
+  EXPECT_NE(out.find("--movielens_min_rating must be in [1, 5]"), std::string::npos) << out;
 }
 
 }  // namespace

@@ -4,12 +4,15 @@
 // each requested method, keeps positives and samples negatives, trains target
 // CTR models with the log-odds correction and reports test AUC, log-loss and
 // NDCG@k (mean ± std over seeds) next to `full` (no sampling) and `uniform`.
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -20,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "core/cli/flags.h"
 #include "core/cli/log_flags.h"
+#include "core/io/output_file.h"
 #include "eval/command_line.h"
 #include "eval/experiment.h"
 #include "eval/movielens.h"
@@ -281,7 +285,34 @@ struct MainCommand {
   std::string test_path;     // --test
   LogReaderOptions test_reader;
   std::string title;
+  // --output_md (standard output without it) and --output_json.
+  std::optional<OutputFile> output_md, output_json;
 };
+
+// --output_md and --output_json, resolved before any work: a directory or a
+// missing parent directory is refused naming the flag, and neither may be one
+// of the inputs (--log, --movielens' u.data, --test) or the other output.
+absl::Status ResolveOutputs(MainCommand* c) {
+  std::vector<std::pair<const char*, std::string>> inputs;
+  if (!c->log_path.empty()) inputs.emplace_back("--log", c->log_path);
+  if (!c->movielens_dir.empty()) inputs.emplace_back("--movielens", c->movielens_dir + "/u.data");
+  if (!c->test_path.empty()) inputs.emplace_back("--test", c->test_path);
+  const std::string md = absl::GetFlag(FLAGS_output_md), json = absl::GetFlag(FLAGS_output_json);
+  for (auto [flag, path, file] : {std::tuple{"--output_md", md, &c->output_md},
+                                  std::tuple{"--output_json", json, &c->output_json}}) {
+    if (path.empty()) continue;
+    absl::StatusOr<OutputFile> out = OutputFile::Resolve(path, flag);
+    if (!out.ok()) return out.status();
+    for (const auto& [input_flag, input] : inputs) {
+      if (absl::Status s = RefuseOutputOverInput(path, flag, input, input_flag); !s.ok()) return s;
+    }
+    *file = *std::move(out);
+  }
+  if (!md.empty() && !json.empty()) {
+    return RefuseOutputOverInput(json, "--output_json", md, "--output_md");
+  }
+  return absl::OkStatus();
+}
 
 // Errors name the flag: usage errors (exit 2).
 absl::StatusOr<MainCommand> MainCommandFromFlags() {
@@ -316,6 +347,7 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
   }
   c.test_path = absl::GetFlag(FLAGS_test);
   c.title = absl::GetFlag(FLAGS_title);
+  if (absl::Status s = ResolveOutputs(&c); !s.ok()) return s;
   return c;
 }
 
@@ -342,12 +374,39 @@ absl::StatusOr<ImpressionLog> LoadInput(const MainCommand& c, std::string* title
   return log;
 }
 
-absl::Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write ", path));
-  out << text;
-  out.close();
-  if (!out) return absl::DataLossError(absl::StrCat("error writing ", path));
+// Writes `text` through `out` (a temporary renamed over the file at the end,
+// or a FIFO or device in place). Errors name the flag and the file.
+absl::Status WriteOutput(const OutputFile& out, const char* flag, const std::string& text) {
+  std::FILE* f = std::fopen(out.write_path().c_str(), "wb");
+  if (f == nullptr) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(flag, ": cannot open ", out.write_path()));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_error = written ? 0 : errno;
+  const bool closed = std::fclose(f) == 0;  // flushes: a full disk shows here
+  const int close_error = closed ? 0 : errno;
+  if (!written || !closed) {
+    out.Abandon();
+    return absl::ErrnoToStatus(written ? close_error : write_error,
+                               absl::StrCat(flag, ": writing ", out.final_path()));
+  }
+  return out.Commit();
+}
+
+// A report to its file, or to standard output without one. A file that fails
+// now (a full disk, a file system gone read-only during the run) does not lose
+// the run's work: the report goes to standard output instead, and the error
+// is returned.
+absl::Status DeliverReport(const std::optional<OutputFile>& out, const char* flag,
+                           const std::string& text) {
+  if (out.has_value()) {
+    const absl::Status s = WriteOutput(*out, flag, text);
+    if (s.ok()) return s;
+    std::cout << text << std::flush;
+    return absl::Status(s.code(),
+                        absl::StrCat(s.message(), "; the report was written to standard output"));
+  }
+  std::cout << text << std::flush;
   return absl::OkStatus();
 }
 
@@ -390,16 +449,12 @@ absl::Status RunMainCommand(const MainCommand& c, const std::string& command) {
   }
   const std::vector<Summary> cells = SummariseRuns(result->runs);
   ReportContext context{title, command, options.ndcg_k};
-  const std::string md = FormatMarkdown(*result, cells, context);
-  if (absl::GetFlag(FLAGS_output_md).empty()) {
-    std::cout << md;
-  } else if (absl::Status s = WriteFile(absl::GetFlag(FLAGS_output_md), md); !s.ok()) {
-    return s;
-  }
-  if (!absl::GetFlag(FLAGS_output_json).empty()) {
-    return WriteFile(absl::GetFlag(FLAGS_output_json), FormatJson(*result, cells, context));
-  }
-  return absl::OkStatus();
+  absl::Status md =
+      DeliverReport(c.output_md, "--output_md", FormatMarkdown(*result, cells, context));
+  absl::Status json = c.output_json.has_value() ? DeliverReport(c.output_json, "--output_json",
+                                                                FormatJson(*result, cells, context))
+                                                : absl::OkStatus();
+  return md.ok() ? json : md;
 }
 
 // graphsieve-eval verdict: the default rule against uniform on the user's own log.

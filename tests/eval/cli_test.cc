@@ -217,5 +217,78 @@ TEST(EvalCliTest, FlagRangesAreCheckedBeforeAnyWork) {
   EXPECT_NE(out.find("--movielens_min_rating must be in [1, 5]"), std::string::npos) << out;
 }
 
+// An output that cannot be written is refused before anything is read or trained (it used to
+// fail after the whole run, its report printed nowhere), naming the flag and the cause.
+TEST(EvalCliTest, OutputsThatCannotBeWrittenAreRefusedBeforeAnyWork) {
+  const std::string dir = NewTempDir("eval-cli");
+  const std::string log_path = dir + "/log.csv";
+  ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(40, 30, 2), log_path));
+  const std::string run =
+      "--log=" + log_path + " --seeds=2 --models=lr --methods=uniform --max_epochs=2 ";
+  std::string out;
+  for (const char* flag : {"--output_md", "--output_json"}) {
+    const std::string args = run + flag + "=" + dir + "/missing-dir/report";
+    EXPECT_EQ(RunEvalAll(args, dir, &out), 2) << args << "\n" << out;
+    EXPECT_NE(out.find(std::string(flag) + " '" + dir + "/missing-dir/report'"), std::string::npos)
+        << out;
+    EXPECT_NE(out.find("does not exist"), std::string::npos) << out;
+    EXPECT_EQ(out.find("auc="), std::string::npos) << "nothing was trained: " << out;
+    EXPECT_EQ(RunEvalAll(run + flag + "=" + dir, dir, &out), 2) << out;
+    EXPECT_NE(out.find("is a directory"), std::string::npos) << out;
+  }
+}
+
+// An output is never the input log (it used to overwrite it) nor the other output, however
+// the path is spelt; a report replaces an existing file whole and leaves no temporary.
+TEST(EvalCliTest, OutputsAreNeverAnInputOrEachOther) {
+  const std::string dir = NewTempDir("eval-cli");
+  const std::string log_path = dir + "/victim.csv";
+  ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(40, 30, 2), log_path));
+  const std::string before = ReadAll(log_path);
+  const std::string run =
+      "--log=" + log_path + " --seeds=1 --models=lr --methods=uniform --max_epochs=2 --quiet ";
+  std::string out;
+  for (const char* flag : {"--output_md=", "--output_json="}) {
+    for (const std::string& same :
+         {log_path, dir + "/../" + dir.substr(dir.rfind('/') + 1) + "/victim.csv"}) {
+      EXPECT_EQ(RunEvalAll(run + flag + same, dir, &out), 2) << same << "\n" << out;
+      EXPECT_NE(out.find("--log"), std::string::npos) << out;
+    }
+  }
+  EXPECT_EQ(RunEvalAll(run + "--test=" + log_path + " --output_md=" + dir + "/x.md" +
+                           " --output_json=" + dir + "/./x.md",
+                       dir, &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--output_json"), std::string::npos) << out;
+  EXPECT_NE(out.find("--output_md"), std::string::npos) << out;
+  EXPECT_EQ(ReadAll(log_path), before) << "the log is untouched";
+
+  std::ofstream(dir + "/old.md") << "an older report";
+  ASSERT_EQ(RunEvalAll(run + "--output_md=" + dir + "/old.md", dir, &out), 0) << out;
+  EXPECT_NE(ReadAll(dir + "/old.md").find("| uniform |"), std::string::npos);
+  EXPECT_FALSE(std::ifstream(dir + "/old.md.tmp").good()) << "no temporary is left";
+}
+
+// A report file that fails when it is written at the end (here /dev/full: no space left)
+// does not lose the run: the report goes to standard output, and the exit code says 1.
+TEST(EvalCliTest, AReportThatCannotBeWrittenAtTheEndGoesToStandardOutput) {
+  if (!std::ifstream("/dev/full").good()) GTEST_SKIP() << "no /dev/full";
+  const std::string dir = NewTempDir("eval-cli");
+  const std::string log_path = dir + "/log.csv";
+  ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(40, 30, 2), log_path));
+  std::string out;
+  EXPECT_EQ(RunEvalAll("--log=" + log_path +
+                           " --seeds=1 --models=lr --methods=uniform --max_epochs=2 --quiet "
+                           "--output_md=/dev/full --output_json=" +
+                           dir + "/r.json",
+                       dir, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find("--output_md: writing /dev/full"), std::string::npos) << out;
+  EXPECT_NE(out.find("| uniform |"), std::string::npos) << "the report is on stdout: " << out;
+  EXPECT_NE(ReadAll(dir + "/r.json").find("\"summary\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace graphsieve::eval

@@ -3,15 +3,20 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "core/io/output_file.h"
 #include "gen/click_model.h"
 #include "gen/output_sink.h"
 
@@ -34,20 +39,23 @@ const char* ExposureName(Exposure exposure) {
 
 absl::Status GeneratorOptions::Validate() const {
   auto bad = [](const char* what) { return absl::InvalidArgumentError(what); };
-  if (num_users < 1) return bad("num_users must be >= 1");
-  if (num_items < 1) return bad("num_items must be >= 1");
+  if (num_users < 1) return bad("the number of users (--users) must be >= 1");
+  if (num_items < 1) return bad("the number of items (--items) must be >= 1");
   if (num_users > (int64_t{1} << 31) || num_items > (int64_t{1} << 31)) {
-    return bad("num_users and num_items must be <= 2^31");
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the log would have ", num_users, " users and ", num_items,
+        " items (--users, --items, or the preset's times the square root of --scale); each "
+        "must be <= 2^31"));
   }
-  if (num_instances < 1) return bad("num_instances must be >= 1");
+  if (num_instances < 1) return bad("the number of instances (--instances) must be >= 1");
   if (!(repeat_rate >= 0 && repeat_rate <= 10)) return bad("repeat_rate must be in [0, 10]");
   const double pairs = static_cast<double>(num_instances) / (1.0 + repeat_rate);
   const double cells = static_cast<double>(num_users) * static_cast<double>(num_items);
   if (pairs > 0.9 * cells) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("num_instances / (1 + repeat_rate) = ", static_cast<int64_t>(pairs),
-                     " pairs is more than 90% of the ", static_cast<int64_t>(cells),
-                     " user x item cells; raise num_users/num_items or repeat_rate"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "num_instances / (1 + repeat_rate) = ", static_cast<int64_t>(pairs),
+        " pairs is more than 90% of the ", static_cast<int64_t>(cells),
+        " user x item cells; raise --users/--items or --repeat_rate, or lower --instances"));
   }
   if (!(positive_rate > 0 && positive_rate < 0.5)) return bad("positive_rate must be in (0, 0.5)");
   if (!(user_zipf_exponent >= 0 && user_zipf_exponent <= 3))
@@ -79,14 +87,35 @@ absl::Status GeneratorOptions::Validate() const {
     return bad("new_users_per_day, new_items_per_day and item_half_life_days need churn_days > 0");
   }
   if (new_users_per_day * churn_days > static_cast<double>(num_users)) {
-    return bad("new_users_per_day * churn_days must be <= num_users");
+    return bad("new_users_per_day * churn_days must be <= the number of users (--users)");
   }
   if (new_items_per_day * churn_days > static_cast<double>(num_items)) {
-    return bad("new_items_per_day * churn_days must be <= num_items");
+    return bad("new_items_per_day * churn_days must be <= the number of items (--items)");
   }
   if (threads < 1 || threads > 64) return bad("threads must be in [1, 64]");
   if (gzip && (gzip_level < 1 || gzip_level > 9)) return bad("gzip_level must be in [1, 9]");
   return absl::OkStatus();
+}
+
+uint64_t GeneratorOptions::MemoryBytes() const {
+  // Per node: Zipf weight and its rank while drawn (16 B), bias (4), factors
+  // (4 per dimension), arrival or birth (8), the samplers' suffix sums (8);
+  // per item also the last user and last positive user (16). Rounded up to
+  // 64 + 8·latent_dim a node, against 58 B an item measured at latent_dim 8.
+  const uint64_t per_node = 64 + 8 * static_cast<uint64_t>(std::max(0, latent_dim));
+  return (static_cast<uint64_t>(std::max<int64_t>(0, num_users)) +
+          static_cast<uint64_t>(std::max<int64_t>(0, num_items))) *
+         per_node;
+}
+
+uint64_t GeneratorOptions::TextBytes() const {
+  const auto digits = [](int64_t n) { return std::to_string(std::max<int64_t>(0, n - 1)).size(); };
+  // user,item,label\n with ids of about as many digits as the largest.
+  size_t row = digits(num_users) + digits(num_items) + 4;
+  if (pilot) row += 11;
+  if (truth) row += 11;
+  if (churn_days > 0) row += 1 + std::to_string(int64_t{86400} * churn_days).size();
+  return static_cast<uint64_t>(std::max<int64_t>(0, num_instances)) * row;
 }
 
 absl::StatusOr<GeneratorOptions> GeneratorPreset(std::string_view name, double scale,
@@ -242,7 +271,13 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
     return absl::InvalidArgumentError(absl::StrCat("generator options: ", s.message()));
   }
   const bool to_stdout = path == "-";
-  const std::string tmp = to_stdout ? path : path + ".tmp";
+  std::optional<OutputFile> out;
+  if (!to_stdout) {
+    absl::StatusOr<OutputFile> resolved = OutputFile::Resolve(path, "--output");
+    if (!resolved.ok()) return resolved.status();
+    out = *std::move(resolved);
+  }
+  const std::string tmp = to_stdout ? path : out->write_path();
   int fd = 1;
   if (!to_stdout) {
     fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -253,7 +288,7 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   auto fail = [&](absl::Status s) {
     if (!to_stdout) {
       ::close(fd);
-      ::unlink(tmp.c_str());
+      out->Abandon();
     }
     return s;
   };
@@ -277,14 +312,11 @@ absl::StatusOr<GeneratorStats> WriteGeneratedLog(const GeneratorOptions& options
   stats->bytes_written = bytes;
   if (!to_stdout) {
     if (::close(fd) != 0) {
-      ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("closing ", tmp, ": ", std::strerror(errno)));
+      const int err = errno;
+      out->Abandon();
+      return absl::InternalError(absl::StrCat("closing ", tmp, ": ", std::strerror(err)));
     }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-      const std::string err = std::strerror(errno);
-      ::unlink(tmp.c_str());
-      return absl::InternalError(absl::StrCat("renaming ", tmp, " to ", path, ": ", err));
-    }
+    if (absl::Status s = out->Commit(); !s.ok()) return s;
   }
   return stats;
 }
@@ -316,7 +348,8 @@ absl::Status DrawTest(const GeneratorOptions& options, int64_t num_instances,
 absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& options,
                                                        int64_t num_instances,
                                                        const std::string& path) {
-  if (path.empty()) return absl::InvalidArgumentError("test output path is empty");
+  absl::StatusOr<OutputFile> out = OutputFile::Resolve(path, "--test_output");
+  if (!out.ok()) return out.status();
   std::vector<int64_t> users;
   std::vector<Instance> rows;
   if (absl::Status s = DrawTest(options, num_instances, &users, &rows); !s.ok()) return s;
@@ -334,7 +367,7 @@ absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& o
   }
   stats.instances = num_instances;
   stats.bytes_written = text.size();
-  const std::string tmp = path + ".tmp";
+  const std::string& tmp = out->write_path();
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
     return absl::InvalidArgumentError(
@@ -342,14 +375,11 @@ absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& o
   }
   const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   if (std::fclose(f) != 0 || !written) {
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("writing ", tmp, ": ", std::strerror(errno)));
+    const int err = errno;
+    out->Abandon();
+    return absl::InternalError(absl::StrCat("writing ", tmp, ": ", std::strerror(err)));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    ::unlink(tmp.c_str());
-    return absl::InternalError(absl::StrCat("renaming ", tmp, " to ", path, ": ", err));
-  }
+  if (absl::Status s = out->Commit(); !s.ok()) return s;
   return stats;
 }
 

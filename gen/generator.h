@@ -98,8 +98,15 @@ struct GeneratorOptions {
   // Called about every 1% of users and at the end; may be empty.
   std::function<void(int64_t users_done, int64_t rows_written)> progress;
 
-  // Message names the broken constraint ("num_items must be >= 1").
+  // Message names the broken constraint and its flag ("the number of items
+  // (--items) must be >= 1").
   absl::Status Validate() const;
+  // About how much memory the generator holds for its users and items (the
+  // rows are streamed): an upper estimate, to refuse a size the machine
+  // cannot hold before allocating it.
+  uint64_t MemoryBytes() const;
+  // About how many bytes of text the log's rows take (before --gzip).
+  uint64_t TextBytes() const;
 };
 
 // "kuairec" (5,765 users, 10,679 items, ~12M instances), "small" (kuairec at

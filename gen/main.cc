@@ -1,10 +1,18 @@
 // graphsieve-gen: writes a deterministic, realistic impression log as CSV.
 //   graphsieve-gen --preset kuairec --scale 1 --seed 7 --output log.csv [--pilot] [--gzip]
+#include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <new>
+#include <optional>
 #include <string>
+#include <tuple>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -14,6 +22,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/cli/flags.h"
+#include "core/io/output_file.h"
 #include "gen/generator.h"
 #include "graphsieve/version.h"
 
@@ -34,7 +43,8 @@ ABSL_FLAG(double, users_scale, 0,
           "0 = off.");
 ABSL_FLAG(uint64_t, seed, 1, "Random seed. Same flags and seed give the same bytes.");
 ABSL_FLAG(std::string, output, "",
-          "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed.");
+          "Output file, or '-' for standard output. Required. Written as FILE.tmp, then renamed "
+          "(a symbolic link's target likewise; a FIFO or device is written in place).");
 ABSL_FLAG(bool, pilot, false,
           "Add a pilot_score column: the true click probability deliberately corrupted (noise + "
           "miscalibration).");
@@ -81,6 +91,41 @@ ABSL_FLAG(int64_t, test_instances, 100000, "Impressions of the --test_output dra
 ABSL_FLAG(bool, quiet, false, "No progress or summary on standard error.");
 
 namespace {
+
+// The temporaries being written (FILE.tmp), removed if SIGINT or SIGTERM ends
+// the run; a path is set before its file is created. unlink is
+// async-signal-safe.
+char temporaries[2][4096];
+
+void RemoveTemporariesAndDie(int sig) {
+  for (const char* path : temporaries) {
+    if (path[0] != '\0') ::unlink(path);
+  }
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void RemoveOnSignal(int slot, const graphsieve::OutputFile& out) {
+  if (out.in_place() || out.write_path().size() >= sizeof(temporaries[slot])) return;
+  std::memcpy(temporaries[slot], out.write_path().c_str(), out.write_path().size() + 1);
+  struct sigaction action = {};
+  action.sa_handler = RemoveTemporariesAndDie;
+  sigemptyset(&action.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) ::sigaction(sig, &action, nullptr);
+}
+
+// Bytes free to this user on the file system holding `path`, 0 when unknown.
+uint64_t FreeBytes(const std::string& path) {
+  struct statvfs fs;
+  if (::statvfs(path.c_str(), &fs) != 0) return 0;
+  return static_cast<uint64_t>(fs.f_bavail) * static_cast<uint64_t>(fs.f_frsize);
+}
+
+// Physical memory, 0 when unknown.
+uint64_t PhysicalMemoryBytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
 
 int Run() {
   const std::string output = absl::GetFlag(FLAGS_output);
@@ -137,15 +182,84 @@ int Run() {
     std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  if (!quiet && ::isatty(2)) {  // a live progress line on a terminal only
-    options.progress = [total = options.num_users](int64_t users, int64_t rows) {
-      std::fprintf(stderr, "\rgraphsieve-gen: %3d%% of users, %lld rows",
-                   static_cast<int>(100 * users / total), static_cast<long long>(rows));
-      if (users == total) std::fprintf(stderr, "\n");
+  const uint64_t memory = options.MemoryBytes(), physical = PhysicalMemoryBytes();
+  if (physical > 0 && memory > physical) {
+    std::fprintf(stderr,
+                 "graphsieve-gen: %lld users and %lld items need about %.1f GiB of memory; this "
+                 "machine has %.1f GiB: lower --users, --items or --scale\n",
+                 static_cast<long long>(options.num_users),
+                 static_cast<long long>(options.num_items), static_cast<double>(memory) / (1 << 30),
+                 static_cast<double>(physical) / (1 << 30));
+    return 2;
+  }
+  // Both outputs are checked before anything is generated.
+  const std::string test_output = absl::GetFlag(FLAGS_test_output);
+  std::optional<graphsieve::OutputFile> out, test_out;
+  for (auto [path, flag, slot] : {std::make_tuple(output, "--output", &out),
+                                  std::make_tuple(test_output, "--test_output", &test_out)}) {
+    if (path.empty() || path == "-") continue;
+    absl::StatusOr<graphsieve::OutputFile> resolved = graphsieve::OutputFile::Resolve(path, flag);
+    if (!resolved.ok()) {
+      std::fprintf(stderr, "graphsieve-gen: %s\n",
+                   std::string(resolved.status().message()).c_str());
+      return 2;
+    }
+    *slot = *std::move(resolved);
+  }
+  if (absl::Status s =
+          graphsieve::RefuseOutputOverInput(test_output, "--test_output", output, "--output");
+      !s.ok()) {
+    std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(s.message()).c_str());
+    return 2;
+  }
+  if (out && !out->in_place()) {
+    // A log the file system cannot hold is refused before it fills the disk
+    // (gzip at level 1 writes about a quarter of the text; a fifth is assumed).
+    const uint64_t bytes = options.TextBytes() / (options.gzip ? 5 : 1);
+    const std::string dir = std::filesystem::path(out->write_path()).parent_path().string();
+    const uint64_t free = FreeBytes(dir.empty() ? "." : dir);
+    if (free > 0 && bytes > free) {
+      std::fprintf(stderr,
+                   "graphsieve-gen: %lld instances would write about %.1f GB to '%s', which has "
+                   "%.1f GB free: lower --instances or --scale%s\n",
+                   static_cast<long long>(options.num_instances), static_cast<double>(bytes) / 1e9,
+                   dir.empty() ? "." : dir.c_str(), static_cast<double>(free) / 1e9,
+                   options.gzip ? "" : ", or add --gzip");
+      return 2;
+    }
+  }
+  if (out) RemoveOnSignal(0, *out);
+  if (test_out) RemoveOnSignal(1, *test_out);
+  if (!quiet) {
+    // On a terminal one live line; in a log file (stderr not a terminal) a
+    // line at every tenth of the users.
+    options.progress = [total = options.num_users, live = ::isatty(2) != 0, shown = -1](
+                           int64_t users, int64_t rows) mutable {
+      const int percent = static_cast<int>(100 * users / total);
+      if (live) {
+        std::fprintf(stderr, "\rgraphsieve-gen: %3d%% of users, %lld rows", percent,
+                     static_cast<long long>(rows));
+        if (users == total) std::fprintf(stderr, "\n");
+      } else if (percent / 10 > shown) {
+        shown = percent / 10;
+        std::fprintf(stderr, "graphsieve-gen: %d%% of users, %lld rows\n", percent,
+                     static_cast<long long>(rows));
+      }
     };
   }
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<graphsieve::GeneratorStats> stats = graphsieve::WriteGeneratedLog(options, output);
+  absl::StatusOr<graphsieve::GeneratorStats> stats;
+  try {
+    stats = graphsieve::WriteGeneratedLog(options, output);
+  } catch (const std::bad_alloc&) {
+    if (out) out->Abandon();
+    std::fprintf(stderr,
+                 "graphsieve-gen: out of memory generating %lld users and %lld items: lower "
+                 "--users, --items or --scale\n",
+                 static_cast<long long>(options.num_users),
+                 static_cast<long long>(options.num_items));
+    return 1;
+  }
   if (!stats.ok()) {
     std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(stats.status().message()).c_str());
     return 1;
@@ -165,10 +279,18 @@ int Run() {
             stats->positive_pairs, static_cast<double>(stats->bytes_written) / 1e6, seconds)
             .c_str());
   }
-  const std::string test_output = absl::GetFlag(FLAGS_test_output);
   if (!test_output.empty()) {
-    absl::StatusOr<graphsieve::GeneratorStats> test = graphsieve::WriteRandomExposureTest(
-        options, absl::GetFlag(FLAGS_test_instances), test_output);
+    absl::StatusOr<graphsieve::GeneratorStats> test;
+    try {
+      test = graphsieve::WriteRandomExposureTest(options, absl::GetFlag(FLAGS_test_instances),
+                                                 test_output);
+    } catch (const std::bad_alloc&) {
+      if (test_out) test_out->Abandon();
+      std::fprintf(stderr,
+                   "graphsieve-gen: out of memory drawing the test set: lower "
+                   "--test_instances\n");
+      return 1;
+    }
     if (!test.ok()) {
       std::fprintf(stderr, "graphsieve-gen: --test_output: %s\n",
                    std::string(test.status().message()).c_str());

@@ -77,8 +77,8 @@ absl::Status RefuseOutputOverInput(const std::string& output, absl::string_view 
   std::error_code ec;
   bool same = fs::equivalent(output, input, ec);  // both exist: the same inode
   if (ec) {                                       // one is missing: compare resolved paths
-    const fs::path a = fs::weakly_canonical(output, ec);
-    const fs::path b = ec ? fs::path() : fs::weakly_canonical(input, ec);
+    const fs::path a = fs::weakly_canonical(fs::absolute(output, ec), ec);
+    const fs::path b = ec ? fs::path() : fs::weakly_canonical(fs::absolute(input, ec), ec);
     same = !ec && a == b;
   }
   if (!same) return absl::OkStatus();
@@ -87,7 +87,7 @@ absl::Status RefuseOutputOverInput(const std::string& output, absl::string_view 
   if (::stat(output.c_str(), &st) == 0 && S_ISCHR(st.st_mode)) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(output_flag, " '", output,
                                                  "' is the same file as ", input_flag, " '", input,
-                                                 "'; writing it would overwrite the input"));
+                                                 "': give ", output_flag, " another path"));
 }
 
 }  // namespace graphsieve

@@ -55,8 +55,8 @@ class OutputFile {
 
 // INVALID_ARGUMENT when `output` (given by `output_flag`) is, or would
 // overwrite, the same file as `input` (`input_flag`): the same inode when both
-// exist, else the same path once symbolic links and `..` are resolved. "-"
-// (standard input or output) and empty paths never match.
+// exist, else the same absolute path once symbolic links and `..` are
+// resolved. "-" (standard input or output) and empty paths never match.
 absl::Status RefuseOutputOverInput(const std::string& output, absl::string_view output_flag,
                                    const std::string& input, absl::string_view input_flag);
 

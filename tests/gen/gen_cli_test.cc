@@ -1,8 +1,11 @@
 // The graphsieve-gen binary run as a user would: flags, exit codes, messages
 // naming the flag, and byte-identical output across separate processes.
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -91,11 +94,79 @@ TEST(GenCliTest, BadFlagsExitWithAMessageNamingTheFlag) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_THAT(r.output, HasSubstr("unexpected argument 'extra'"));
   r = RunGen("--preset tiny --output /nonexistent/dir/x.csv");
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_THAT(r.output, HasSubstr("cannot create /nonexistent/dir/x.csv.tmp"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output,
+              HasSubstr("--output '/nonexistent/dir/x.csv': the directory '/nonexistent/dir' "
+                        "does not exist"));
+  r = RunGen("--preset tiny --output /tmp");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("--output '/tmp' is a directory"));
   r = RunGen("--no_such_flag");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_THAT(r.output, HasSubstr("no_such_flag"));
+}
+
+TEST(GenCliTest, ASymlinkedOutputWritesItsTargetAndStaysALink) {
+  testing_io::TempFiles files;
+  const std::string target = files.Write("target.csv", "old\n");
+  std::filesystem::create_symlink("target.csv", files.Path("link.csv"));
+  const Result r = RunGen("--preset tiny --quiet --output " + files.Path("link.csv"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(std::filesystem::is_symlink(files.Path("link.csv")));
+  EXPECT_THAT(testing_io::ReadFile(target), StartsWith("user_id,item_id,label\n"));
+}
+
+TEST(GenCliTest, TheTestSetMayNotOverwriteTheLog) {
+  testing_io::TempFiles files;
+  const Result r = RunGen("--preset tiny --output " + files.Path("t.csv") + " --test_output " +
+                          files.dir() + "/./t.csv");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("is the same file as --output"));
+  EXPECT_FALSE(std::filesystem::exists(files.Path("t.csv"))) << "refused before writing";
+}
+
+TEST(GenCliTest, SizesTheMachineCannotHoldAreRefusedUpFront) {
+  testing_io::TempFiles files;
+  // 2^31 users and items: about 512 GiB of node tables.
+  Result r = RunGen(
+      "--preset tiny --users 2147483648 --items 2147483648 --instances 1000 "
+      "--output " +
+      files.Path("a.csv"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("GiB of memory"));
+  EXPECT_THAT(r.output, HasSubstr("lower --users, --items or --scale"));
+  // 2e15 rows: about 40 PB of text.
+  r = RunGen("--preset tiny --scale 1e12 --output " + files.Path("b.csv"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.output, HasSubstr("GB free: lower --instances or --scale, or add --gzip"));
+  EXPECT_FALSE(std::filesystem::exists(files.Path("b.csv.tmp")));
+}
+
+// A signal that ends the run removes the temporary. Held deterministically:
+// stderr is a pipe whose reader is already gone, so the first progress line
+// (written after the temporary exists) raises SIGPIPE, which takes the same
+// path as SIGINT and SIGTERM.
+TEST(GenCliTest, ASignalThatEndsTheRunLeavesNoTemporary) {
+  testing_io::TempFiles files;
+  const std::string out = files.Path("k.csv");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(fds[1], 2);
+    ::execl(GRAPHSIEVE_GEN_BINARY, GRAPHSIEVE_GEN_BINARY, "--preset", "small", "--output",
+            out.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGPIPE);
+  EXPECT_FALSE(std::filesystem::exists(out + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(out));
 }
 
 TEST(GenCliTest, HelpListsEveryFlag) {

@@ -257,7 +257,7 @@ TEST(GeneratorTest, LabelsAreLearnableAndPilotIsImperfect) {
 TEST(GeneratorTest, InvalidOptionsAreNamed) {
   GeneratorOptions o = *GeneratorPreset("tiny", 1.0);
   o.num_items = 0;
-  EXPECT_EQ(o.Validate().message(), "num_items must be >= 1");
+  EXPECT_EQ(o.Validate().message(), "the number of items (--items) must be >= 1");
   o = *GeneratorPreset("tiny", 1.0);
   o.num_instances = 100000;  // more pairs than 60 x 100 cells
   EXPECT_THAT(o.Validate().message(), HasSubstr("more than 90% of the 6000 user x item cells"));
@@ -270,7 +270,7 @@ TEST(GeneratorTest, InvalidOptionsAreNamed) {
   EXPECT_FALSE(std::filesystem::exists(never));
   o = *GeneratorPreset("tiny", 1.0);
   EXPECT_THAT(WriteGeneratedLog(o, "/nonexistent/dir/x.csv").status().message(),
-              HasSubstr("cannot create /nonexistent/dir/x.csv.tmp"));
+              HasSubstr("the directory '/nonexistent/dir' does not exist"));
 }
 
 }  // namespace

@@ -121,6 +121,15 @@ TEST(RefuseOutputOverInput, TwoOutputsThatDoNotExistYetButAreOnePathAreRefused) 
   EXPECT_FALSE(RefuseOutputOverInput(a, "--test_output", a, "--output").ok());
   EXPECT_FALSE(
       RefuseOutputOverInput(dir.path() + "/sub/../t.csv", "--test_output", a, "--output").ok());
+  // Relative and absolute spellings of one new file.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir.path());
+  const absl::Status relative =
+      RefuseOutputOverInput("./t.csv", "--test_output", "t.csv", "--output");
+  const absl::Status mixed = RefuseOutputOverInput("t.csv", "--test_output", a, "--output");
+  fs::current_path(cwd);
+  EXPECT_FALSE(relative.ok());
+  EXPECT_FALSE(mixed.ok());
 }
 
 }  // namespace

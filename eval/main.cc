@@ -19,6 +19,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/cli/flags.h"
@@ -317,6 +318,15 @@ absl::Status ResolveOutputs(MainCommand* c) {
 // Errors name the flag: usage errors (exit 2).
 absl::StatusOr<MainCommand> MainCommandFromFlags() {
   MainCommand c;
+  if (FlagGiven("input")) {
+    return absl::InvalidArgumentError(
+        "--input is verdict's flag (graphsieve-eval verdict --input LOG); the experiment reads "
+        "--log or --movielens");
+  }
+  if (FlagGiven("kappa")) {
+    return absl::InvalidArgumentError(
+        "--kappa is verdict's flag; the experiment's mixture kappas are --kappas");
+  }
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
   c.options = *std::move(options);
@@ -457,6 +467,63 @@ absl::Status RunMainCommand(const MainCommand& c, const std::string& command) {
   return md.ok() ? json : md;
 }
 
+// Flags verdict does not read, with what it does instead: refused when given,
+// so that a run is not taken for what it is not (--mode deployed used to run
+// the random split).
+struct NotForVerdict {
+  const char* flag;
+  const char* instead;
+};
+constexpr char kVerdictRule[] =
+    "verdict judges the builder's default rule (maec-prop-mix, gamma 0.5; --kappa and "
+    "--exposure_power choose it) against uniform at alpha 0.2, and uniform at 0.3, 0.5 and "
+    "unsampled";
+constexpr NotForVerdict kNotForVerdict[] = {
+    {"log", "verdict reads the log given with --input"},
+    {"movielens", "verdict reads the log given with --input"},
+    {"movielens_min_rating", "verdict reads the log given with --input"},
+    {"mode", "verdict runs the deployed mode when --time-col names the log's time column"},
+    {"period_split", "verdict splits the periods by --time-col"},
+    {"refresh_every", "verdict rates the later half with one snapshot"},
+    {"methods", kVerdictRule},
+    {"alphas", kVerdictRule},
+    {"floors", kVerdictRule},
+    {"gammas", kVerdictRule},
+    {"kappas", "verdict judges one kappa: --kappa"},
+    {"pilot_kappas", kVerdictRule},
+    {"pilot", "the default rule needs no pilot score"},
+    {"pilot_folds", "the default rule needs no pilot score"},
+    {"pilot_col", "the default rule needs no pilot score"},
+    {"pilot_column", "the default rule needs no pilot score"},
+    {"include_full", "verdict always trains the unsampled model"},
+    {"test", "verdict tests on a part of the log"},
+    {"ndcg_k", "verdict reports AUC"},
+    {"title", "verdict prints its answer to standard output"},
+    {"output_md", "verdict prints its answer to standard output"},
+    {"output_json", "verdict prints its answer to standard output"},
+};
+// Flags of the deployed mode: verdict reads them only with --time-col.
+constexpr const char* kDeployedOnly[] = {"later_fraction", "default_policy", "work_dir"};
+
+absl::Status RefuseFlagsVerdictDoesNotRead() {
+  for (const NotForVerdict& f : kNotForVerdict) {
+    if (FlagGiven(f.flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", f.flag, " does not apply to verdict: ", f.instead,
+                       " (graphsieve-eval --log runs an experiment of your own design)"));
+    }
+  }
+  if (absl::GetFlag(FLAGS_time_col).empty()) {
+    for (const char* flag : kDeployedOnly) {
+      if (FlagGiven(flag)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", flag, " applies to the deployed mode, which verdict runs with --time-col"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // graphsieve-eval verdict: the default rule against uniform on the user's own log.
 struct VerdictCommand {
   std::string input, time_col;
@@ -467,12 +534,19 @@ struct VerdictCommand {
 // Errors name the flag: usage errors (exit 2).
 absl::StatusOr<VerdictCommand> VerdictCommandFromFlags() {
   VerdictCommand c;
+  if (absl::Status s = RefuseFlagsVerdictDoesNotRead(); !s.ok()) return s;
   c.input = absl::GetFlag(FLAGS_input);
   if (c.input.empty()) return absl::InvalidArgumentError("--input is required");
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
   if (options->models.size() != 1) {
     return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
+  }
+  if (options->seeds < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--seeds must be >= 2 for verdict (8 by default): the gain's standard error and "
+        "interval are paired over seeds, got ",
+        options->seeds));
   }
   LogReaderOptions base;
   base.keep_id_names = false;
@@ -506,8 +580,11 @@ absl::Status RunVerdictCommand(const VerdictCommand& c, int* exit_code) {
                                                      log.size(), " rows"));
     }
     timestamps = *std::move(times);
-    mode = absl::StrCat("deployed mode (time column '", c.time_col,
-                        "': a snapshot of the earlier half rates the later half)");
+    const double later = c.verdict.experiment.later_fraction;
+    mode = absl::StrCat("deployed mode (time column '", c.time_col, "': a snapshot of the earlier ",
+                        later == 0.5 ? "half" : absl::StrFormat("%.0f%%", 100 * (1 - later)),
+                        " rates the later ",
+                        later == 0.5 ? "half" : absl::StrFormat("%.0f%%", 100 * later), ")");
   }
   VerdictOptions v = c.verdict;
   const int total = v.experiment.seeds * (3 + static_cast<int>(v.budget_alphas.size()));
@@ -542,8 +619,10 @@ int main(int argc, char** argv) {
         "uniform needs to match), each with a 95% interval, and a one-line recommendation.\n"
         "With --time-col the deployed mode runs (a snapshot of the earlier half of the log\n"
         "rates the later half, as graphsieve-server would); without, a random 80/10/10 split.\n"
+        "--seeds is at least 2. The experiment's own flags below (--methods, --alphas, --mode,\n"
+        "--output_md, ...) do not apply to verdict and are refused.\n"
         "Exit code: 0 deploy, 3 no measurable gain, 4 keep uniform, 1 error (reading the log,\n"
-        "training), 2 usage (an unknown flag, a bad flag value).\n"
+        "training), 2 usage (an unknown flag, a bad flag value, a flag verdict does not read).\n"
         "Progress (one line per trained model) goes to stderr; --quiet silences it.\n"
         "Docs: docs/EVALUATION.md \"Your own log\"",
         "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);

@@ -167,6 +167,14 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   const std::string model = options.model;
   const std::map<uint64_t, double> target = AucBySeed(runs, model, "maec-prop-mix", options.alpha);
   const std::map<uint64_t, double> uniform = AucBySeed(runs, model, "uniform", options.alpha);
+  // The gain's standard error needs two paired seeds; fewer (one seed asked
+  // for, or the rule refused on the others) has no interval to judge by.
+  if (const size_t paired = Paired(target, uniform).size(); paired < 2) {
+    std::string why = absl::StrCat("the default rule and uniform were compared on ", paired, " of ",
+                                   o.seeds, " seeds; the gain's interval needs at least 2");
+    if (!compared->skipped.empty()) absl::StrAppend(&why, " (", compared->skipped.front(), ")");
+    return absl::FailedPreconditionError(why);
+  }
   VerdictReport r;
   r.mode = mode;
   r.kappa = options.kappa;

@@ -90,7 +90,9 @@ struct VerdictReport {
 
 // Runs the two experiments (default and uniform at alpha; uniform at the
 // budget alphas and unsampled) on `log`. `timestamps` non-empty = deployed mode.
-// Errors: RunExperiment's.
+// Errors: RunExperiment's; FAILED_PRECONDITION when fewer than 2 seeds pair
+// the default rule with uniform (one seed, or the rule refused on the rest),
+// so every interval of the report is defined.
 absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
                                          absl::Span<const int64_t> timestamps,
                                          const VerdictOptions& options, const std::string& mode);

@@ -12,6 +12,7 @@
 
 #include "eval/random.h"
 #include "gtest/gtest.h"
+#include "tests/eval/synthetic_log.h"
 #include "tests/temp_dir.h"
 
 namespace graphsieve::eval {
@@ -199,6 +200,54 @@ TEST(VerdictCommandTest, BadInvocationsNameTheInput) {
   EXPECT_NE(out.find("graphsieve-eval verdict --input LOG [--time-col C]"), std::string::npos)
       << out;
   EXPECT_NE(out.find("2 usage"), std::string::npos) << out;
+}
+
+// A paired standard error needs two seeds: one is a usage error up front (it used to print
+// "+- nan (SE), interval +nan .. +nan" and exit 3), and RunVerdict itself refuses to report
+// a gain over fewer than two paired seeds.
+TEST(VerdictCommandTest, OneSeedIsRefusedNotReportedAsNaN) {
+  const std::string dir = NewTempDir("verdict");
+  const std::string log = WriteBlockLog(dir, true);
+  std::string out;
+  EXPECT_EQ(RunVerdictBinary("--input " + log + " --seeds=1 --dim=4", dir, &out), 2) << out;
+  EXPECT_NE(out.find("--seeds must be >= 2"), std::string::npos) << out;
+  EXPECT_EQ(out.find("nan"), std::string::npos) << out;
+  EXPECT_EQ(out.find("verdict: ["), std::string::npos) << "nothing was trained: " << out;
+
+  VerdictOptions v;
+  v.experiment.seeds = 1;
+  v.experiment.model.dim = 4;
+  v.experiment.model.max_epochs = 2;
+  v.experiment.pipeline.threads = 1;
+  absl::StatusOr<VerdictReport> r =
+      RunVerdict(testing::SyntheticLog(40, 30, 2), {}, v, "random split");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_NE(r.status().message().find("compared on 1 of 1 seeds"), std::string::npos) << r.status();
+}
+
+// Flags verdict does not read are refused naming the flag (--mode deployed used to run the
+// random split), and verdict's own flags are refused by the experiment command.
+TEST(VerdictCommandTest, FlagsVerdictDoesNotReadAreRefused) {
+  const std::string dir = NewTempDir("verdict");
+  const std::string log = WriteBlockLog(dir, true);
+  std::string out;
+  for (const char* flag : {"--mode=deployed", "--methods=maec", "--alphas=0.5", "--kappas=0.5",
+                           "--output_md=x.md", "--pilot=lr", "--include_full=false"}) {
+    EXPECT_EQ(RunVerdictBinary("--input " + log + " --dim=4 " + flag, dir, &out), 2) << flag;
+    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
+    EXPECT_NE(out.find(name + " does not apply to verdict"), std::string::npos) << out;
+    EXPECT_EQ(out.find("verdict: ["), std::string::npos) << "nothing was trained: " << out;
+  }
+  EXPECT_EQ(RunVerdictBinary("--input " + log + " --dim=4 --later_fraction=0.3", dir, &out), 2);
+  EXPECT_NE(out.find("--later_fraction applies to the deployed mode"), std::string::npos) << out;
+
+  const std::string cmd = std::string(GRAPHSIEVE_EVAL_BIN) + " --log " + log + " --kappa=0.5 > " +
+                          dir + "/main.txt 2>&1";
+  const int rc = std::system(cmd.c_str());
+  EXPECT_EQ(WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, 2);
+  EXPECT_NE(ReadAll(dir + "/main.txt").find("--kappa is verdict's flag"), std::string::npos)
+      << ReadAll(dir + "/main.txt");
 }
 
 }  // namespace

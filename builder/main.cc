@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -198,6 +199,23 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   return o;
 }
 
+// Rows skipped under --max_bad_rows, and why the first few were (the
+// reader's messages name file and line).
+void PrintBadRows(uint64_t skipped, int64_t limit, const std::vector<std::string>& examples) {
+  if (skipped == 0) return;
+  constexpr size_t kShown = 5;
+  std::fprintf(stderr, "  skipped %llu malformed row%s (--max_bad_rows=%lld)%s\n",
+               (unsigned long long)skipped, skipped == 1 ? "" : "s", (long long)limit,
+               examples.empty() ? "" : (skipped == 1 ? ":" : "; the first:"));
+  for (size_t i = 0; i < examples.size() && i < kShown; ++i) {
+    std::fprintf(stderr, "    %s\n", examples[i].c_str());
+  }
+  if (skipped > std::min<uint64_t>(examples.size(), kShown)) {
+    std::fprintf(stderr, "    ... (%llu more)\n",
+                 (unsigned long long)(skipped - std::min<uint64_t>(examples.size(), kShown)));
+  }
+}
+
 void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seconds) {
   if (r.published) {
     std::fprintf(stderr, "graphsieve-build: published %s (now CURRENT) in %s\n", r.version.c_str(),
@@ -212,6 +230,7 @@ void PrintSummary(const BuildOptions& o, const BuildReport& r, double total_seco
                (unsigned long long)r.pairs, (unsigned long long)r.positive_pairs,
                (unsigned long long)r.users, (unsigned long long)r.items,
                (unsigned long long)r.components);
+  PrintBadRows(r.bad_rows_skipped, o.reader.max_bad_rows, r.bad_row_examples);
   std::fprintf(stderr,
                "  method %s, mean rate over negatives %.9f (alpha %g), resistance route %s\n",
                MethodName(o.pipeline.method), r.achieved_negative_mean_rate, o.pipeline.alpha,
@@ -321,6 +340,7 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds)
                  "through %s; total %.2fs\n",
                  what.c_str(), (unsigned long long)r->pairs, (unsigned long long)r->new_users,
                  (unsigned long long)r->new_items, r->covers_through.c_str(), seconds());
+    PrintBadRows(r->bad_rows_skipped, build.reader.max_bad_rows, r->bad_row_examples);
   }
   if (json) {
     nlohmann::json j = r->ToJson();

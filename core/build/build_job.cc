@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
@@ -177,6 +178,21 @@ void SumLogCounters(Communicator& comm, ImpressionLog* counters, uint64_t* usabl
   *usable_rows = c[3];
 }
 
+// The first skipped rows' messages of every rank, in rank order, on rank 0
+// (a collective: every rank calls it).
+void GatherBadRowExamples(Communicator& comm, const ImpressionLog& log, BuildReport* report) {
+  std::string mine;
+  for (const std::string& m : log.bad_row_messages) absl::StrAppend(&mine, m, "\n");
+  const std::vector<std::string> all = comm.GatherToRoot(mine);
+  for (const std::string& part : all) {
+    for (absl::string_view m : absl::StrSplit(part, '\n', absl::SkipEmpty())) {
+      if (report->bad_row_examples.size() < BuildReport::kMaxBadRowExamples) {
+        report->bad_row_examples.emplace_back(m);
+      }
+    }
+  }
+}
+
 // Stage "read": this rank's files parsed and digested; `names` gets the
 // global row counters and, for --export, every rank's id names on rank 0.
 absl::Status ReadStage(const BuildOptions& options, const BuildObserver& obs, Communicator& comm,
@@ -196,6 +212,7 @@ absl::Status ReadStage(const BuildOptions& options, const BuildObserver& obs, Co
   SumLogCounters(comm, names, &usable);
   report->rows_read = names->rows_read;
   report->bad_rows_skipped = names->bad_rows_skipped;
+  if (names->bad_rows_skipped > 0) GatherBadRowExamples(comm, *log, report);
   for (const auto& in : *inputs) report->input_bytes += in.size_bytes;
   if (usable == 0) {
     return absl::FailedPreconditionError(

@@ -92,6 +92,11 @@ struct BuildReport {
   uint64_t instances = 0, negative_instances = 0, pairs = 0, positive_pairs = 0;
   uint64_t users = 0, items = 0, components = 0;
   uint64_t rows_read = 0, bad_rows_skipped = 0, input_bytes = 0;
+  // The first rows skipped under --max_bad_rows, as the reader said why
+  // ("log.csv:17: expected 3 fields ..."), in rank order; at most
+  // kMaxBadRowExamples. JSON "bad_row_examples".
+  std::vector<std::string> bad_row_examples;
+  static constexpr size_t kMaxBadRowExamples = 10;
   double achieved_negative_mean_rate = 0;
   std::string resistance_route;
   uint64_t db_bytes = 0;

@@ -98,6 +98,7 @@ nlohmann::json BuildReport::ToJson() const {
                       {"components", components},
                       {"rows_read", rows_read},
                       {"bad_rows_skipped", bad_rows_skipped},
+                      {"bad_row_examples", bad_row_examples},
                       {"input_bytes", input_bytes},
                       {"achieved_negative_mean_rate", achieved_negative_mean_rate},
                       {"resistance_route", resistance_route},

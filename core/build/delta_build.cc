@@ -296,6 +296,8 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
   s = LocalStage(obs, &br, "read", [&] { return ReadInputs(options, &log, &inputs, &newest); });
   if (!s.ok()) return s;
   report.rows_read = log.rows_read;
+  report.bad_rows_skipped = log.bad_rows_skipped;
+  report.bad_row_examples = log.bad_row_messages;
 
   DeltaRecords d;
   s = LocalStage(obs, &br, "delta", [&]() -> absl::Status {
@@ -353,6 +355,8 @@ nlohmann::json DeltaReport::ToJson() const {
           {"base_version", base_version},
           {"published", published},
           {"rows_read", rows_read},
+          {"bad_rows_skipped", bad_rows_skipped},
+          {"bad_row_examples", bad_row_examples},
           {"instances", instances},
           {"pairs", pairs},
           {"carried_pairs", carried_pairs},

@@ -64,6 +64,8 @@ struct DeltaReport {
   std::string version, base_version;  // version: empty in a dry run
   bool published = false;             // false: a dry run
   uint64_t rows_read = 0, instances = 0, pairs = 0, carried_pairs = 0;
+  uint64_t bad_rows_skipped = 0;              // under --max_bad_rows
+  std::vector<std::string> bad_row_examples;  // the first ones' reasons (file:line: ...)
   uint64_t new_users = 0, new_items = 0, new_positive_edges = 0, touched_nodes = 0;
   uint32_t partitions = 1;     // the parts the delta is written in: its base's
   std::string covers_through;  // newest input's modification time, RFC 3339 UTC

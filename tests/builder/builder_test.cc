@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "absl/container/flat_hash_map.h"
@@ -335,6 +337,33 @@ TEST_F(BuilderBinaryTest, UnusableSnapshotRootFailsBeforeTheLogIsRead) {
                                            "denied); pass a directory this process may write"))
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+// Rows skipped under --max_bad_rows are counted in the human summary, with
+// the first ones' file, line and reason (not only in --json).
+TEST_F(BuilderBinaryTest, SummarySaysWhichBadRowsWereSkipped) {
+  std::ifstream in(log_);
+  const int lines = static_cast<int>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+  std::ofstream(log_, std::ios::app) << "u1,2\nu1,3,maybe\n";
+  auto r = RunBuildBinary(
+      {"--input=" + log_, "--label-col=clicked", "--dry-run", "--sketch_dim=8", "--max_bad_rows=5"},
+      dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "skipped 2 malformed rows (--max_bad_rows=5); the first:"))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, absl::StrCat(log_, ":", lines + 1, ": expected 3 fields")))
+      << r.err;
+  EXPECT_TRUE(absl::StrContains(
+      r.err, absl::StrCat(log_, ":", lines + 2, ": column 'clicked': label is 'maybe'")))
+      << r.err;
+  r = RunBuildBinary({"--input=" + log_, "--label-col=clicked", "--dry-run", "--sketch_dim=8",
+                      "--max_bad_rows=5", "--quiet", "--json"},
+                     dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["bad_rows_skipped"], 2) << r.out;
+  EXPECT_EQ(j["bad_row_examples"].size(), 2u) << r.out;
 }
 
 // The floor rule's floor may be 0 (allowed: [0, --alpha)): pairs scoring 0

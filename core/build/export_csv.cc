@@ -6,8 +6,10 @@
 #include <cstring>
 #include <memory>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/io/output_file.h"
 
 namespace graphsieve {
 namespace {
@@ -52,7 +54,13 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
       result.rate.size() != n) {
     return absl::InvalidArgumentError("export: per-pair result columns do not match the pairs");
   }
-  const std::string tmp = path + ".tmp";
+  absl::StatusOr<OutputFile> out = OutputFile::Resolve(path, "--export");
+  if (!out.ok()) return out.status();
+  const std::string& tmp = out->write_path();
+  bool committed = false;
+  const absl::Cleanup abandon = [&] {
+    if (!committed) out->Abandon();
+  };
   std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(tmp.c_str(), "wb"), &std::fclose);
   if (f == nullptr) {
     return absl::PermissionDeniedError(
@@ -97,11 +105,13 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
     return absl::ResourceExhaustedError(
         absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
   }
-  f.reset();
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--export: rename ", tmp, " -> ", path, ": ", std::strerror(errno)));
+  if (std::fclose(f.release()) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
   }
+  committed = true;  // Commit removes the temporary itself when the rename fails
+  if (absl::Status s = out->Commit(); !s.ok())
+    return absl::Status(s.code(), absl::StrCat("--export: ", s.message()));
   return absl::OkStatus();
 }
 
@@ -110,7 +120,13 @@ std::string ExportPartPath(const std::string& path, int rank, int ranks) {
 }
 
 absl::Status JoinExportParts(const std::string& path, int ranks) {
-  const std::string tmp = path + ".tmp";
+  absl::StatusOr<OutputFile> target = OutputFile::Resolve(path, "--export");
+  if (!target.ok()) return target.status();
+  const std::string& tmp = target->write_path();
+  bool committed = false;
+  const absl::Cleanup abandon = [&] {
+    if (!committed) target->Abandon();
+  };
   std::unique_ptr<FILE, int (*)(FILE*)> out(std::fopen(tmp.c_str(), "wb"), &std::fclose);
   if (out == nullptr) {
     return absl::PermissionDeniedError(
@@ -140,10 +156,13 @@ absl::Status JoinExportParts(const std::string& path, int ranks) {
     return absl::ResourceExhaustedError(
         absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
   }
-  out.reset();
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("--export: rename ", tmp, " -> ", path, ": ", std::strerror(errno)));
+  if (std::fclose(out.release()) != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("--export: write ", tmp, ": ", std::strerror(errno)));
+  }
+  committed = true;  // Commit removes the temporary itself when the rename fails
+  if (absl::Status s = target->Commit(); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("--export: ", s.message()));
   }
   RemoveExportParts(path, ranks);
   return absl::OkStatus();

@@ -18,8 +18,10 @@ namespace graphsieve {
 
 inline constexpr char kExportHeader[] = "user_id,item_id,label,instances,geff,hardness,score,rate";
 
-// Writes to `path` via `path`.tmp + rename, the header first unless
-// `header` is false. Errors name the path.
+// Writes to `path` through core/io/output_file.h (`path`.tmp + rename; a
+// symbolic link's target; a FIFO or device in place; the temporary removed on
+// any failure), the header first unless `header` is false. Errors name the
+// path and --export.
 absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
                             const PipelineResult& result,
                             const absl::flat_hash_map<uint64_t, std::string>& user_names,
@@ -30,8 +32,8 @@ absl::Status WriteExportCsv(const std::string& path, const PairTable& pairs,
 // MPI"): rank r of n writes its own users' rows, in (user, item) order, to
 // ExportPartPath(path, r, n) = "<path>.part-<r>-of-<n>" (five digits each),
 // the header in part 0 only, so the parts are plain CSV that join by
-// concatenation in rank order; JoinExportParts does that into `path` (via
-// `path`.tmp + rename), streaming, then removes the parts. The rows of the
+// concatenation in rank order; JoinExportParts does that into `path` (as
+// WriteExportCsv writes it), streaming, then removes the parts. The rows of the
 // joined file are those of a single-process export, grouped by rank.
 std::string ExportPartPath(const std::string& path, int rank, int ranks);
 absl::Status JoinExportParts(const std::string& path, int ranks);

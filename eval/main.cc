@@ -153,12 +153,13 @@ ABSL_FLAG(bool, quiet, false, "Do not print one progress line per trained model 
 ABSL_FLAG(std::string, input, "",
           "verdict: the log to judge (CSV/TSV with a header, gzip ok; the column flags "
           "--user-col, --item-col, --label-col / --label-rule, --delimiter apply).");
-ABSL_FLAG(std::string, time_col, "",
-          "A time column (numbers that order the impressions, e.g. epoch seconds). verdict: "
-          "given, the verdict runs the deployed mode (a snapshot of the earlier half rates the "
-          "later half); empty, the random split. --log in deployed mode: the periods (and "
-          "--refresh_every's chunks) are split by it (e.g. graphsieve-gen --churn_days' "
-          "timestamp).");
+ABSL_FLAG(
+    std::string, time_col, "",
+    "A time column (whole numbers >= 0 that order the impressions, e.g. epoch seconds). "
+    "verdict: given, the verdict runs the deployed mode (a snapshot of the earlier half "
+    "rates the later half); empty, the random split. --log in deployed mode: the periods (and "
+    "--refresh_every's chunks) are split by it (e.g. graphsieve-gen --churn_days' "
+    "timestamp).");
 ABSL_FLAG(double, exposure_power, 0.0,
           "The exposure discount eta of the MA-EC methods without one in their name, as "
           "graphsieve-build --exposure_power (default 0, the builder's default; in [0, 2]); "

@@ -1,18 +1,25 @@
 #include "eval/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
+#include <string_view>
 #include <utility>
 
-#include "absl/strings/numbers.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "core/io/byte_source.h"
+#include "core/io/fast_parse.h"
+#include "core/io/field_parser.h"
+#include "core/io/line_splitter.h"
 
 namespace graphsieve::eval {
 namespace {
+
+using io_internal::Av;
+using io_internal::ShownColumns;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
@@ -64,6 +71,52 @@ std::string SavedText(const std::optional<double>& a, const BudgetMatch& b, doub
     return absl::StrFormat("<= %.0f%%", 100 * BudgetSaved(alpha, b.smallest_alpha));
   }
   return absl::StrFormat("%.0f%%", 100 * BudgetSaved(alpha, *a));
+}
+
+// As the log reader detects the delimiter (core/io/log_reader.cc): the
+// candidate that splits a headerless first row into `expected_columns`
+// fields, else the one the line holds most of (tab, comma, '|', ';' on a
+// tie); '\0' when it holds none.
+char DetectDelimiter(std::string_view line, size_t expected_columns) {
+  char best = '\0';
+  size_t best_count = 0;
+  for (char c : {'\t', ',', '|', ';'}) {
+    const size_t count = static_cast<size_t>(std::count(line.begin(), line.end(), c));
+    if (expected_columns > 0 && count + 1 == expected_columns) return c;
+    if (count > best_count) {
+      best = c;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+// A time: a whole number >= 0, as an integer or a number with no fraction up
+// to 2^53 (where doubles stop being exact), e.g. epoch seconds. Errors as the
+// log reader's: "<file>:<line>: column '<column>': ...".
+absl::StatusOr<int64_t> ParseTime(const io_internal::FieldParser& fields, std::string_view field,
+                                  const std::string& column) {
+  const std::string_view text = io_internal::TrimField(field);
+  uint64_t whole = 0;
+  if (io_internal::FastParseUint(text, &whole) &&
+      whole <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return static_cast<int64_t>(whole);
+  }
+  double v = 0.0;
+  if (absl::Status s = fields.ParseNumber(text, column, &v); !s.ok()) return s;  // not a number
+  constexpr double kMaxExact = 9007199254740992.0;                               // 2^53
+  if (v < 0.0 || v != std::floor(v)) {
+    return fields.RowError(column, absl::StrCat("time '", io_internal::Shown(text),
+                                                "' is not a whole number >= 0 (a time column "
+                                                "holds e.g. epoch seconds)"));
+  }
+  if (v > kMaxExact) {
+    return fields.RowError(column,
+                           absl::StrCat("time '", io_internal::Shown(text),
+                                        "' is out of range (at most 2^53 as a decimal, ",
+                                        std::numeric_limits<int64_t>::max(), " as an integer)"));
+  }
+  return static_cast<int64_t>(v);
 }
 
 }  // namespace
@@ -198,75 +251,83 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
 absl::StatusOr<std::vector<int64_t>> ReadTimeColumn(const std::string& path,
                                                     const std::string& column,
                                                     const LogReaderOptions& options) {
+  using io_internal::FieldParser;
+  using io_internal::Shown;
+  using io_internal::TrimField;
+  if (options.format != LogFormat::kDelimited) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": a time column (--time-col) needs a delimited log with one impression per row"));
+  }
+  if (path == "-") {
+    return absl::InvalidArgumentError(
+        "--time-col reads the log a second time, which standard input cannot be: give a file");
+  }
+  if (absl::Status s = options.Validate(); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<ByteSource>> source = ByteSource::Open(path);
   if (!source.ok()) return source.status();
-  std::vector<int64_t> out;
-  std::string pending, buf(1 << 16, '\0');
+  LineReader lines(source->get(), options);
+  const FieldParser fields(path, options, lines);
+  // Line errors (a line too long) name file:line as the main reader's do.
+  auto next = [&](std::string_view* line) -> absl::StatusOr<bool> {
+    absl::StatusOr<bool> got = lines.Next(line);
+    if (!got.ok() && absl::IsInvalidArgument(got.status())) {
+      return fields.RowError("", got.status().message());
+    }
+    return got;
+  };
+  std::string_view first;
+  absl::StatusOr<bool> got = next(&first);
+  while (got.ok() && *got && first.empty()) got = next(&first);  // leading blank lines
+  if (!got.ok()) return got.status();
+  if (!*got) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
+  if (absl::StartsWith(Av(first), "\xEF\xBB\xBF")) first.remove_prefix(3);  // UTF-8 BOM
+  const bool headerless = !options.column_names.empty();
   char delimiter = options.delimiter;
-  int index = -1;
-  uint64_t line_no = 0;
-  auto find_column = [&](const std::vector<std::string>& names) -> absl::Status {
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == column) index = static_cast<int>(i);
-    }
-    if (index < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": no time column '", column, "' (--time-col)"));
-    }
-    return absl::OkStatus();
-  };
-  if (!options.column_names.empty()) {
-    if (absl::Status s = find_column(options.column_names); !s.ok()) return s;
+  if (delimiter == '\0') delimiter = DetectDelimiter(first, options.column_names.size());
+  if (delimiter == '\0') {
+    return absl::InvalidArgumentError(absl::StrCat(path, ":1: cannot detect the delimiter from '",
+                                                   Shown(first), "'; set it with --delimiter"));
   }
-  auto line = [&](absl::string_view text) -> absl::Status {
-    ++line_no;
-    text = absl::StripSuffix(text, "\r");
-    if (text.empty()) return absl::OkStatus();
-    if (index < 0) {  // the header
-      if (delimiter == '\0') {
-        for (char c : {'\t', ',', '|', ';'}) {
-          if (text.find(c) != absl::string_view::npos) {
-            delimiter = c;
-            break;
-          }
-        }
-        if (delimiter == '\0') delimiter = ',';
-      }
-      std::vector<std::string> names = absl::StrSplit(text, delimiter);
-      for (std::string& n : names) n = std::string(absl::StripAsciiWhitespace(n));
-      return find_column(names);
+  LineSplitter splitter(delimiter);
+  std::vector<std::string_view> row;
+  std::vector<std::string> names = options.column_names;
+  if (!headerless) {
+    const size_t n = splitter.Split(first, &row);
+    if (splitter.error() != nullptr) return fields.RowError("", splitter.error());
+    for (size_t i = 0; i < n; ++i) names.emplace_back(TrimField(row[i]));
+  }
+  const auto found = std::find(names.begin(), names.end(), column);  // the first, as the reader
+  if (found == names.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ":1: no time column '", column, "' (--time-col) in the ",
+        headerless ? "given column names" : "header", "; columns are: ", ShownColumns(names)));
+  }
+  const size_t index = static_cast<size_t>(found - names.begin());
+  std::vector<int64_t> out;
+  auto parse_row = [&](std::string_view line) -> absl::Status {
+    const size_t n = splitter.Split(line, &row);
+    if (splitter.error() != nullptr) return fields.RowError("", splitter.error());
+    if (n != names.size()) {
+      return fields.RowError("",
+                             absl::StrCat("expected ", names.size(), " fields (as in the ",
+                                          headerless ? "column names" : "header", "), found ", n));
     }
-    if (delimiter == '\0') delimiter = '\t';
-    std::vector<absl::string_view> fields = absl::StrSplit(text, delimiter);
-    double t = -1.0;
-    if (index >= static_cast<int>(fields.size()) ||
-        !absl::SimpleAtod(absl::StripAsciiWhitespace(fields[index]), &t) || !std::isfinite(t) ||
-        t < 0.0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", line_no, ": time column '", column, "' is '",
-                       index < static_cast<int>(fields.size()) ? std::string(fields[index]) : "",
-                       "', expected a number >= 0"));
-    }
-    out.push_back(static_cast<int64_t>(t));
+    absl::StatusOr<int64_t> t = ParseTime(fields, row[index], column);
+    if (!t.ok()) return t.status();
+    out.push_back(*t);
     return absl::OkStatus();
   };
+  if (headerless) {
+    if (absl::Status s = parse_row(first); !s.ok()) return s;
+  }
+  std::string_view line;
   while (true) {
-    absl::StatusOr<size_t> n = (*source)->Read(buf.data(), buf.size());
-    if (!n.ok()) return n.status();
-    if (*n == 0) break;
-    pending.append(buf.data(), *n);
-    size_t start = 0;
-    for (size_t nl; (nl = pending.find('\n', start)) != std::string::npos; start = nl + 1) {
-      if (absl::Status s = line(absl::string_view(pending).substr(start, nl - start)); !s.ok()) {
-        return s;
-      }
-    }
-    pending.erase(0, start);
+    got = next(&line);
+    if (!got.ok()) return got.status();
+    if (!*got) break;
+    if (line.empty()) continue;
+    if (absl::Status s = parse_row(line); !s.ok()) return s;
   }
-  if (!pending.empty()) {
-    if (absl::Status s = line(pending); !s.ok()) return s;
-  }
-  if (index < 0) return absl::InvalidArgumentError(absl::StrCat(path, ": empty file"));
   return out;
 }
 

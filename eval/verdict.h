@@ -97,12 +97,14 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
                                          absl::Span<const int64_t> timestamps,
                                          const VerdictOptions& options, const std::string& mode);
 
-// Reads the numeric column `column` of a delimited log (plain or gzip), one value per data
-// row in file order: the impressions' times for the deployed mode. `options` gives the
-// delimiter ('\0' = detect from the header: tab, comma, '|', ';') and, when its
-// column_names are set, a header-less layout. Blank lines are skipped as the log reader skips
-// them. Errors: the file's, INVALID_ARGUMENT naming file, line and column for a missing
-// column or a value that is not a number >= 0.
+// Reads the time column `column` of a delimited log (plain or gzip), one value per data row
+// in file order: the impressions' times for the deployed mode. The file is read as
+// ReadImpressionLog reads it with `options` (core/io's line reader, CSV quoting and field
+// parsing; the same delimiter detection, header-less layout, BOM, CRLF and blank lines).
+// A time is a whole number >= 0 (an integer, or a number without fraction up to 2^53).
+// Errors: the file's; INVALID_ARGUMENT "<file>:<line>: column '<column>': ..." for a missing
+// column, a row of the wrong width or a value that is not a time; for a MIND log or
+// standard input ("-", which cannot be read twice).
 absl::StatusOr<std::vector<int64_t>> ReadTimeColumn(const std::string& path,
                                                     const std::string& column,
                                                     const LogReaderOptions& options);

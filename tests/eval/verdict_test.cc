@@ -78,7 +78,7 @@ TEST(VerdictRecommendTest, BothWaysAndTheExitCodes) {
 TEST(VerdictTimeColumnTest, ReadsTheColumnAndNamesBadValues) {
   const std::string dir = NewTempDir("verdict");
   {
-    std::ofstream(dir + "/ok.tsv") << "user_id\titem_id\tlabel\tts\n1\t2\t0\t100\n\n3\t4\t1\t7.9\n";
+    std::ofstream(dir + "/ok.tsv") << "user_id\titem_id\tlabel\tts\n1\t2\t0\t100\n\n3\t4\t1\t7\n";
     std::ofstream(dir + "/bad.csv") << "user_id,item_id,label,ts\n1,2,0,100\n3,4,1,yesterday\n";
   }
   LogReaderOptions o;
@@ -87,11 +87,52 @@ TEST(VerdictTimeColumnTest, ReadsTheColumnAndNamesBadValues) {
   EXPECT_EQ(*t, (std::vector<int64_t>{100, 7}));
   absl::StatusOr<std::vector<int64_t>> bad = ReadTimeColumn(dir + "/bad.csv", "ts", o);
   ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().message().find("bad.csv:3"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("bad.csv:3: column 'ts'"), std::string::npos)
+      << bad.status();
   EXPECT_NE(bad.status().message().find("yesterday"), std::string::npos);
   absl::StatusOr<std::vector<int64_t>> missing = ReadTimeColumn(dir + "/ok.tsv", "time", o);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("'time'"), std::string::npos);
+}
+
+// The time column is read as the log reader reads the log: a quoted header and quoted
+// values (the reader accepts them), a byte order mark, CRLF, a header-less layout. It used to
+// miss a quoted header's column, reject "100", and accept 1.5 (read as 1) and 1e30 (cast
+// to int64_t, undefined behaviour).
+TEST(VerdictTimeColumnTest, ReadsTheLogAsTheLogReaderDoes) {
+  const std::string dir = NewTempDir("verdict");
+  std::ofstream(dir + "/quoted.csv") << "\xEF\xBB\xBF\"user_id\",\"item_id\",\"label\",\"ts\"\r\n"
+                                     << "\"1\",\"2\",\"0\",\"100\"\r\n"
+                                     << "3,4,1, 9223372036854775807 \r\n"
+                                     << "5,\"6,7\",1,2e3\r\n";
+  LogReaderOptions o;
+  ImpressionLog log;
+  ASSERT_TRUE(ReadImpressionLog(dir + "/quoted.csv", o, &log).ok());
+  absl::StatusOr<std::vector<int64_t>> t = ReadTimeColumn(dir + "/quoted.csv", "ts", o);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, (std::vector<int64_t>{100, INT64_MAX, 2000}));
+  EXPECT_EQ(t->size(), log.size());
+
+  LogReaderOptions headerless;
+  headerless.column_names = {"user_id", "item_id", "label", "ts"};
+  std::ofstream(dir + "/u.data") << "1\t2\t1\t881250949\n3\t4\t0\t881250950\n";
+  t = ReadTimeColumn(dir + "/u.data", "ts", headerless);
+  ASSERT_TRUE(t.ok()) << t.status();
+  EXPECT_EQ(*t, (std::vector<int64_t>{881250949, 881250950}));
+
+  for (const char* value : {"1.5", "1e30", "-3", "9223372036854775808", "nan", "\"\""}) {
+    std::ofstream(dir + "/bad.csv")
+        << "user_id,item_id,label,ts\n1,2,0,100\n3,4,1," << value << "\n";
+    absl::StatusOr<std::vector<int64_t>> bad = ReadTimeColumn(dir + "/bad.csv", "ts", o);
+    ASSERT_FALSE(bad.ok()) << value;
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << value;
+    EXPECT_NE(bad.status().message().find("bad.csv:3: column 'ts'"), std::string::npos)
+        << value << ": " << bad.status();
+  }
+  std::ofstream(dir + "/short.csv") << "user_id,item_id,label,ts\n1,2,0\n";
+  EXPECT_NE(ReadTimeColumn(dir + "/short.csv", "ts", o).status().message().find("short.csv:2"),
+            std::string::npos);
+  EXPECT_FALSE(ReadTimeColumn("-", "ts", o).ok()) << "standard input cannot be read twice";
 }
 
 // Two user blocks and two item blocks; every pair is shown once. `helps`: a user clicks

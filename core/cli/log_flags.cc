@@ -1,5 +1,8 @@
 #include "core/cli/log_flags.h"
 
+#include <string>
+#include <vector>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 
@@ -63,6 +66,28 @@ absl::StatusOr<LabelRule> LabelFromFlags(bool* given) {
   return *from_alias;
 }
 
+// One column a column flag names, and the flag (with the preset when the
+// name came from --dataset rather than the flag itself).
+struct NamedColumn {
+  std::string flag;
+  std::string column;
+};
+
+// Two of the column flags naming one column is a mistake (the label would
+// leak into the pilot score, or the ids be read from the label): refused,
+// naming both flags and the column.
+absl::Status CheckColumnsDistinct(const std::vector<NamedColumn>& columns) {
+  for (size_t i = 0; i < columns.size(); ++i) {
+    for (size_t j = i + 1; j < columns.size(); ++j) {
+      if (columns[i].column.empty() || columns[i].column != columns[j].column) continue;
+      return absl::InvalidArgumentError(absl::StrCat(columns[i].flag, " and ", columns[j].flag,
+                                                     " both name column '", columns[i].column,
+                                                     "'; each must name a column of its own"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::string> MergeAliasFlag(std::string_view primary_name,
@@ -120,6 +145,23 @@ absl::StatusOr<LogReaderOptions> LogReaderOptionsFromFlags(const LogReaderOption
   absl::StatusOr<IdMode> mode = ParseIdMode(absl::GetFlag(FLAGS_id_mode));
   if (!mode.ok()) return Prefixed("id-mode", mode.status());
   r.id_mode = *mode;
+  // Each column flag names a column of its own (a name from the preset is
+  // reported as the preset's).
+  const std::string preset = dataset.empty() ? "" : absl::StrCat(" (from --dataset=", dataset, ")");
+  std::vector<NamedColumn> columns = {
+      {absl::StrCat("--user-col=", r.user_column, *user == r.user_column ? "" : preset),
+       r.user_column}};
+  if (r.format == LogFormat::kDelimited) {  // MIND's items and labels come from its impressions
+    columns.push_back(
+        {absl::StrCat("--item-col=", r.item_column, *item == r.item_column ? "" : preset),
+         r.item_column});
+    const bool rule = r.label.op != LabelRule::Op::kBinary;
+    columns.push_back({absl::StrCat(rule ? "--label-rule='" : "--label-col=", r.label.ToString(),
+                                    rule ? "'" : "", label_given || dataset.empty() ? "" : preset),
+                       r.label.column});
+  }
+  if (read_pilot) columns.push_back({absl::StrCat("--pilot-col=", r.pilot_column), r.pilot_column});
+  if (absl::Status s = CheckColumnsDistinct(columns); !s.ok()) return s;
   if (absl::Status s = r.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("log column flags: ", s.message()));
   }

@@ -64,6 +64,8 @@ absl::StatusOr<char> ParseDelimiterFlag(const std::string& text);
 // fields — max_bad_rows, keep_id_names, ... — are kept). --dataset applies a
 // preset first; a flag left at its default does not override the preset.
 // --pilot-col is applied only when `read_pilot` (the CLI has no pilot column).
+// Each of the user, item, label (the rule's column) and pilot columns must be
+// a column of its own: two naming one column are refused, naming both flags.
 // Errors name the flag; the result is Validate()d.
 absl::StatusOr<LogReaderOptions> LogReaderOptionsFromFlags(const LogReaderOptions& base,
                                                            bool read_pilot);

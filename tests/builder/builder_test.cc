@@ -253,6 +253,8 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--table-format=lsm"}, 2, "--table_format"},
       {{"--id-mode=hex"}, 2, "--id-mode"},
       {{"--label-rule=watch_ratio >>> 3"}, 2, "--label-rule"},
+      {{"--pilot-col=clicked"}, 2, "--label-col=clicked and --pilot-col=clicked"},
+      {{"--user-col=clicked"}, 2, "--user-col=clicked and --label-col=clicked"},
       {{"--user-col=customer"}, 1, "customer"},
       {{"--input=" + dir_.path() + "/missing.csv"}, 1, "missing.csv"},
   };

@@ -131,6 +131,52 @@ TEST_F(LogFlagsTest, BadValuesNameTheFlag) {
   EXPECT_NE(r.status().message().find("--id-mode"), std::string::npos) << r.status();
 }
 
+// Two column flags naming one column (the label leaking into the pilot
+// score, an id read from the label) are refused, naming both flags.
+TEST_F(LogFlagsTest, TwoColumnFlagsNamingOneColumnAreRefusedNamingBoth) {
+  struct Case {
+    std::string user, item, label_col, label_rule, pilot, message;
+  };
+  const Case cases[] = {
+      {"user_id", "item_id", "y", "", "y", "--label-col=y and --pilot-col=y both name column 'y'"},
+      {"u", "item_id", "u", "", "", "--user-col=u and --label-col=u both name column 'u'"},
+      {"user_id", "i", "label", "", "i", "--item-col=i and --pilot-col=i both name column 'i'"},
+      {"user_id", "item_id", "label", "watch_ratio > 3", "watch_ratio",
+       "--label-rule='watch_ratio > 3' and --pilot-col=watch_ratio both name column "
+       "'watch_ratio'"},
+      {"user_id", "item_id", "user_id", "", "", "--user-col=user_id and --label-col=user_id"},
+      {"x", "x", "label", "", "", "--user-col=x and --item-col=x both name column 'x'"},
+  };
+  for (const Case& c : cases) {
+    absl::SetFlag(&FLAGS_user_col, c.user);
+    absl::SetFlag(&FLAGS_item_col, c.item);
+    absl::SetFlag(&FLAGS_label_col, c.label_col);
+    absl::SetFlag(&FLAGS_label_rule, c.label_rule);
+    absl::SetFlag(&FLAGS_pilot_col, c.pilot);
+    absl::StatusOr<LogReaderOptions> r = FromFlags();
+    ASSERT_FALSE(r.ok()) << c.message;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status();
+  }
+  // A preset's column is named as the preset's.
+  absl::SetFlag(&FLAGS_user_col, "user_id");
+  absl::SetFlag(&FLAGS_item_col, "item_id");
+  absl::SetFlag(&FLAGS_label_col, "label");
+  absl::SetFlag(&FLAGS_label_rule, "");
+  absl::SetFlag(&FLAGS_dataset, "kuairec");
+  absl::SetFlag(&FLAGS_pilot_col, "video_id");
+  absl::StatusOr<LogReaderOptions> r = FromFlags();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--item-col=video_id (from --dataset=kuairec) and "
+                                      "--pilot-col=video_id"),
+            std::string::npos)
+      << r.status();
+  // The CLI reads no pilot column: a --pilot-col it ignores conflicts with nothing.
+  absl::SetFlag(&FLAGS_dataset, "");
+  absl::SetFlag(&FLAGS_pilot_col, "label");
+  EXPECT_TRUE(LogReaderOptionsFromFlags(LogReaderOptions(), /*read_pilot=*/false).ok());
+}
+
 TEST(MergeAliasFlagTest, Rule) {
   EXPECT_EQ(*MergeAliasFlag("input", "-", "pairs", "p.csv", "-"), "p.csv");
   EXPECT_EQ(*MergeAliasFlag("input", "a.csv", "pairs", "-", "-"), "a.csv");

@@ -246,7 +246,9 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
   s.later_instances = later.size();
   if (need_pilot && !column_pilot) {
     if (o.pilot == PilotSource::kColumn) {
-      return absl::InvalidArgumentError("--pilot=column but the log has no pilot score column");
+      return absl::InvalidArgumentError(
+          "--pilot=column but no pilot score column was read: name the log's column with "
+          "--pilot-col (graphsieve-gen --pilot writes 'pilot_score')");
     }
     // The builder's pilot: an LR trained on the earlier period (what a
     // previous model would have been trained on), early-stopped on the later
@@ -272,7 +274,7 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
     return absl::Status(
         st.code(),
         absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g, deployed): %s", c.spec.name,
-                        c.alpha, c.floor, c.gamma, std::string(st.message())));
+                        c.alpha, c.floor, c.gamma, InEvalTerms(st.message(), c.spec)));
   };
   const PipelineOptions p = PipelineOptionsFor(c, o, seed);
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);

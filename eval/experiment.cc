@@ -22,6 +22,7 @@ using internal::CheckBothClasses;
 using internal::Config;
 using internal::DenseLog;
 using internal::Densify;
+using internal::InEvalTerms;
 using internal::SeedData;
 
 constexpr uint64_t kKeepStream = 0x6b656570ULL;  // "keep"
@@ -126,7 +127,7 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
     return absl::Status(
         st.code(), absl::StrFormat("method %s (alpha=%g floor=%g gamma=%g kappa=%g/%g): %s",
                                    c.spec.name, c.alpha, c.floor, c.gamma, c.kappa, c.pilot_kappa,
-                                   std::string(st.message())));
+                                   InEvalTerms(st.message(), c.spec)));
   };
   if (absl::Status st = p.Validate(); !st.ok()) return fail(st);
   absl::StatusOr<PipelineResult> r = RunPipeline(s.pairs, p);
@@ -272,7 +273,9 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
     return absl::InvalidArgumentError("a requested method needs a pilot score but --pilot=none");
   }
   if (need_pilot && o.pilot == PilotSource::kColumn && log.pilot_scores.empty()) {
-    return absl::InvalidArgumentError("--pilot=column but the log has no pilot score column");
+    return absl::InvalidArgumentError(
+        "--pilot=column but no pilot score column was read: name the log's column with "
+        "--pilot-col (graphsieve-gen --pilot writes 'pilot_score')");
   }
   const DenseLog dense = Densify(log);
   ExperimentResult result;

@@ -6,6 +6,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "core/maec/rates.h"
 #include "eval/random.h"
 
@@ -166,6 +167,14 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
     if (c.pilot_kappa > 0.0) p.pilot_kappa = c.pilot_kappa;
   }
   return p;
+}
+
+std::string InEvalTerms(absl::string_view message, const MethodSpec& spec) {
+  const std::string mixture = absl::StrCat(spec.name, "-mix");
+  const std::string instead = ParseMethodSpec(mixture).ok()
+                                  ? absl::StrCat("--methods=", mixture)
+                                  : "a *-mix method in --methods, e.g. maec-prop-mix";
+  return absl::StrReplaceAll(message, {{"--rate-rule=mixture", instead}});
 }
 
 absl::Status CheckBothClasses(const Instances& d, const std::string& name) {

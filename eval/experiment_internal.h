@@ -83,6 +83,12 @@ PipelineOptions PipelineOptionsFor(const Config& c, const ExperimentOptions& o, 
 std::vector<double> ExposureDiscountedScores(const PairTable& pairs, absl::Span<const float> score,
                                              double power, bool item_centred);
 
+// `message` (the pipeline's or the builder's, for configuration `c`) in
+// graphsieve-eval's terms: the builder's "--rate-rule=mixture" becomes the
+// method's mixture variant in --methods (maec -> maec-mix), since eval
+// chooses the rate rule by method name.
+std::string InEvalTerms(absl::string_view message, const MethodSpec& spec);
+
 // Deployed mode (deployed_experiment.cc): the earlier period becomes
 // s.earlier, the later one is split 80/10/10 into train/validation/test.
 absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const DenseLog& dense,

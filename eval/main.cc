@@ -356,10 +356,25 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
     return absl::InvalidArgumentError(
         "--period_split=time needs timestamps: --movielens, or --log with --time_col");
   }
+  if (c.options.pilot == PilotSource::kColumn && c.reader.pilot_column.empty()) {
+    return absl::InvalidArgumentError(
+        c.log_path.empty()
+            ? "--pilot=column: --movielens has no pilot score column; use --pilot=lr, fm or mlp"
+            : "--pilot=column reads the column named by --pilot-col (graphsieve-gen --pilot "
+              "writes 'pilot_score'): give --pilot-col");
+  }
   c.test_path = absl::GetFlag(FLAGS_test);
   c.title = absl::GetFlag(FLAGS_title);
   if (absl::Status s = ResolveOutputs(&c); !s.ok()) return s;
   return c;
+}
+
+// A log too small to split (a header and no rows, say), naming the file.
+absl::Status CheckLogSize(const std::string& path, const ImpressionLog& log) {
+  if (log.size() >= kMinLogInstances) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      path, ": ", log.size(), " impressions", log.size() == 0 ? " (a header and no rows?)" : "",
+      "; the evaluation splits the log 80/10/10 and needs at least ", kMinLogInstances));
 }
 
 absl::StatusOr<ImpressionLog> LoadInput(const MainCommand& c, std::string* title,
@@ -371,6 +386,7 @@ absl::StatusOr<ImpressionLog> LoadInput(const MainCommand& c, std::string* title
   }
   ImpressionLog log;
   if (absl::Status s = ReadImpressionLog(c.log_path, c.reader, &log); !s.ok()) return s;
+  if (absl::Status s = CheckLogSize(c.log_path, log); !s.ok()) return s;
   *title = c.log_path;
   if (timestamps != nullptr && !c.time_col.empty()) {
     absl::StatusOr<std::vector<int64_t>> times = ReadTimeColumn(c.log_path, c.time_col, c.reader);
@@ -570,6 +586,7 @@ absl::StatusOr<VerdictCommand> VerdictCommandFromFlags() {
 absl::Status RunVerdictCommand(const VerdictCommand& c, int* exit_code) {
   ImpressionLog log;
   if (absl::Status s = ReadImpressionLog(c.input, c.reader, &log); !s.ok()) return s;
+  if (absl::Status s = CheckLogSize(c.input, log); !s.ok()) return s;
   std::vector<int64_t> timestamps;
   std::string mode = "random split (no --time-col)";
   if (!c.time_col.empty()) {

@@ -130,6 +130,10 @@ TEST(EvalCliTest, UnreachableAlphaIsReportedNotFatal) {
   EXPECT_NE(md.find("| uniform |"), std::string::npos) << md;
   EXPECT_NE(md.find("Not run"), std::string::npos) << md;
   EXPECT_NE(md.find("unreachable"), std::string::npos) << md;
+  // The pipeline's advice in graphsieve-eval's terms: eval picks the rule by method name and
+  // has no --rate-rule flag.
+  EXPECT_NE(md.find("(--methods=maec-mix)"), std::string::npos) << md;
+  EXPECT_EQ(md.find("--rate-rule"), std::string::npos) << md;
 }
 #endif
 
@@ -161,6 +165,26 @@ TEST(EvalCliTest, BadInputsFailWithMessagesNamingThem) {
   std::ofstream(dir + "/u.data") << "1\t2\t5\t0\n1\tx\t3\t0\n";
   EXPECT_EQ(RunEval("--movielens=" + dir, dir, &err), 1);
   EXPECT_NE(err.find("u.data:2"), std::string::npos) << err;
+}
+
+// A log without rows, and --pilot=column without the flag that names the column: messages
+// that say which file and which flag.
+TEST(EvalCliTest, MessagesNameTheFileAndTheFlag) {
+  const std::string dir = NewTempDir("eval-cli");
+  std::ofstream(dir + "/header-only.csv") << "user_id,item_id,label\n";
+  std::string out;
+  EXPECT_EQ(RunEvalAll("--log=" + dir + "/header-only.csv", dir, &out), 1) << out;
+  EXPECT_NE(out.find("header-only.csv: 0 impressions (a header and no rows?)"), std::string::npos)
+      << out;
+  EXPECT_EQ(RunEvalAll("verdict --input=" + dir + "/header-only.csv", dir, &out), 1) << out;
+  EXPECT_NE(out.find("header-only.csv: 0 impressions"), std::string::npos) << out;
+
+  const std::string log_path = dir + "/log.csv";  // has a pilot_score column
+  ASSERT_TRUE(testing::WriteCsv(testing::SyntheticLog(40, 30, 2), log_path));
+  EXPECT_EQ(RunEvalAll("--log=" + log_path + " --pilot=column --methods=uniform,opt", dir, &out), 2)
+      << out;
+  EXPECT_NE(out.find("--pilot=column reads the column named by --pilot-col"), std::string::npos)
+      << out;
 }
 
 // --help is an answer, not an error; every flag problem is a usage error (exit 2) named in

@@ -82,7 +82,8 @@ ABSL_FLAG(std::string, resistance, "auto",
           "Effective resistance: auto | exact (dense) | sketch (random projection) | one-sided "
           "(exact, solves on the smaller side).");
 ABSL_FLAG(int32_t, sketch_dim, 64,
-          "Sketch dimension k (random projections; also the per-node rows kept for unseen pairs).");
+          "Sketch dimension k, in [1, 4096] (random projections; also the per-node rows kept for "
+          "unseen pairs).");
 ABSL_FLAG(bool, unseen_control_variate, true,
           "Store control-variate node rows for unseen pairs (sketch_dim + 2 floats, docs/METHOD.md "
           "\"Unseen pairs\"); false = the plain sketch rows (for measurement).");

@@ -60,6 +60,10 @@
 
 namespace graphsieve {
 
+// The largest --sketch_dim a build accepts (the snapshot stores a row of
+// about that many floats per node).
+inline constexpr int kMaxSketchDim = 4096;
+
 struct BuildOptions {
   std::vector<std::string> inputs;  // log files, read in order and concatenated
   LogReaderOptions reader;          // columns, label rule, delimiter, id mode, bad rows

@@ -35,13 +35,16 @@ absl::Status BuildOptions::Validate() const {
   for (const std::string& f : inputs) {
     if (f.empty()) return bad("--input: empty file name in the list");
   }
+  // What the snapshot stores: one row of about sketch_dim floats per node, so
+  // the build's range is narrower than the method's (checked first, so that
+  // both ends of it are reported as one range).
+  if (pipeline.sketch_dim < 1 || pipeline.sketch_dim > kMaxSketchDim) {
+    return bad(absl::StrCat("--sketch_dim must be in [1, ", kMaxSketchDim, "], got ",
+                            pipeline.sketch_dim));
+  }
   // The method's options are checked once, by PipelineOptions::Validate;
   // its field names are the flags' names.
   if (absl::Status s = pipeline.Validate(); !s.ok()) return bad(absl::StrCat("--", s.message()));
-  // What the snapshot stores: one sketch row of sketch_dim floats per node.
-  if (pipeline.sketch_dim > 4096) {
-    return bad(absl::StrCat("--sketch_dim must be in [1, 4096], got ", pipeline.sketch_dim));
-  }
   const PipelineOptions& p = pipeline;
   // Checked whatever the rate rule (an unused NaN is still a typo to report).
   for (auto [name, value] : {std::pair{"--floor", p.floor}, {"--product_floor", p.product_floor}}) {

@@ -253,6 +253,8 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--table-format=lsm"}, 2, "--table_format"},
       {{"--id-mode=hex"}, 2, "--id-mode"},
       {{"--label-rule=watch_ratio >>> 3"}, 2, "--label-rule"},
+      {{"--sketch_dim=0"}, 2, "--sketch_dim must be in [1, 4096], got 0"},
+      {{"--sketch_dim=5000"}, 2, "--sketch_dim must be in [1, 4096], got 5000"},
       {{"--pilot-col=clicked"}, 2, "--label-col=clicked and --pilot-col=clicked"},
       {{"--user-col=clicked"}, 2, "--user-col=clicked and --label-col=clicked"},
       {{"--user-col=customer"}, 1, "customer"},

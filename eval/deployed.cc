@@ -1,7 +1,12 @@
 #include "eval/deployed.h"
 
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <utility>
 
@@ -20,7 +25,20 @@ namespace {
 constexpr uint64_t kPeriodStream = 0x70657264ULL;  // "perd"
 constexpr uint64_t kChunkStream = 0x6368756eULL;   // "chun"
 
+// Whether `dir` is a writable directory in memory (tmpfs).
+bool IsWritableTmpfs(const char* dir) {
+  struct statfs fs;
+  return ::statfs(dir, &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::access(dir, W_OK | X_OK) == 0;
+}
+
 }  // namespace
+
+std::string SnapshotWorkBase(const std::string& work_dir) {
+  if (!work_dir.empty()) return work_dir;
+  const char* tmp = std::getenv("TMPDIR");
+  if (tmp != nullptr && *tmp != '\0') return tmp;
+  return IsWritableTmpfs("/dev/shm") ? "/dev/shm" : "/tmp";
+}
 
 absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "w");

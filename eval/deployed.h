@@ -77,6 +77,14 @@ absl::StatusOr<std::vector<uint32_t>> AssignChunks(const ImpressionLog& log,
                                                    absl::Span<const size_t> later,
                                                    int64_t refresh_every, uint64_t seed);
 
+// The directory the deployed mode makes its snapshot directories under:
+// `work_dir` when given, else $TMPDIR, else /dev/shm when it is a writable
+// tmpfs, else /tmp. The snapshots are thrown away after use, so nothing is
+// gained by the fsyncs a publish makes on a disk: on one, a refresh replay (a
+// delta published per chunk) spent most of its wall time waiting for them
+// (docs/FRESHNESS.md "Cost").
+std::string SnapshotWorkBase(const std::string& work_dir);
+
 // Writes `log` as CSV (user_id,item_id,label[,pilot_score]) to `path`, the
 // builder's input format.
 absl::Status WriteLogCsv(const ImpressionLog& log, const std::string& path);

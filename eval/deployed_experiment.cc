@@ -2,14 +2,10 @@
 // per seed, the earlier period is the builder's input and the later period
 // is split 80/10/10; per configuration a real snapshot of the earlier period
 // rates the later training pairs as the server would (deployed.h).
-#include <linux/magic.h>
 #include <stdlib.h>
-#include <sys/statfs.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -26,27 +22,10 @@
 namespace graphsieve::eval::internal {
 namespace {
 
-// Whether `dir` is a writable directory in memory (tmpfs).
-bool IsWritableTmpfs(const char* dir) {
-  struct statfs fs;
-  return ::statfs(dir, &fs) == 0 && fs.f_type == TMPFS_MAGIC && ::access(dir, W_OK | X_OK) == 0;
-}
-
-// A fresh directory under o.work_dir (or $TMPDIR, or /dev/shm when it is a
-// writable tmpfs, or /tmp). The snapshots built there are thrown away after
-// use, so nothing is gained by the fsyncs a publish makes on a disk: on one,
-// a refresh replay (a delta published per chunk) spent most of its wall time
-// waiting for them (docs/FRESHNESS.md "Cost").
+// A fresh directory under SnapshotWorkBase(o.work_dir) (deployed.h); the
+// caller removes it.
 absl::StatusOr<std::string> MakeWorkDir(const ExperimentOptions& o) {
-  std::string base = o.work_dir;
-  if (base.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    if (tmp != nullptr && *tmp != '\0') {
-      base = tmp;
-    } else {
-      base = IsWritableTmpfs("/dev/shm") ? "/dev/shm" : "/tmp";
-    }
-  }
+  const std::string base = SnapshotWorkBase(o.work_dir);
   std::string templ = absl::StrCat(base, "/graphsieve-eval-XXXXXX");
   if (::mkdtemp(templ.data()) == nullptr) {
     const int err = errno;

@@ -4,13 +4,19 @@
 // each requested method, keeps positives and samples negatives, trains target
 // CTR models with the log-odds correction and reports test AUC, log-loss and
 // NDCG@k (mean ± std over seeds) next to `full` (no sampling) and `uniform`.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -26,9 +32,11 @@
 #include "core/cli/log_flags.h"
 #include "core/io/output_file.h"
 #include "eval/command_line.h"
+#include "eval/deployed.h"
 #include "eval/experiment.h"
 #include "eval/movielens.h"
 #include "eval/report.h"
+#include "eval/run_dir.h"
 #include "eval/unbiased.h"
 #include "eval/verdict.h"
 #include "graphsieve/version.h"
@@ -143,8 +151,9 @@ ABSL_FLAG(std::string, default_policy, "node-mean",
           "through the snapshot's rule, fitted to alpha at build time) | a fixed rate in (0, 1].");
 ABSL_FLAG(std::string, work_dir, "",
           "deployed: build snapshots under this directory (default $TMPDIR, else /dev/shm "
-          "when it is a writable tmpfs, else /tmp); each is removed after use. A refresh "
-          "replay publishes a delta per chunk: on a disk it mostly waits for fsync.");
+          "when it is a writable tmpfs, else /tmp), in a directory graphsieve-eval-XXXXXX of "
+          "the run that is removed however the run ends (an interrupt, SIGTERM, a kill). A "
+          "refresh replay publishes a delta per chunk: on a disk it mostly waits for fsync.");
 ABSL_FLAG(std::string, test, "",
           "Unbiased test: a file of randomly exposed impressions of the log's users and items "
           "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "
@@ -275,6 +284,22 @@ absl::StatusOr<ExperimentOptions> OptionsFromFlags() {
   return o;
 }
 
+// --work_dir, when given, must be a directory the deployed mode can make its
+// snapshot directories in: checked at start-up, not at the first snapshot.
+absl::Status CheckWorkDir(const std::string& dir) {
+  struct stat st;
+  if (dir.empty()) return absl::OkStatus();
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--work_dir '", dir, "' is not an existing directory"));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--work_dir '", dir, "': cannot write in it: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
 // What the main command was asked to do, from the flags, checked before any work.
 struct MainCommand {
   ExperimentOptions options;
@@ -362,6 +387,9 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
             ? "--pilot=column: --movielens has no pilot score column; use --pilot=lr, fm or mlp"
             : "--pilot=column reads the column named by --pilot-col (graphsieve-gen --pilot "
               "writes 'pilot_score'): give --pilot-col");
+  }
+  if (c.options.mode == EvalMode::kDeployed) {
+    if (absl::Status s = CheckWorkDir(c.options.work_dir); !s.ok()) return s;
   }
   c.test_path = absl::GetFlag(FLAGS_test);
   c.title = absl::GetFlag(FLAGS_title);
@@ -571,6 +599,9 @@ absl::StatusOr<VerdictCommand> VerdictCommandFromFlags() {
   if (!r.ok()) return r.status();
   c.reader = *r;
   c.time_col = absl::GetFlag(FLAGS_time_col);
+  if (!c.time_col.empty()) {
+    if (absl::Status s = CheckWorkDir(options->work_dir); !s.ok()) return s;
+  }
   VerdictOptions& v = c.verdict;
   v.model = ModelKindName(options->models.front());
   v.experiment = *std::move(options);
@@ -622,9 +653,29 @@ absl::Status RunVerdictCommand(const VerdictCommand& c, int* exit_code) {
 }  // namespace
 }  // namespace graphsieve::eval
 
-int main(int argc, char** argv) {
-  using graphsieve::eval::kExitError;
-  using graphsieve::eval::kExitUsage;
+namespace graphsieve::eval {
+namespace {
+
+// A directory removed (with everything in it) when the object goes.
+struct RemovedAtEnd {
+  std::string path;
+  ~RemovedAtEnd() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+// The deployed mode builds its snapshots in a directory of this run that a
+// parent process removes however the run ends (eval/run_dir.h): `work_dir`
+// becomes that directory. Called before any thread starts; returns in the child.
+absl::Status GuardSnapshots(std::string* work_dir, RemovedAtEnd* at_end) {
+  absl::StatusOr<RunDir> run = MakeGuardedRunDir(SnapshotWorkBase(*work_dir));
+  if (!run.ok()) return run.status();
+  *work_dir = at_end->path = run->path;
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
   const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
   if (verdict) {
     graphsieve::ConfigureFlagUsage(
@@ -667,32 +718,48 @@ int main(int argc, char** argv) {
     if (code == kExitUsage) std::fprintf(stderr, "(see %s --help)\n", name);
     return code;
   };
-  graphsieve::eval::CommandLine outcome;
+  CommandLine outcome;
   std::vector<std::string> rest;
-  if (absl::Status s = graphsieve::eval::ParseEvalCommandLine(argc, argv, &outcome, &rest);
-      !s.ok()) {
+  if (absl::Status s = ParseEvalCommandLine(argc, argv, &outcome, &rest); !s.ok()) {
     return fail(s, kExitUsage);
   }
-  if (outcome == graphsieve::eval::CommandLine::kUsageOut) return 0;
+  if (outcome == CommandLine::kUsageOut) return 0;
   if (rest.size() > (verdict ? 2u : 1u)) {
     return fail(absl::InvalidArgumentError(absl::StrCat(
                     "unexpected argument '", rest[verdict ? 2 : 1], "' (flags are --name=value)")),
                 kExitUsage);
   }
   if (verdict) {
-    absl::StatusOr<graphsieve::eval::VerdictCommand> command =
-        graphsieve::eval::VerdictCommandFromFlags();
+    absl::StatusOr<VerdictCommand> command = VerdictCommandFromFlags();
     if (!command.ok()) return fail(command.status(), kExitUsage);
+    RemovedAtEnd run_dir;
+    if (!command->time_col.empty()) {
+      if (absl::Status s = GuardSnapshots(&command->verdict.experiment.work_dir, &run_dir);
+          !s.ok()) {
+        return fail(s, kExitError);
+      }
+    }
     int exit_code = kExitError;
-    const absl::Status status = graphsieve::eval::RunVerdictCommand(*command, &exit_code);
+    const absl::Status status = RunVerdictCommand(*command, &exit_code);
     if (!status.ok()) return fail(status, kExitError);
     return exit_code;
   }
-  absl::StatusOr<graphsieve::eval::MainCommand> command = graphsieve::eval::MainCommandFromFlags();
+  absl::StatusOr<MainCommand> command = MainCommandFromFlags();
   if (!command.ok()) return fail(command.status(), kExitUsage);
+  RemovedAtEnd run_dir;
+  if (command->options.mode == EvalMode::kDeployed) {
+    if (absl::Status s = GuardSnapshots(&command->options.work_dir, &run_dir); !s.ok()) {
+      return fail(s, kExitError);
+    }
+  }
   std::vector<std::string> args(argv, argv + argc);
   args[0] = "graphsieve-eval";
-  const absl::Status status = graphsieve::eval::RunMainCommand(*command, absl::StrJoin(args, " "));
+  const absl::Status status = RunMainCommand(*command, absl::StrJoin(args, " "));
   if (!status.ok()) return fail(status, kExitError);
   return 0;
 }
+
+}  // namespace
+}  // namespace graphsieve::eval
+
+int main(int argc, char** argv) { return graphsieve::eval::Main(argc, argv); }

@@ -29,9 +29,14 @@ const char* MethodName(Method m);
 // The pilot-based methods (opt, max, mean, product).
 bool NeedsPilot(Method m);
 
+// The smallest α accepted. Rates are float32 and the build's negative-mean
+// gate allows |mean − α| ≤ 1e-6: below this the gate could not tell a right
+// fit from a wrong one, and far below it the rates underflow to 0.
+inline constexpr double kMinAlpha = 1e-6;
+
 struct PipelineOptions {
   Method method = Method::kMaec;
-  double alpha = 0.2;  // target mean rate over negative instances
+  double alpha = 0.2;  // target mean rate over negative instances, in [kMinAlpha, 1]
   // How a score becomes a rate (rates.h, docs/METHOD.md "Rate rules"):
   //   kFloor    π = min(max(ρs, ϱ), 1); α can be unreachable (the error says so)
   //   kMixture  π = min(1, ρ(s/h̄ + κ)); every α ∈ (0, 1] is reachable

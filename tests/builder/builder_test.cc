@@ -241,6 +241,7 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
   const std::vector<BadFlagCase> cases = {
       {{"--alpha=0"}, 2, "--alpha"},
       {{"--alpha=-0.5"}, 2, "--alpha"},
+      {{"--alpha=1e-300"}, 2, "--alpha must be in [1e-6, 1], got 1e-300"},
       {{"--alpha=0.1", "--floor=0.1", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=-0.01", "--rate-rule=floor"}, 2, "--floor"},

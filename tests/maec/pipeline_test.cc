@@ -129,6 +129,12 @@ TEST(Pipeline, OptionsAreValidated) {
   o = PipelineOptions();
   o.gamma = 1.0;
   EXPECT_THAT(std::string(o.Validate().message()), ::testing::HasSubstr("gamma"));
+  // Below kMinAlpha the rates underflow or the negative-mean gate cannot check them.
+  o = PipelineOptions();
+  o.alpha = 1e-300;
+  EXPECT_EQ(std::string(o.Validate().message()), "alpha must be in [1e-6, 1], got 1e-300");
+  o.alpha = kMinAlpha;
+  EXPECT_TRUE(o.Validate().ok());
   EXPECT_FALSE(ParseMethod("maecx").ok());
   EXPECT_EQ(*ParseResistanceMethod("one-sided"), ResistanceMethod::kOneSided);
   EXPECT_STREQ(ResistanceMethodName(*ParseResistanceMethod("sketch")), "sketch");

@@ -247,6 +247,16 @@ TEST(EvalCliTest, FlagRangesAreCheckedBeforeAnyWork) {
   std::string out;
   EXPECT_EQ(RunEvalAll("--movielens=" + dir + " --movielens_min_rating=9", dir, &out), 2) << out;
   EXPECT_NE(out.find("--movielens_min_rating must be in [1, 5]"), std::string::npos) << out;
+  // The deployed mode's --work_dir: checked before the log is read, not at the first snapshot.
+  EXPECT_EQ(RunEvalAll(run + "--models=lr --methods=uniform,maec-mix --mode=deployed --work_dir=" +
+                           dir + "/nowhere",
+                       dir, &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--work_dir '" + dir + "/nowhere' is not an existing directory"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("auc="), std::string::npos) << out;
 }
 
 // An output that cannot be written is refused before anything is read or trained (it used to

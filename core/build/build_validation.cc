@@ -1,17 +1,87 @@
 // What the build job checks: its options (messages name the command-line
 // flag) and, after the pipeline, the validation gates before anything is
 // exported or published (docs/DESIGN.md §3).
-#include <cmath>
-#include <string>
+#include <sys/stat.h>
 
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "core/build/build_job.h"
 #include "core/build/build_stage.h"
 #include "core/build/build_stages.h"
 #include "core/build/export_csv.h"
+#include "core/io/byte_source.h"
 
 namespace graphsieve {
+namespace {
+
+// The column names of `path`'s header (its first line), or empty when it is
+// not a regular file (standard input, a pipe: never consumed here) or cannot
+// be read.
+std::vector<std::string> HeaderColumns(const std::string& path, char delimiter) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  absl::StatusOr<std::unique_ptr<ByteSource>> in = ByteSource::Open(path);
+  if (!in.ok()) return {};
+  std::string head;
+  char buf[4096];
+  while (head.find('\n') == std::string::npos && head.size() < (64u << 10)) {
+    absl::StatusOr<size_t> n = (*in)->Read(buf, sizeof buf);
+    if (!n.ok()) return {};
+    if (*n == 0) break;
+    head.append(buf, *n);
+  }
+  head = head.substr(0, head.find('\n'));
+  if (delimiter == '\0') {  // as the reader detects it
+    for (char d : {'\t', ',', '|', ';'}) {
+      if (head.find(d) != std::string::npos) {
+        delimiter = d;
+        break;
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (absl::string_view name : absl::StrSplit(head, delimiter)) {
+    names.emplace_back(absl::StripAsciiWhitespace(name));
+  }
+  return names;
+}
+
+// Why --method needs --pilot_col, and what to pass: a column of the first
+// input's header that looks like a pilot score (its name says pilot, or
+// score), when there is one.
+std::string MissingPilotMessage(const BuildOptions& o) {
+  const LogReaderOptions& r = o.reader;
+  const std::vector<std::string> names =
+      !r.column_names.empty() ? r.column_names : HeaderColumns(o.inputs.front(), r.delimiter);
+  std::string guess;
+  for (const char* word : {"pilot", "score"}) {
+    for (const std::string& name : names) {
+      if (name == r.user_column || name == r.item_column || name == r.label.column) continue;
+      if (guess.empty() && absl::StrContains(absl::AsciiStrToLower(name), word)) guess = name;
+    }
+  }
+  const std::string head = absl::StrCat("--method=", MethodName(o.pipeline.method),
+                                        " rates from a pilot model's score per row, but no "
+                                        "--pilot_col was given; pass --pilot_col=");
+  if (!guess.empty()) {
+    return absl::StrCat(head, guess, " (a column of ", o.inputs.front(), ")");
+  }
+  return absl::StrCat(head,
+                      "COLUMN naming the log's pilot score column (values in [0, 1]), or "
+                      "use --method=maec, which needs none");
+}
+
+}  // namespace
+
 namespace build_internal {
 
 // Stages 4 and 5: the validation gates, then the optional per-pair CSV.
@@ -45,6 +115,9 @@ absl::Status BuildOptions::Validate() const {
   // The method's options are checked once, by PipelineOptions::Validate;
   // its field names are the flags' names.
   if (absl::Status s = pipeline.Validate(); !s.ok()) return bad(absl::StrCat("--", s.message()));
+  if (NeedsPilot(pipeline.method) && reader.pilot_column.empty()) {
+    return bad(MissingPilotMessage(*this));
+  }
   const PipelineOptions& p = pipeline;
   // Checked whatever the rate rule (an unused NaN is still a typo to report).
   for (auto [name, value] : {std::pair{"--floor", p.floor}, {"--product_floor", p.product_floor}}) {

@@ -78,8 +78,11 @@ absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond,
                          const PipelineOptions& o) {
   if (absl::Status s = o.Validate(); !s.ok()) return s;
   if (NeedsPilot(o.method) && pairs.pilot_mean.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "method '", MethodName(o.method), "' needs a pilot score column; the log has none"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("method '", MethodName(o.method),
+                     "' needs a pilot score per pair, and this pair table has none: read the "
+                     "log with its pilot score column (LogReaderOptions::pilot_column; "
+                     "graphsieve-build --pilot_col)"));
   }
   if (cond.geff.size() != pairs.num_pairs()) {
     return absl::InvalidArgumentError("conductance was computed for a different pair table");

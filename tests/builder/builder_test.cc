@@ -371,6 +371,35 @@ TEST_F(BuilderBinaryTest, SummarySaysWhichBadRowsWereSkipped) {
   EXPECT_EQ(j["bad_row_examples"].size(), 2u) << r.out;
 }
 
+// A pilot-based --method without --pilot-col is refused up front (exit 2),
+// naming the flag to pass and, when the log's header has a column that looks
+// like a pilot score, that column.
+TEST_F(BuilderBinaryTest, PilotMethodWithoutPilotColumnSaysWhichColumnToPass) {
+  const std::string with = dir_.path() + "/with_pilot.csv";
+  std::ofstream(with) << "user_id,item_id,clicked,pilot_score\nu1,1,0,0.5\nu1,2,1,0.7\n";
+  auto r = RunBuildBinary(
+      {"--input=" + with, "--label-col=clicked", "--method=opt", "--dry-run", "--quiet"},
+      dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "--method=opt rates from a pilot model's score per row, "
+                                "but no --pilot_col was given; pass "
+                                "--pilot_col=pilot_score (a column of " +
+                                    with + ")"))
+      << r.err;
+  r = RunBuildBinary({"--input=" + log_, "--label-col=clicked", "--method=max", "--dry-run"},
+                     dir_.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err,
+                                "pass --pilot_col=COLUMN naming the log's pilot score "
+                                "column"))
+      << r.err;
+  r = RunBuildBinary({"--input=" + with, "--label-col=clicked", "--method=opt",
+                      "--pilot-col=pilot_score", "--dry-run", "--quiet", "--sketch_dim=8"},
+                     dir_.path());
+  EXPECT_FALSE(absl::StrContains(r.err, "no --pilot_col")) << r.err;  // given: no refusal
+}
+
 // The floor rule's floor may be 0 (allowed: [0, --alpha)): pairs scoring 0
 // then get rate 0 in the fit, clipped into (0, 1] by the pipeline.
 TEST_F(BuilderBinaryTest, FloorZeroBuildsAndPublishes) {

@@ -17,6 +17,12 @@ absl::StatusOr<OutputFile> OutputFile::Resolve(const std::string& path, absl::st
   namespace fs = std::filesystem;
   if (path.empty()) return absl::InvalidArgumentError(absl::StrCat(flag, ": the path is empty"));
   std::error_code ec;
+  struct stat st;
+  // An existing FIFO, device or socket, through links or not (/dev/stdout on
+  // a pipe links to "pipe:[N]", no name to write beside): written in place.
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    return OutputFile(path, path);
+  }
   // A symbolic link (a chain of them) leads to the file it names, existing or not.
   fs::path target = path;
   for (int hops = 0; fs::is_symlink(fs::symlink_status(target, ec)); ++hops) {
@@ -31,7 +37,6 @@ absl::StatusOr<OutputFile> OutputFile::Resolve(const std::string& path, absl::st
     }
     target = next.is_absolute() ? next : target.parent_path() / next;
   }
-  struct stat st;
   if (::stat(target.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
       return absl::InvalidArgumentError(

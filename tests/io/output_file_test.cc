@@ -81,6 +81,18 @@ TEST(OutputFile, AFifoOrADeviceIsWrittenInPlace) {
   absl::StatusOr<OutputFile> null = OutputFile::Resolve("/dev/null", "--output");
   ASSERT_TRUE(null.ok()) << null.status();
   EXPECT_TRUE(null->in_place());
+
+  // A link to a pipe's descriptor, as /dev/stdout is when stdout is a pipe:
+  // its target "pipe:[N]" is no path, the link itself is written.
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string via_proc = "/proc/self/fd/" + std::to_string(fds[1]);
+  absl::StatusOr<OutputFile> piped = OutputFile::Resolve(via_proc, "--output_md");
+  ::close(fds[0]);
+  ::close(fds[1]);
+  ASSERT_TRUE(piped.ok()) << piped.status();
+  EXPECT_TRUE(piped->in_place());
+  EXPECT_EQ(piped->write_path(), via_proc);
 }
 
 TEST(OutputFile, ADirectoryOrAMissingParentIsRefusedNamingTheFlag) {

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/io/field_parser.h"
 
 namespace graphsieve {
 namespace {
@@ -65,7 +66,8 @@ absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
       return absl::InvalidArgumentError(
           absl::StrCat(s->path_, ":1: header: ", s->splitter_->error()));
     }
-    for (size_t i = 0; i < n; ++i) s->columns_.emplace_back(names[i]);
+    // Names and fields are trimmed of spaces as graphsieve-build trims them.
+    for (size_t i = 0; i < n; ++i) s->columns_.emplace_back(io_internal::TrimField(names[i]));
   } else {
     s->columns_ = options.column_names;
     s->pending_ = std::string(first);
@@ -115,6 +117,7 @@ absl::StatusOr<bool> DelimitedStream::Next() {
         absl::StrCat(Where(), "expected ", columns_.size(), " fields, found ", n));
   }
   fields_.resize(n);
+  for (std::string_view& field : fields_) field = io_internal::TrimField(field);
   return true;
 }
 

@@ -37,7 +37,8 @@ class DelimitedStream {
 
   // Next data row: true with fields()/line() set, false at the end. Blank lines
   // are skipped. A row with fewer fields than the header is INVALID_ARGUMENT
-  // "<file>:<line>: ...".
+  // "<file>:<line>: ...". Fields (and header names) are trimmed of spaces as
+  // graphsieve-build trims them, so " 0" is the id 0; line() is the row as read.
   absl::StatusOr<bool> Next();
 
   const std::vector<std::string_view>& fields() const { return fields_; }

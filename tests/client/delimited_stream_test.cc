@@ -6,6 +6,7 @@
 
 #include "absl/flags/flag.h"
 #include "client/cli/flags.h"
+#include "core/io/ids.h"
 #include "gtest/gtest.h"
 #include "tests/temp_dir.h"
 
@@ -69,6 +70,30 @@ TEST(DelimitedStream, ErrorsNameTheFileLineAndColumn) {
   auto empty = DelimitedStream::Open(WriteTemp("empty.csv", ""), LogReaderOptions());
   ASSERT_FALSE(empty.ok());
   EXPECT_NE(empty.status().message().find("empty"), std::string::npos);
+}
+
+// graphsieve-build trims spaces around header names and fields; the stream
+// trims them the same way, so " 0" is the id 0, not the text " 0" hashed.
+TEST(DelimitedStream, SpacesAroundFieldsAreTrimmedAsTheBuilderDoes) {
+  auto plain = DelimitedStream::Open(WriteTemp("plain.csv", "user_id,item_id,label\n0,19,1\n"),
+                                     LogReaderOptions());
+  auto spaced = DelimitedStream::Open(
+      WriteTemp("spaced.csv", "user_id, item_id , label\n 0, 19 ,1 \n"), LogReaderOptions());
+  ASSERT_TRUE(plain.ok() && spaced.ok());
+  for (const char* name : {"user_id", "item_id", "label"}) {
+    auto a = (*plain)->Column(name, "--flag");
+    auto b = (*spaced)->Column(name, "--flag");
+    ASSERT_TRUE(a.ok() && b.ok()) << name << ": " << b.status();
+    EXPECT_EQ(*a, *b);
+  }
+  ASSERT_TRUE(*(*plain)->Next());
+  ASSERT_TRUE(*(*spaced)->Next());
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ((*plain)->fields()[i], (*spaced)->fields()[i]) << i;
+    EXPECT_EQ(*ParseId((*plain)->fields()[i], IdMode::kAuto),
+              *ParseId((*spaced)->fields()[i], IdMode::kAuto));
+  }
+  EXPECT_EQ(*ParseId((*spaced)->fields()[0], IdMode::kAuto), 0u);
 }
 
 TEST(EvaluateLabel, BinaryAndThresholdRules) {

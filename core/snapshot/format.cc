@@ -148,32 +148,32 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   UnseenModel m;
   try {
     m.method = IntegerField<int>(j, "method");
-    m.alpha = j.at("alpha").get<double>();
-    m.floor = j.at("floor").get<double>();
-    m.rho = j.at("rho").get<double>();
-    m.gamma = j.at("gamma").get<double>();
-    m.geff_min = j.at("geff_min").get<double>();
-    m.geff_max = j.at("geff_max").get<double>();
-    m.uncertainty_propagation = j.at("uncertainty_propagation").get<bool>();
-    m.score_propagation = j.at("score_propagation").get<bool>();
-    m.symmetric_normalisation = j.at("symmetric_normalisation").get<bool>();
+    m.alpha = NumberField(j, "alpha");
+    m.floor = NumberField(j, "floor");
+    m.rho = NumberField(j, "rho");
+    m.gamma = NumberField(j, "gamma");
+    m.geff_min = NumberField(j, "geff_min");
+    m.geff_max = NumberField(j, "geff_max");
+    m.uncertainty_propagation = BoolField(j, "uncertainty_propagation");
+    m.score_propagation = BoolField(j, "score_propagation");
+    m.symmetric_normalisation = BoolField(j, "symmetric_normalisation");
     m.sketch_dim = IntegerField<int>(j, "sketch_dim");
     // Added with the mixture rate rule; snapshots written before it used the
     // floor rule, which these defaults describe.
     m.rate_rule = j.contains("rate_rule") ? IntegerField<int>(j, "rate_rule") : 0;
-    m.kappa = j.value("kappa", 0.0);
-    m.score_mean = j.value("score_mean", 0.0);
-    m.score_power = j.value("score_power", 1.0);        // added later; 1 = the score itself
-    m.exposure_power = j.value("exposure_power", 0.0);  // added later; 0 = no discount
+    m.kappa = NumberFieldOr(j, "kappa", 0.0);
+    m.score_mean = NumberFieldOr(j, "score_mean", 0.0);
+    m.score_power = NumberFieldOr(j, "score_power", 1.0);        // added later; 1 = the score
+    m.exposure_power = NumberFieldOr(j, "exposure_power", 0.0);  // added later; 0 = no discount
     // Format 3: the positive-rate DEFAULT fit; absent = not fitted.
-    m.default_prior = j.value("default_prior", 0.0);
-    m.default_smoothing = j.value("default_smoothing", 0.0);
-    m.default_user_rho = j.value("default_user_rho", 0.0);
-    m.default_user_mean = j.value("default_user_mean", 0.0);
-    m.default_item_rho = j.value("default_item_rho", 0.0);
-    m.default_item_mean = j.value("default_item_mean", 0.0);
+    m.default_prior = NumberFieldOr(j, "default_prior", 0.0);
+    m.default_smoothing = NumberFieldOr(j, "default_smoothing", 0.0);
+    m.default_user_rho = NumberFieldOr(j, "default_user_rho", 0.0);
+    m.default_user_mean = NumberFieldOr(j, "default_user_mean", 0.0);
+    m.default_item_rho = NumberFieldOr(j, "default_item_rho", 0.0);
+    m.default_item_mean = NumberFieldOr(j, "default_item_mean", 0.0);
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat("meta/unseen_model: ", e.what()));
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: ", JsonErrorText(e)));
   }
   if (m.method < 0 || m.method > UnseenModel::kMaxMethod) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: method ", m.method));

@@ -164,6 +164,7 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
   ParsedManifest out;
   ManifestSummary& s = out.summary;
   std::string format_name;
+  std::string in;  // the object being read, for errors: "parameters", "files[3]", ...
   try {
     int format_version = IntegerField<int>(j, "format_version");
     if (format_version < kOldestReadableFormatVersion || format_version > kFormatVersion) {
@@ -171,35 +172,42 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
           absl::StrCat(source, ": format_version ", format_version, ", this reader reads ",
                        kOldestReadableFormatVersion, " to ", kFormatVersion));
     }
-    s.version = j.at("version").get<std::string>();
-    s.created_at = j.at("created_at").get<std::string>();
-    const json& p = j.at("parameters");
-    s.method = p.at("method").get<std::string>();
-    s.resistance = p.at("resistance").get<std::string>();
-    s.alpha = p.at("alpha").get<double>();
-    s.floor = p.at("floor").get<double>();
-    s.gamma = p.at("gamma").get<double>();
+    s.version = StringField(j, "version");
+    s.created_at = StringField(j, "created_at");
+    const json& p = ObjectField(j, "parameters");
+    in = "parameters";
+    s.method = StringField(p, "method");
+    s.resistance = StringField(p, "resistance");
+    s.alpha = NumberField(p, "alpha");
+    s.floor = NumberField(p, "floor");
+    s.gamma = NumberField(p, "gamma");
     s.sketch_dim = IntegerField<int>(p, "sketch_dim");
     s.seed = IntegerField<uint64_t>(p, "seed");
-    const json& c = j.at("counts");
+    in.clear();
+    const json& c = ObjectField(j, "counts");
+    in = "counts";
     s.instances = IntegerField<uint64_t>(c, "instances");
     s.pairs = IntegerField<uint64_t>(c, "pairs");
     s.positive_pairs = IntegerField<uint64_t>(c, "positive_pairs");
     s.users = IntegerField<uint64_t>(c, "users");
     s.items = IntegerField<uint64_t>(c, "items");
     s.components = IntegerField<uint64_t>(c, "components");
-    s.achieved_negative_mean_rate = j.at("achieved_negative_mean_rate").get<double>();
-    s.input_digest = j.at("input_digest").get<std::string>();
-    format_name = j.at("storage").at("pairs_table_format").get<std::string>();
+    in.clear();
+    s.achieved_negative_mean_rate = NumberField(j, "achieved_negative_mean_rate");
+    s.input_digest = StringField(j, "input_digest");
+    const json& storage = ObjectField(j, "storage");
+    in = "storage";
+    format_name = StringField(storage, "pairs_table_format");
     s.pairs_table_format = format_name;
-    s.db_bytes = IntegerField<uint64_t>(j.at("storage"), "db_bytes");
+    s.db_bytes = IntegerField<uint64_t>(storage, "db_bytes");
     // Optional (absent in versions written before them).
-    if (j.at("storage").contains("serving_index")) {
-      const json& x = j.at("storage").at("serving_index");
-      out.index_path = x.at("path").get<std::string>();
+    if (storage.contains("serving_index")) {
+      const json& x = ObjectField(storage, "serving_index");
+      in = "storage.serving_index";
+      out.index_path = StringField(x, "path");
       s.index_bytes = IntegerField<uint64_t>(x, "size_bytes");
       if (x.contains("region_order")) {
-        const std::string order = x.at("region_order").get<std::string>();
+        const std::string order = StringField(x, "region_order");
         if (order != "key") {
           return absl::FailedPreconditionError(
               absl::StrCat(source, ": storage.serving_index.region_order '", order,
@@ -208,24 +216,41 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
         out.index_key_ordered = true;
       }
     }
+    in.clear();
     if (j.contains("delta")) {
-      const json& d = j.at("delta");
-      s.base_version = d.at("base_version").get<std::string>();
-      s.covers_through = d.at("covers_through").get<std::string>();
+      const json& d = ObjectField(j, "delta");
+      in = "delta";
+      s.base_version = StringField(d, "base_version");
+      s.covers_through = StringField(d, "covers_through");
+      in.clear();
     }
     if (j.contains("partitioning")) {
-      s.partition = IntegerField<uint32_t>(j.at("partitioning"), "partition");
-      s.num_partitions = IntegerField<uint32_t>(j.at("partitioning"), "num_partitions");
+      const json& part = ObjectField(j, "partitioning");
+      in = "partitioning";
+      s.partition = IntegerField<uint32_t>(part, "partition");
+      s.num_partitions = IntegerField<uint32_t>(part, "num_partitions");
       if (s.num_partitions < 1 || s.partition >= s.num_partitions) {
         return absl::DataLossError(absl::StrCat(source, ": partitioning: partition ", s.partition,
                                                 " of ", s.num_partitions));
       }
+      in.clear();
     }
-    for (const json& f : j.at("files")) {
+    const json& files = j.at("files");
+    if (!files.is_array()) {
+      return absl::DataLossError(
+          absl::StrCat(source, ": 'files' must be an array, not ", files.type_name()));
+    }
+    for (size_t i = 0; i < files.size(); ++i) {
+      const json& f = files[i];
+      in = absl::StrCat("files[", i, "]");
+      if (!f.is_object()) {
+        return absl::DataLossError(
+            absl::StrCat(source, ": ", in, " must be an object, not ", f.dump()));
+      }
       ManifestFileEntry e;
-      e.path = f.at("path").get<std::string>();
+      e.path = StringField(f, "path");
       e.size_bytes = IntegerField<uint64_t>(f, "size_bytes");
-      absl::StatusOr<uint64_t> h = ParseHex64(f.at("xxh3").get<std::string>());
+      absl::StatusOr<uint64_t> h = ParseHex64(StringField(f, "xxh3"));
       if (!h.ok()) {
         return absl::DataLossError(
             absl::StrCat(source, ": files[", e.path, "].xxh3: ", h.status().message()));
@@ -237,7 +262,8 @@ absl::StatusOr<ParsedManifest> ParseManifest(absl::string_view text, const std::
       out.files.push_back(std::move(e));
     }
   } catch (const json::exception& e) {
-    return absl::DataLossError(absl::StrCat(source, ": ", e.what()));
+    return absl::DataLossError(absl::StrCat(
+        source, ": ", in.empty() ? "" : absl::StrCat("in ", in, ": "), JsonErrorText(e)));
   }
   absl::StatusOr<TableFormat> format = ParseTableFormat(format_name);
   if (!format.ok()) {

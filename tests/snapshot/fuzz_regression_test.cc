@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/format.h"
@@ -63,6 +64,67 @@ TEST(ManifestFuzzRegressionTest, NegativeOrOversizeCountsAreRejected) {
   m = GoodManifest();
   m["parameters"]["sketch_dim"] = int64_t{1} << 40;
   EXPECT_THAT(Parse(m).message(), HasSubstr("sketch_dim"));
+}
+
+// A field of another type (a corrupt or hand-edited manifest) is DATA_LOSS
+// naming the file, the object and the field, not nlohmann's "type must be
+// number, but is string".
+TEST(ManifestFuzzRegressionTest, FieldOfAnotherTypeNamesTheFileAndTheField) {
+  struct Case {
+    std::vector<std::string> path;  // into the manifest
+    nlohmann::json value;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"parameters", "alpha"},
+       "0.2",
+       "MANIFEST.json: in parameters: 'alpha' must be a number, not \"0.2\""},
+      {{"parameters", "method"}, 3, "MANIFEST.json: in parameters: 'method' must be a string"},
+      {{"achieved_negative_mean_rate"},
+       "x",
+       "MANIFEST.json: 'achieved_negative_mean_rate' must be a number"},
+      {{"storage", "pairs_table_format"},
+       false,
+       "MANIFEST.json: in storage: 'pairs_table_format' must be a string, not false"},
+      {{"parameters"}, 5, "MANIFEST.json: 'parameters' must be an object, not 5"},
+      {{"counts"}, nlohmann::json::array(), "MANIFEST.json: 'counts' must be an object"},
+      {{"version"}, nullptr, "MANIFEST.json: 'version' must be a string, not null"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json m = GoodManifest();
+    nlohmann::json* at = &m;
+    for (const std::string& key : c.path) at = &(*at)[key];
+    *at = c.value;
+    const absl::Status s = Parse(m);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << c.message;
+    EXPECT_THAT(s.message(), HasSubstr(c.message));
+    EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("json.exception")));
+  }
+  nlohmann::json m = GoodManifest();
+  m["files"][0]["xxh3"] = 12;
+  EXPECT_THAT(Parse(m).message(), HasSubstr("in files[0]: 'xxh3' must be a string"));
+  m = GoodManifest();
+  m["parameters"].erase("gamma");
+  EXPECT_THAT(Parse(m).message(), HasSubstr("in parameters: key 'gamma' not found"));
+}
+
+TEST(UnseenModelFuzzRegressionTest, FieldOfAnotherTypeNamesTheField) {
+  UnseenModel model;
+  model.sketch_dim = 4;
+  nlohmann::json j = nlohmann::json::parse(EncodeUnseenModel(model));
+  j["rho"] = "1";
+  absl::StatusOr<UnseenModel> m = DecodeUnseenModel(j.dump());
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(m.status().message(), "meta/unseen_model: 'rho' must be a number, not \"1\"");
+  j = nlohmann::json::parse(EncodeUnseenModel(model));
+  j["kappa"] = true;  // optional fields too: a boolean is not silently 1.0
+  EXPECT_THAT(DecodeUnseenModel(j.dump()).status().message(),
+              HasSubstr("'kappa' must be a number, not true"));
+  j = nlohmann::json::parse(EncodeUnseenModel(model));
+  j["score_propagation"] = 1;
+  EXPECT_THAT(DecodeUnseenModel(j.dump()).status().message(),
+              HasSubstr("'score_propagation' must be true or false, not 1"));
 }
 
 TEST(UnseenModelFuzzRegressionTest, MethodAndSketchDimMustBeIntegersInRange) {

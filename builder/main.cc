@@ -321,7 +321,7 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds)
   StderrProgress progress(quiet, ::isatty(STDERR_FILENO) == 1);
   absl::StatusOr<DeltaReport> r = RunDeltaBuild(o, progress.Observer());
   if (!r.ok()) {
-    const absl::Status& s = r.status();
+    const absl::Status s = ExplainLogReadError(r.status());
     std::fprintf(stderr, "graphsieve-build: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
                  std::string(s.message()).c_str());
     std::fprintf(stderr, "graphsieve-build: nothing published\n");
@@ -392,7 +392,7 @@ int Main(int argc, char** argv, Communicator* comm) {
                                            : RunBuild(*options, progress.Observer(), *comm);
   if (!speaker) return report.ok() ? 0 : ExitCodeOf(report.status());
   if (!report.ok()) {
-    const absl::Status& s = report.status();
+    const absl::Status s = ExplainLogReadError(report.status());
     std::fprintf(stderr, "graphsieve-build: %s: %s\n", absl::StatusCodeToString(s.code()).c_str(),
                  std::string(s.message()).c_str());
     std::fprintf(stderr, "graphsieve-build: nothing published\n");

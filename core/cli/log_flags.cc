@@ -4,7 +4,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 ABSL_FLAG(std::string, dataset, "",
           "Column preset of a known log: graphsieve | movielens | kuairec | mind (sets the "
@@ -166,6 +168,32 @@ absl::StatusOr<LogReaderOptions> LogReaderOptionsFromFlags(const LogReaderOption
     return absl::InvalidArgumentError(absl::StrCat("log column flags: ", s.message()));
   }
   return r;
+}
+
+absl::Status ExplainLogReadError(const absl::Status& status) {
+  // The reader's wording (core/io/log_reader.cc), for headerless column names.
+  static constexpr char kReaderHint[] = "column_names is for files without one";
+  const std::string dataset = absl::GetFlag(FLAGS_dataset);
+  if (status.ok() || dataset.empty() || !absl::StrContains(status.message(), kReaderHint)) {
+    return status;
+  }
+  std::string instead;
+  if (dataset == "movielens") {
+    instead =
+        "drop --dataset and name the columns: --user-col=user_id --item-col=item_id "
+        "--label-rule='rating >= 4' (with that file's names)";
+  } else {
+    instead =
+        "drop --dataset and name the columns (--user-col, --item-col, --label-col or "
+        "--label-rule)";
+  }
+  return absl::Status(
+      status.code(),
+      absl::StrReplaceAll(status.message(),
+                          {{kReaderHint, absl::StrCat("--dataset=", dataset,
+                                                      " is for files without a header; for a "
+                                                      "file with one, ",
+                                                      instead)}}));
 }
 
 }  // namespace graphsieve

@@ -70,6 +70,13 @@ absl::StatusOr<char> ParseDelimiterFlag(const std::string& text);
 absl::StatusOr<LogReaderOptions> LogReaderOptionsFromFlags(const LogReaderOptions& base,
                                                            bool read_pilot);
 
+// A log reader's error (core/io/log_reader.h) in terms of these flags. The
+// reader says "(is line 1 a header? column_names is for files without one)"
+// when a file with a header is read under a headerless preset; with
+// --dataset given that hint names the preset and what to pass instead. Any
+// other status is returned unchanged.
+absl::Status ExplainLogReadError(const absl::Status& status);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_CLI_LOG_FLAGS_H_

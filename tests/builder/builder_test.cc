@@ -400,6 +400,26 @@ TEST_F(BuilderBinaryTest, PilotMethodWithoutPilotColumnSaysWhichColumnToPass) {
   EXPECT_FALSE(absl::StrContains(r.err, "no --pilot_col")) << r.err;  // given: no refusal
 }
 
+// --dataset=movielens names the columns of a file without a header; on a
+// file with one, the error says so in terms of the flags (the reader's own
+// hint speaks of its column_names option).
+TEST_F(BuilderBinaryTest, HeaderUnderAHeaderlessPresetSaysWhatToPassInstead) {
+  const std::string ml = dir_.path() + "/ratings.tsv";
+  std::ofstream(ml) << "user_id\titem_id\trating\ttimestamp\n1\t2\t4\t100\n2\t2\t1\t100\n";
+  auto r =
+      RunBuildBinary({"--input=" + ml, "--dataset=movielens", "--dry-run", "--json"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  const std::string want =
+      "(is line 1 a header? --dataset=movielens is for files without a header; for a file with "
+      "one, drop --dataset and name the columns: --user-col=user_id --item-col=item_id "
+      "--label-rule='rating >= 4'";
+  EXPECT_TRUE(absl::StrContains(r.err, want)) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.err, "column_names")) << r.err;
+  EXPECT_TRUE(
+      absl::StrContains(nlohmann::json::parse(r.out)["error"]["message"].get<std::string>(), want))
+      << r.out;
+}
+
 // The floor rule's floor may be 0 (allowed: [0, --alpha)): pairs scoring 0
 // then get rate 0 in the fit, clipped into (0, 1] by the pipeline.
 TEST_F(BuilderBinaryTest, FloorZeroBuildsAndPublishes) {

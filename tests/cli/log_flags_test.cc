@@ -177,6 +177,24 @@ TEST_F(LogFlagsTest, TwoColumnFlagsNamingOneColumnAreRefusedNamingBoth) {
   EXPECT_TRUE(LogReaderOptionsFromFlags(LogReaderOptions(), /*read_pilot=*/false).ok());
 }
 
+TEST_F(LogFlagsTest, ReaderHintAboutAHeaderNamesThePreset) {
+  const absl::Status reader = absl::InvalidArgumentError(
+      "a.tsv:1: column 'rating': 'rating' is not a number (is line 1 a header? column_names is "
+      "for files without one)");
+  EXPECT_EQ(ExplainLogReadError(reader), reader);  // no --dataset: as it was
+  absl::SetFlag(&FLAGS_dataset, "movielens");
+  const absl::Status s = ExplainLogReadError(reader);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(),
+            "a.tsv:1: column 'rating': 'rating' is not a number (is line 1 a header? "
+            "--dataset=movielens is for files without a header; for a file with one, drop "
+            "--dataset and name the columns: --user-col=user_id --item-col=item_id "
+            "--label-rule='rating >= 4' (with that file's names))");
+  const absl::Status other = absl::NotFoundError("cannot open a.tsv");
+  EXPECT_EQ(ExplainLogReadError(other), other);
+  EXPECT_TRUE(ExplainLogReadError(absl::OkStatus()).ok());
+}
+
 TEST(MergeAliasFlagTest, Rule) {
   EXPECT_EQ(*MergeAliasFlag("input", "-", "pairs", "p.csv", "-"), "p.csv");
   EXPECT_EQ(*MergeAliasFlag("input", "a.csv", "pairs", "-", "-"), "a.csv");

@@ -25,7 +25,8 @@ ABSL_FLAG(std::string, delimiter, "auto",
           "character.");
 ABSL_FLAG(std::string, id_mode, "auto",
           "How id text becomes uint64: auto (decimal integers as is, other text hashed with "
-          "XXH3-64) | int | string (always hashed). Must match graphsieve-build's --id-mode.");
+          "XXH3-64) | int | string (always hashed). A snapshot must be built (graphsieve-build) "
+          "and queried (graphsieve) with the same mode; its manifest records id_mode.");
 ABSL_FLAG(std::string, user_column, "user_id", "Alias of --user-col (older spelling).");
 ABSL_FLAG(std::string, item_column, "item_id", "Alias of --item-col (older spelling).");
 ABSL_FLAG(std::string, label, "label",

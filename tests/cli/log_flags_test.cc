@@ -195,6 +195,17 @@ TEST_F(LogFlagsTest, ReaderHintAboutAHeaderNamesThePreset) {
   EXPECT_TRUE(ExplainLogReadError(absl::OkStatus()).ok());
 }
 
+// The flags' help is shared by the builder and the clients: it must read
+// right in each (it used to tell graphsieve-build to match itself).
+TEST(LogFlagsHelpTest, IdModeHelpFitsEveryProgram) {
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag("id_mode");
+  ASSERT_NE(flag, nullptr);
+  EXPECT_EQ(flag->Help().find("Must match graphsieve-build's"), std::string::npos) << flag->Help();
+  EXPECT_NE(flag->Help().find("built (graphsieve-build) and queried (graphsieve) with the same"),
+            std::string::npos)
+      << flag->Help();
+}
+
 TEST(MergeAliasFlagTest, Rule) {
   EXPECT_EQ(*MergeAliasFlag("input", "-", "pairs", "p.csv", "-"), "p.csv");
   EXPECT_EQ(*MergeAliasFlag("input", "a.csv", "pairs", "-", "-"), "a.csv");

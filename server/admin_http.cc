@@ -90,8 +90,18 @@ absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHt
   mg_init_library(0);
   const std::string ports = absl::StrCat(o.host, ":", o.port);
   const std::string threads = absl::StrCat(o.threads);
-  const char* config[] = {"listening_ports",   ports.c_str(), "num_threads", threads.c_str(),
-                          "enable_keep_alive", "no",          nullptr};
+  // A connection that sends no request holds a worker until the request
+  // timeout: 2 s, not civetweb's 30 s, so idle connections cannot stall the
+  // probes and scrapes behind them for long.
+  const char* config[] = {"listening_ports",
+                          ports.c_str(),
+                          "num_threads",
+                          threads.c_str(),
+                          "enable_keep_alive",
+                          "no",
+                          "request_timeout_ms",
+                          "2000",
+                          nullptr};
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));
   mg_init_data init;

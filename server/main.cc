@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,21 @@ int main(int argc, char** argv) {
   o.admin_threads = absl::GetFlag(FLAGS_admin_threads);
   absl::Status valid = o.Validate();
   if (!valid.ok()) return Fail(std::string(valid.message()), 2);
+  // A root that is not there is a typo or a missing mount, not a wait for the
+  // first build: an empty directory is (the refresher adopts CURRENT once it appears).
+  {
+    std::error_code ec;
+    const std::filesystem::file_status root = std::filesystem::status(o.snapshot_root, ec);
+    if (!std::filesystem::exists(root)) {
+      return Fail(absl::StrCat("--snapshot-root '", o.snapshot_root,
+                               "' does not exist: give the directory graphsieve-build publishes "
+                               "to, or create it empty to wait for the first build"),
+                  2);
+    }
+    if (!std::filesystem::is_directory(root)) {
+      return Fail(absl::StrCat("--snapshot-root '", o.snapshot_root, "' is not a directory"), 2);
+    }
+  }
 
   // Signals are taken by sigwait below; block them before any thread starts.
   sigset_t signals;

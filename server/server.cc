@@ -1,8 +1,11 @@
 #include "server/server.h"
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -88,6 +91,26 @@ nlohmann::json RateRuleJson(const std::string& manifest_json) {
   return out;
 }
 
+// A unix socket that a live process still accepts on (gRPC would unlink it
+// and bind a new one, leaving that server unreachable): refused. A socket
+// file nobody accepts on (a server that died) is left for gRPC to replace.
+absl::Status RefuseLiveUnixSocket(const std::string& address) {
+  if (!absl::StartsWith(address, "unix:")) return absl::OkStatus();
+  const std::string path = address.substr(5);
+  sockaddr_un sa = {};
+  if (path.size() >= sizeof(sa.sun_path)) return absl::OkStatus();  // gRPC reports it
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  const bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
+  ::close(fd);
+  if (!live) return absl::OkStatus();
+  return absl::UnavailableError(
+      absl::StrCat("--operator-address: another process is listening on ", address,
+                   " (another graphsieve-server?); give this one its own --operator-address"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
@@ -143,6 +166,9 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   grpc::ServerBuilder builder;
   const std::string address = absl::StrCat(options_.host, ":", options_.port);
   builder.AddListeningPort(address, *creds, &port_);
+  // gRPC sets SO_REUSEPORT by default: a second server on a port in use would
+  // bind it too and take part of the traffic. Off, that start fails.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Room for max_batch_pairs pairs with every column (25 bytes) plus framing.
   const int64_t max_bytes = int64_t{options_.max_batch_pairs} * 32 + (int64_t{1} << 20);
   builder.SetMaxReceiveMessageSize(static_cast<int>(std::min<int64_t>(max_bytes, INT32_MAX)));
@@ -188,9 +214,11 @@ absl::Status GraphsieveServer::StartOperatorListener() {
   if (operator_address_.empty()) return absl::OkStatus();
   // Plaintext on purpose: only the machine's (pod's) own users reach a unix
   // socket (mode from the umask) or a loopback port.
+  if (absl::Status st = RefuseLiveUnixSocket(operator_address_); !st.ok()) return st;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(operator_address_, grpc::InsecureServerCredentials(), &port);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(operator_service_.get());
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
   builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, 1);

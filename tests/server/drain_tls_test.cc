@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -101,6 +102,11 @@ Child Spawn(const std::vector<std::string>& args, const std::string& stderr_path
   }
   EXPECT_GT(child.port, 0) << "first line: " << line;
   return child;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 // Waits up to `seconds` for the child; returns its exit status or -1.
@@ -274,6 +280,60 @@ TEST(DrainTest, BadFlagsExitNonZeroWithTheFlagNamed) {
   text2 << in2.rdbuf();
   EXPECT_THAT(text2.str(),
               HasSubstr("--lookup: lookup mode 'disk' is not one of: memory, rocksdb"));
+}
+
+// A second server on a port or an operator socket the first holds must fail
+// to start, naming it, not share it: gRPC's default SO_REUSEPORT would bind
+// the port twice (the kernel splits the calls between two servers), and a
+// unix socket would be unlinked and replaced under the first server.
+TEST(DrainTest, ASecondServerCannotTakeAPortOrAnOperatorSocketInUse) {
+  const std::string root = testing::NewTempDir("second");
+  ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
+  const std::string socket = "unix:" + root + "/op.sock";
+  Child first = Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1",
+                       "--port", "0", "--admin-port", "-1", "--operator-address", socket});
+  ASSERT_GT(first.port, 0);
+  const std::string out = root + "/err.txt";
+  const std::string port_taken = absl::StrCat(
+      "timeout -k 5 60 ", GRAPHSIEVE_SERVER_BINARY, " --snapshot-root ", root,
+      " --host 127.0.0.1 --port ", first.port, " --admin-port -1 --operator-address off 2> ", out);
+  int status = std::system(port_taken.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(ReadAll(out),
+              HasSubstr(absl::StrCat("--port: cannot listen on 127.0.0.1:", first.port)));
+
+  const std::string socket_taken = absl::StrCat(
+      "timeout -k 5 60 ", GRAPHSIEVE_SERVER_BINARY, " --snapshot-root ", root,
+      " --host 127.0.0.1 --port 0 --admin-port -1 --operator-address ", socket, " 2> ", out);
+  status = std::system(socket_taken.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(ReadAll(out),
+              HasSubstr("--operator-address: another process is listening on " + socket));
+  EXPECT_TRUE(std::filesystem::exists(root + "/op.sock")) << "the first server's socket stays";
+
+  // Once the first has stopped, its stale socket file is no obstacle.
+  ASSERT_EQ(kill(first.pid, SIGTERM), 0);
+  ASSERT_EQ(WaitExit(std::exchange(first.pid, -1), 60), 0);
+  Child next = Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1",
+                      "--port", "0", "--admin-port", "-1", "--operator-address", socket});
+  EXPECT_GT(next.port, 0);
+}
+
+TEST(DrainTest, ASnapshotRootThatIsNoDirectoryExitsTwoNamingIt) {
+  const std::string dir = testing::NewTempDir("no-root");
+  const std::string out = dir + "/err.txt";
+  std::ofstream(dir + "/file") << "x";
+  for (const std::string& root : {dir + "/missing", dir + "/file"}) {
+    const std::string cmd =
+        absl::StrCat("timeout -k 5 60 ", GRAPHSIEVE_SERVER_BINARY, " --snapshot-root ", root,
+                     " --port 0 --admin-port -1 2> ", out);
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status)) << root;
+    EXPECT_EQ(WEXITSTATUS(status), 2) << root;
+    EXPECT_THAT(ReadAll(out), HasSubstr("--snapshot-root '" + root + "'")) << root;
+  }
 }
 
 // Every numeric flag's bad values: NaN, infinities, out of range, not a number.

@@ -7,7 +7,10 @@
 #ifndef GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_
 #define GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_
 
+#include <fstream>
+#include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -15,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "client/sampling_rate_client.h"
 #include "core/io/log_reader.h"
+#include "core/io/output_file.h"
 
 namespace graphsieve {
 
@@ -45,9 +49,32 @@ absl::StatusOr<std::string> PairsInputFromFlags(bool default_is_stdin);
 // Prints "graphsieve <command>: <status message> [CODE]" to stderr, returns exit_code.
 int Fail(const char* command, const absl::Status& status, int exit_code = kExitError);
 
-// Opens --output ("-" = stdout). The returned stream stays valid while *holder lives.
-absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,
-                                         std::unique_ptr<std::ostream>* holder);
+// Where filter and rates write --output. "-" (or empty) is stdout. A file is
+// written through core/io's OutputFile: to a temporary that Finish() renames
+// over it, so a run that fails midway leaves the old file (or none) whole; a
+// CommandOutput destroyed unfinished removes its temporary. FIFOs and devices
+// (/dev/stdout) are written in place.
+//
+// Not thread-safe; one per command run.
+class CommandOutput {
+ public:
+  CommandOutput() = default;
+  CommandOutput(const CommandOutput&) = delete;
+  CommandOutput& operator=(const CommandOutput&) = delete;
+  ~CommandOutput();
+
+  // Opens `path` (--output), refusing it when it is the same file as `input`
+  // (--input). REQUIRES: called once, before stream().
+  absl::Status Open(const std::string& path, const std::string& input);
+  std::ostream& stream() { return file_ ? out_ : std::cout; }
+  // Flushes and closes; a file's temporary is renamed over it.
+  absl::Status Finish();
+
+ private:
+  std::optional<OutputFile> file_;
+  std::ofstream out_;
+  bool finished_ = false;
+};
 
 // The human table of `graphsieve status`.
 std::string FormatStatusTable(const std::string& target, const v1::GetStatusResponse& status);

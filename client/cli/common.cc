@@ -52,14 +52,40 @@ int Fail(const char* command, const absl::Status& status, int exit_code) {
   return exit_code;
 }
 
-absl::StatusOr<std::ostream*> OpenOutput(const std::string& path,
-                                         std::unique_ptr<std::ostream>* holder) {
-  if (path.empty() || path == "-") return &std::cout;
-  auto file = std::make_unique<std::ofstream>(path, std::ios::binary | std::ios::trunc);
-  if (!*file)
+CommandOutput::~CommandOutput() {
+  if (file_ && !finished_) {
+    out_.close();
+    file_->Abandon();
+  }
+}
+
+absl::Status CommandOutput::Open(const std::string& path, const std::string& input) {
+  if (path.empty() || path == "-") return absl::OkStatus();
+  if (absl::Status s = RefuseOutputOverInput(path, "--output", input, "--input"); !s.ok()) return s;
+  absl::StatusOr<OutputFile> file = OutputFile::Resolve(path, "--output");
+  if (!file.ok()) return file.status();
+  out_.open(file->write_path(), std::ios::binary | std::ios::trunc);
+  if (!out_) {
+    file->Abandon();
     return absl::InvalidArgumentError(absl::StrCat("--output: cannot write '", path, "'"));
-  *holder = std::move(file);
-  return holder->get();
+  }
+  file_ = *std::move(file);
+  return absl::OkStatus();
+}
+
+absl::Status CommandOutput::Finish() {
+  finished_ = true;
+  if (!file_) {
+    std::cout.flush();
+    return std::cout ? absl::OkStatus() : absl::UnavailableError("--output: write failed");
+  }
+  out_.close();
+  if (!out_) {
+    file_->Abandon();
+    return absl::UnavailableError(
+        absl::StrCat("--output: write to '", file_->final_path(), "' failed"));
+  }
+  return file_->Commit();
 }
 
 const char* SourceName(int source) {

@@ -151,12 +151,14 @@ int RunFilter() {
     if (!k.ok()) return Fail("filter", k.status());
     key_col = static_cast<int>(*k);
   }
-  std::unique_ptr<std::ostream> holder;
-  absl::StatusOr<std::ostream*> out = OpenOutput(absl::GetFlag(FLAGS_output), &holder);
-  if (!out.ok()) return Fail("filter", out.status());
+  CommandOutput output;
+  if (absl::Status s = output.Open(absl::GetFlag(FLAGS_output), input); !s.ok()) {
+    return Fail("filter", s);
+  }
+  std::ostream* out = &output.stream();
   const char delim = log.delimiter();
   if (log.has_header())
-    **out << absl::StrJoin(log.columns(), std::string(1, delim)) << delim << "rate\n";
+    *out << absl::StrJoin(log.columns(), std::string(1, delim)) << delim << "rate\n";
 
   Batch batch;
   FilterTotals totals;
@@ -193,15 +195,15 @@ int RunFilter() {
     batch.labels.push_back(*label ? 1 : 0);
     batch.keys.push_back(key);
     if (batch.users.size() >= static_cast<size_t>(batch_rows)) {
-      if (absl::Status s = FlushBatch(**filter, delim, &batch, *out, &totals); !s.ok()) {
+      if (absl::Status s = FlushBatch(**filter, delim, &batch, out, &totals); !s.ok()) {
         return Fail("filter", s);
       }
     }
   }
-  if (absl::Status s = FlushBatch(**filter, delim, &batch, *out, &totals); !s.ok()) {
+  if (absl::Status s = FlushBatch(**filter, delim, &batch, out, &totals); !s.ok()) {
     return Fail("filter", s);
   }
-  (*out)->flush();
+  if (absl::Status s = output.Finish(); !s.ok()) return Fail("filter", s);
   PrintSummary(totals, log.path(), absl::GetFlag(FLAGS_json));
   return kExitOk;
 }

@@ -85,11 +85,13 @@ int RunRates() {
   absl::StatusOr<size_t> item_col =
       (*in)->Column(log_options->item_column, "--item-col (or --item-column)");
   if (!item_col.ok()) return Fail("rates", item_col.status());
-  std::unique_ptr<std::ostream> holder;
-  absl::StatusOr<std::ostream*> out = OpenOutput(absl::GetFlag(FLAGS_output), &holder);
-  if (!out.ok()) return Fail("rates", out.status());
+  CommandOutput output;
+  if (absl::Status s = output.Open(absl::GetFlag(FLAGS_output), *input); !s.ok()) {
+    return Fail("rates", s);
+  }
+  std::ostream* out = &output.stream();
   const bool with_version = absl::GetFlag(FLAGS_with_version);
-  **out << "user_id,item_id,rate,source" << (with_version ? ",snapshot_version" : "") << '\n';
+  *out << "user_id,item_id,rate,source" << (with_version ? ",snapshot_version" : "") << '\n';
 
   const size_t flush_rows = std::max<size_t>(1, (*client)->options().max_batch_pairs);
   Pending pending;
@@ -116,15 +118,15 @@ int RunRates() {
     pending.user_text.push_back(CsvField(f[*user_col]));
     pending.item_text.push_back(CsvField(f[*item_col]));
     if (pending.users.size() >= flush_rows) {
-      if (absl::Status s = Flush(**client, with_version, &pending, *out, &totals); !s.ok()) {
+      if (absl::Status s = Flush(**client, with_version, &pending, out, &totals); !s.ok()) {
         return Fail("rates", s);
       }
     }
   }
-  if (absl::Status s = Flush(**client, with_version, &pending, *out, &totals); !s.ok()) {
+  if (absl::Status s = Flush(**client, with_version, &pending, out, &totals); !s.ok()) {
     return Fail("rates", s);
   }
-  (*out)->flush();
+  if (absl::Status s = output.Finish(); !s.ok()) return Fail("rates", s);
   std::cerr << "graphsieve rates: " << totals.pairs << " pairs (EXACT " << totals.exact
             << ", INFERRED " << totals.inferred << ", DEFAULT " << totals.by_default
             << ") from snapshot "

@@ -214,6 +214,53 @@ TEST(RatesCli, BadInputsGiveExitTwoAndNameTheProblem) {
   EXPECT_NE(r.out.find("--max-fraction-over"), std::string::npos);
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// rates and filter write --output through a temporary renamed on success: a
+// run that fails midway leaves the old file whole and no temporary behind;
+// --output naming the --input file is refused before anything is written.
+TEST(OutputFlag, AFailedRunLeavesTheOldFileAndOutputOverInputIsRefused) {
+  const std::string dir = world->dir + "/output-flag";
+  std::filesystem::create_directories(dir);
+  const std::string out = dir + "/out.csv";
+  const std::string bad = Write("late-bad-id.csv",
+                                "user_id,item_id,label\n1,2,0\n3,4,1\n5,6,0\n"
+                                "99999999999999999999,3,0\n");
+  for (const char* command : {"rates", "filter"}) {
+    std::ofstream(out) << "old contents\n";
+    RunResult r = RunProgram(
+        {CliBinary(), command, "--server", world->server_a.target(), "--input", bad, "--output",
+         out, std::string(command) == "rates" ? "--max-batch-pairs=1" : "--batch-rows=1"},
+        60);
+    EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+    EXPECT_EQ(ReadAll(out), "old contents\n") << command;
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir),
+                            std::filesystem::directory_iterator()),
+              1)
+        << command << ": a temporary was left behind";
+
+    const std::string input = Write("self.csv", "user_id,item_id,label\n1,2,0\n");
+    r = RunProgram({CliBinary(), command, "--server", world->server_a.target(), "--input", input,
+                    "--output", input},
+                   60);
+    EXPECT_EQ(r.exit_code, 2) << command;
+    EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+    EXPECT_EQ(ReadAll(input), "user_id,item_id,label\n1,2,0\n") << command;
+  }
+  // A run that succeeds replaces the file.
+  const std::string good = Write("good.csv", "user_id,item_id\n1,2\n");
+  RunResult r = RunProgram({CliBinary(), "rates", "--server", world->server_a.target(), "--input",
+                            good, "--output", out},
+                           60);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(ReadAll(out).rfind("user_id,item_id,rate,source\n1,2,", 0), 0u) << ReadAll(out);
+}
+
 TEST(StatusCli, TableAndJsonDescribeTheActiveSnapshot) {
   auto status = Client(world->server_b.target())->GetStatus();
   ASSERT_TRUE(status.ok()) << status.status();

@@ -35,12 +35,37 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return text.str();
 }
 
+// Whether a call may be retried when the server answers CANCELLED. A draining
+// server answers CANCELLED to a call that had reached it but not a handler
+// (docs/SERVER.md), so reads (GetSamplingRate, GetStatus) retry it like
+// UNAVAILABLE; PinVersion, which changes the server, does not. The library
+// never cancels a call itself (no caller cancellation path), so a CANCELLED
+// seen here comes from the server.
+enum class RetryCancelled { kNo, kYes };
+
+// Whether `status` is retried (UNAVAILABLE, or CANCELLED per `cancelled`).
+bool Retryable(const grpc::Status& status, RetryCancelled cancelled) {
+  return status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         (cancelled == RetryCancelled::kYes && status.error_code() == grpc::StatusCode::CANCELLED);
+}
+
+// A final CANCELLED of a retried read, its message saying why it may have come.
+grpc::Status ExplainCancelled(const grpc::Status& status, int attempts) {
+  if (status.error_code() != grpc::StatusCode::CANCELLED) return status;
+  return grpc::Status(
+      status.error_code(),
+      absl::StrCat(status.error_message(), " (", attempts, attempts == 1 ? " attempt" : " attempts",
+                   "; the server may have been draining after SIGTERM)"));
+}
+
 // Runs `attempt` (one RPC with a fresh context) until it succeeds, fails with a
-// code other than UNAVAILABLE, or max_attempts is reached. Each retry is counted
-// in *retries and, as it starts, in *total (the client's live total).
+// code other than UNAVAILABLE (or CANCELLED, per `cancelled`), or max_attempts
+// is reached. Each retry is counted in *retries and, as it starts, in *total
+// (the client's live total).
 template <typename Attempt>
 grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attempts,
-                         Attempt attempt, int* retries, std::atomic<uint64_t>* total) {
+                         RetryCancelled cancelled, Attempt attempt, int* retries,
+                         std::atomic<uint64_t>* total) {
   BackoffPolicy backoff{options.initial_backoff_seconds, options.max_backoff_seconds,
                         options.backoff_multiplier, options.backoff_jitter};
   absl::BitGen gen;
@@ -56,9 +81,9 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attem
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options.deadline_seconds * 1e6)));
     status = attempt(&context);
-    if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return status;
+    if (!Retryable(status, cancelled)) return status;
   }
-  return status;
+  return cancelled == RetryCancelled::kYes ? ExplainCancelled(status, max_attempts) : status;
 }
 
 // One unary RPC `rpc` (a Stub method) with WithRetries; errors name the target and the RPC.
@@ -68,10 +93,11 @@ absl::StatusOr<Response> UnaryCall(
     v1::SamplingRateService::Stub* stub,
     grpc::Status (v1::SamplingRateService::Stub::*rpc)(grpc::ClientContext*, const Request&,
                                                        Response*),
-    const Request& request, const char* rpc_name, int* retries, std::atomic<uint64_t>* total) {
+    const Request& request, const char* rpc_name, RetryCancelled cancelled, int* retries,
+    std::atomic<uint64_t>* total) {
   Response response;
   const grpc::Status status = WithRetries(
-      options, max_attempts,
+      options, max_attempts, cancelled,
       [&](grpc::ClientContext* ctx) {
         response.Clear();
         return (stub->*rpc)(ctx, request, &response);
@@ -235,7 +261,7 @@ absl::StatusOr<RateBatch> SamplingRateClient::CallPart(size_t part,
     if (!pin.empty()) request.set_snapshot_version(pin);
     v1::GetSamplingRateResponse response;
     const grpc::Status status = WithRetries(
-        options_, options_.max_attempts,
+        options_, options_.max_attempts, RetryCancelled::kYes,
         [&](grpc::ClientContext* ctx) {
           response.Clear();
           return stubs_[part]->GetSamplingRate(ctx, request, &response);
@@ -280,7 +306,7 @@ absl::StatusOr<v1::GetStatusResponse> SamplingRateClient::GetStatus(size_t part)
   int retries = 0;
   auto response = UnaryCall(options_, targets_[part], options_.max_attempts, stubs_[part].get(),
                             &v1::SamplingRateService::Stub::GetStatus, v1::GetStatusRequest(),
-                            "GetStatus", &retries, &total_retries_);
+                            "GetStatus", RetryCancelled::kYes, &retries, &total_retries_);
   return response;
 }
 
@@ -295,7 +321,7 @@ absl::StatusOr<v1::PinVersionResponse> SamplingRateClient::PinVersion(const std:
   for (size_t part = 0; part < stubs_.size(); ++part) {
     response = UnaryCall(options_, targets_[part], reject_active ? 1 : options_.max_attempts,
                          stubs_[part].get(), &v1::SamplingRateService::Stub::PinVersion, request,
-                         "PinVersion", &retries, &total_retries_);
+                         "PinVersion", RetryCancelled::kNo, &retries, &total_retries_);
     if (!response.ok()) break;
   }
   return response;
@@ -442,7 +468,7 @@ std::vector<absl::StatusOr<RateBatch>> SamplingRateClient::AskParts(
     const grpc::Status& st = calls[p]->status;
     if (st.ok()) {
       answers[p] = FromResponse(calls[p]->response, s.positions.size(), decide, targets_[p]);
-    } else if (st.error_code() == grpc::StatusCode::UNAVAILABLE) {
+    } else if (Retryable(st, RetryCancelled::kYes)) {
       total_retries_.fetch_add(1, std::memory_order_relaxed);  // the async attempt
       answers[p] = CallPart(p, s.users, s.items, s.labels, s.keys, pin);
       if (answers[p].ok()) answers[p]->retries += 1;

@@ -19,8 +19,10 @@
 // Batches larger than Options::max_batch_pairs are split into chunks of near
 // equal size, sent one after another and reassembled in request order. Each
 // chunk (each RPC attempt) has its own deadline; a chunk that fails with
-// UNAVAILABLE (server down or restarting, no snapshot loaded yet) is retried
-// with jittered exponential backoff up to Options::max_attempts attempts. Every
+// UNAVAILABLE (server down or restarting, no snapshot loaded yet), or with
+// CANCELLED from the server (a draining server answers it, docs/SERVER.md), is
+// retried with jittered exponential backoff up to Options::max_attempts
+// attempts (GetStatus likewise; PinVersion retries UNAVAILABLE only). Every
 // other error is returned at once, prefixed with the target and the RPC.
 //
 // String ids: hash them with HashStringId (core/io/ids.h), the function the
@@ -67,7 +69,8 @@ struct SamplingRateClientOptions {
   // Largest chunk sent in one GetSamplingRate; must not exceed the server's
   // --max_batch_pairs (100000 by default).
   size_t max_batch_pairs = 50000;
-  // Attempts per chunk (1 = no retries). Only UNAVAILABLE is retried.
+  // Attempts per chunk (1 = no retries). Only UNAVAILABLE and the server's
+  // CANCELLED are retried.
   int max_attempts = 5;
   // Backoff between attempts: initial * multiplier^retry, capped, then scaled by
   // a factor uniform in [1 - jitter, 1 + jitter].
@@ -97,7 +100,7 @@ struct RateBatch {
   // Distinct snapshot versions that answered, in order of first use. One
   // entry unless the server swapped snapshots between two chunks.
   std::vector<std::string> snapshot_versions;
-  int retries = 0;  // UNAVAILABLE retries this batch needed
+  int retries = 0;  // UNAVAILABLE/CANCELLED retries this batch needed
   // Partitioned: whole-batch re-asks after the parts disagreed on the version
   // and no version was still held by every part.
   int version_retries = 0;
@@ -149,7 +152,7 @@ class SamplingRateClient {
   const SamplingRateClientOptions& options() const { return options_; }
   // Targets, one per partition (1 when unpartitioned).
   size_t partitions() const { return stubs_.size(); }
-  // UNAVAILABLE retries over the client's lifetime (all threads), counted as
+  // Retries (UNAVAILABLE, CANCELLED) over the client's lifetime (all threads), counted as
   // each retry starts (so a call still retrying is visible).
   uint64_t total_retries() const { return total_retries_.load(std::memory_order_relaxed); }
 

@@ -35,6 +35,15 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   return text.str();
 }
 
+// The deadline of an attempt starting now. deadline_seconds is clamped to
+// kMaxDeadlineSeconds first, so a huge or infinite value (which Validate lets
+// through: > 0) is a far deadline, not an int64 overflow that expires at once.
+std::chrono::system_clock::time_point AttemptDeadline(double deadline_seconds) {
+  const double seconds = std::min(deadline_seconds, kMaxDeadlineSeconds);
+  return std::chrono::system_clock::now() +
+         std::chrono::microseconds(static_cast<int64_t>(seconds * 1e6));
+}
+
 // Whether a call may be retried when the server answers CANCELLED. A draining
 // server answers CANCELLED to a call that had reached it but not a handler
 // (docs/SERVER.md), so reads (GetSamplingRate, GetStatus) retry it like
@@ -77,9 +86,7 @@ grpc::Status WithRetries(const SamplingRateClientOptions& options, int max_attem
       total->fetch_add(1, std::memory_order_relaxed);
     }
     grpc::ClientContext context;
-    context.set_deadline(
-        std::chrono::system_clock::now() +
-        std::chrono::microseconds(static_cast<int64_t>(options.deadline_seconds * 1e6)));
+    context.set_deadline(AttemptDeadline(options.deadline_seconds));
     status = attempt(&context);
     if (!Retryable(status, cancelled)) return status;
   }
@@ -435,9 +442,7 @@ std::vector<absl::StatusOr<RateBatch>> SamplingRateClient::AskParts(
       call->request.mutable_instance_keys()->Add(s.keys.begin(), s.keys.end());
     }
     if (!pin.empty()) call->request.set_snapshot_version(pin);
-    call->context.set_deadline(
-        std::chrono::system_clock::now() +
-        std::chrono::microseconds(static_cast<int64_t>(options_.deadline_seconds * 1e6)));
+    call->context.set_deadline(AttemptDeadline(options_.deadline_seconds));
     {
       absl::MutexLock lock(&pending->mu);
       ++pending->outstanding;

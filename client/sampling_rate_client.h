@@ -48,6 +48,11 @@ namespace graphsieve {
 
 struct RoutedShare;  // one part's share of a batch (sampling_rate_client.cc)
 
+// Largest per-attempt deadline, seconds (one day): SamplingRateClientOptions'
+// deadline_seconds is clamped to it, and the CLI refuses
+// --deadline-seconds above it.
+inline constexpr double kMaxDeadlineSeconds = 86400.0;
+
 struct SamplingRateClientOptions {
   // gRPC target of the server: "host:port", "ipv4:127.0.0.1:50051", "dns:///svc:50051";
   // for a partitioned deployment the targets of parts 0..N-1 in order,
@@ -64,7 +69,8 @@ struct SamplingRateClientOptions {
   int max_version_attempts = 10;
   // Pause before asking a batch again after a version mismatch.
   double version_retry_backoff_seconds = 0.05;
-  // Deadline of each RPC attempt (one chunk), seconds.
+  // Deadline of each RPC attempt (one chunk), seconds; values above
+  // kMaxDeadlineSeconds (infinity included) are clamped to it.
   double deadline_seconds = 10.0;
   // Largest chunk sent in one GetSamplingRate; must not exceed the server's
   // --max_batch_pairs (100000 by default).

@@ -19,6 +19,11 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::s
   SamplingRateClientOptions options;
   options.target = target;
   options.deadline_seconds = absl::GetFlag(FLAGS_deadline_seconds);
+  if (!(options.deadline_seconds > 0 && options.deadline_seconds <= kMaxDeadlineSeconds)) {
+    return absl::InvalidArgumentError(absl::StrCat("--deadline-seconds must be in (0, ",
+                                                   kMaxDeadlineSeconds, "] (one day), got ",
+                                                   options.deadline_seconds));
+  }
   const int64_t batch = absl::GetFlag(FLAGS_max_batch_pairs);
   if (batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--max-batch-pairs must be >= 1, got ", batch));

@@ -11,7 +11,8 @@
 
 // Connection (rates, status, filter; canary's two servers share them).
 ABSL_FLAG(std::string, server, "", "gRPC target of graphsieve-server, HOST:PORT (required).");
-ABSL_FLAG(double, deadline_seconds, 10.0, "Deadline of each RPC attempt, seconds.");
+ABSL_FLAG(double, deadline_seconds, 10.0,
+          "Deadline of each RPC attempt, seconds; at most 86400 (one day).");
 ABSL_FLAG(int64_t, max_batch_pairs, 50000,
           "Largest batch per GetSamplingRate; bigger inputs are split and reassembled in order. "
           "Must not exceed the server's --max_batch_pairs.");

@@ -1,11 +1,16 @@
-// SamplingRateClient's retries against a fake SamplingRateService on a real
+// SamplingRateClient's retries and deadlines against a fake SamplingRateService on a real
 // loopback socket: a draining server answers CANCELLED (docs/SERVER.md), which
 // reads retry like UNAVAILABLE and PinVersion does not.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <limits>
+
+#include "absl/flags/flag.h"
 #include "absl/synchronization/mutex.h"
+#include "client/cli/commands.h"
+#include "client/cli/flags.h"
 #include "client/sampling_rate_client.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -108,6 +113,36 @@ TEST(Retries, PinVersionDoesNotRetryCancelled) {
   ASSERT_FALSE(pinned.ok());
   EXPECT_EQ(pinned.status().code(), absl::StatusCode::kCancelled);
   EXPECT_EQ(server.service.calls(), 1);
+}
+
+// A huge or infinite per-attempt deadline is clamped (kMaxDeadlineSeconds),
+// not an int64 overflow that expires at once with DEADLINE_EXCEEDED.
+TEST(Deadline, HugeAndInfiniteDeadlinesAreClampedInTheLibrary) {
+  FakeServer server(/*cancel_first=*/0);
+  for (double seconds : {1e300, std::numeric_limits<double>::infinity()}) {
+    SamplingRateClientOptions options;
+    options.target = server.target();
+    options.deadline_seconds = seconds;
+    auto client = SamplingRateClient::Create(options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    const std::vector<uint64_t> users = {1}, items = {3};
+    absl::StatusOr<RateBatch> batch = (*client)->GetRates(users, items);
+    EXPECT_TRUE(batch.ok()) << seconds << ": " << batch.status();
+  }
+}
+
+TEST(Deadline, TheCliRefusesNonFiniteOrAbsurdDeadlinesNamingTheFlag) {
+  for (double seconds : {std::numeric_limits<double>::infinity(), 1e300, 86401.0,
+                         std::numeric_limits<double>::quiet_NaN(), 0.0}) {
+    absl::SetFlag(&FLAGS_deadline_seconds, seconds);
+    auto client = ClientFromFlags("127.0.0.1:1", "server");
+    ASSERT_FALSE(client.ok()) << seconds;
+    EXPECT_NE(client.status().message().find("--deadline-seconds"), std::string::npos)
+        << client.status();
+  }
+  absl::SetFlag(&FLAGS_deadline_seconds, 86400.0);
+  EXPECT_TRUE(ClientFromFlags("127.0.0.1:1", "server").ok());
+  absl::SetFlag(&FLAGS_deadline_seconds, 10.0);
 }
 
 }  // namespace

@@ -32,6 +32,11 @@ absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
   if (text.str().empty()) {
     return absl::InvalidArgumentError(absl::StrCat("TLS root cert '", path, "' is empty"));
   }
+  // gRPC takes any bytes and fails later with a message naming no file.
+  if (text.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TLS root cert '", path, "' is not PEM (no '-----BEGIN CERTIFICATE-----' line)"));
+  }
   return text.str();
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/cli/commands.h"
 #include "client/cli/flags.h"
@@ -32,10 +33,19 @@ absl::StatusOr<std::unique_ptr<SamplingRateClient>> ClientFromFlags(const std::s
   options.max_attempts = absl::GetFlag(FLAGS_max_attempts);
   options.tls_root_cert_path = absl::GetFlag(FLAGS_tls_root_cert);
   options.tls_server_name_override = absl::GetFlag(FLAGS_tls_server_name);
+  if (!options.tls_server_name_override.empty() && options.tls_root_cert_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-server-name needs --tls-root-cert (without it the CLI speaks plaintext)");
+  }
   if (absl::Status s = options.Validate(); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("connection flags: ", s.message()));
   }
-  return SamplingRateClient::Create(options);
+  absl::StatusOr<std::unique_ptr<SamplingRateClient>> client = SamplingRateClient::Create(options);
+  if (!client.ok() && absl::StartsWith(client.status().message(), "TLS root cert")) {
+    return absl::Status(client.status().code(),
+                        absl::StrCat("--tls-root-cert: ", client.status().message()));
+  }
+  return client;
 }
 
 absl::StatusOr<LogReaderOptions> LogOptionsFromFlags() {

@@ -1,8 +1,9 @@
 // graphsieve-build: impression log(s) → validated, atomically published
 // snapshot. See --help and docs/SNAPSHOT.md.
 //
-// Exit codes: 0 published (or dry run passed), 1 runtime error (input, I/O,
-// solver), 2 bad flags, 3 a validation gate failed (nothing published).
+// Exit codes: 0 published (or dry run passed; --help, --version), 1 runtime
+// error (input, snapshot root, I/O, solver), 2 bad flags (unknown, ill-typed
+// or invalid), 3 a validation gate failed (nothing published).
 #include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -362,13 +363,21 @@ int Main(int argc, char** argv, Communicator* comm) {
       "builder/main.cc", "graphsieve-build " GRAPHSIEVE_VERSION);
   std::vector<std::string> storage = NormaliseFlagNames(argc, argv);
   std::vector<char*> args = ArgvPointers(storage);
-  std::vector<char*> positional =
-      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  // An unknown or ill-typed flag is a usage error (exit 2, also as JSON when
+  // --json was read); --help and --version exit 0.
+  ParsedFlags parsed = ParseFlags(args);
+  if (parsed.exit_now) return 0;
+  const std::vector<char*>& positional = parsed.positional;
   const auto t0 = std::chrono::steady_clock::now();
   auto seconds = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
   const bool json = absl::GetFlag(FLAGS_json), quiet = absl::GetFlag(FLAGS_quiet);
+  if (!parsed.status.ok()) {
+    std::fprintf(stderr, "graphsieve-build: %s\n", std::string(parsed.status.message()).c_str());
+    if (json) PrintJson(parsed.status, nullptr, 0);
+    return kExitUsage;
+  }
   if (positional.size() > 1) {
     absl::Status s = absl::InvalidArgumentError(absl::StrCat(
         "unexpected argument '", positional[1], "' (inputs go in --input=a.csv,b.csv)"));

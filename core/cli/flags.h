@@ -2,13 +2,16 @@
 //
 // Every program accepts flag names spelled with '-' or '_' (--snapshot-root ==
 // --snapshot_root), lists only its own flags under --help, and answers
-// --version. Thread-compatible: call from main() before any other thread.
+// --version; ParseFlags reports a bad flag instead of exiting. Thread-compatible: call from main()
+// before any other thread.
 #ifndef GRAPHSIEVE_CORE_CLI_FLAGS_H_
 #define GRAPHSIEVE_CORE_CLI_FLAGS_H_
 
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "absl/status/status.h"
 
 namespace graphsieve {
 
@@ -27,6 +30,30 @@ std::vector<std::string> NormaliseFlagNames(int argc, char** argv);
 // Pointers into `args` for absl::ParseCommandLine.
 // REQUIRES: `args` outlives the result and is not resized meanwhile.
 std::vector<char*> ArgvPointers(std::vector<std::string>& args);
+
+// What ParseFlags found on the command line.
+struct ParsedFlags {
+  // argv[0], then the positional arguments (as absl::ParseCommandLine returns).
+  std::vector<char*> positional;
+  // INVALID_ARGUMENT naming the flag: unknown, without its value, or with a
+  // value of the wrong type. The program should exit with its usage-error
+  // code (2); the flags that did parse are set (so --json can be read).
+  absl::Status status;
+  // --help, --helpfull, --helpshort, --helpon, --helpmatch, --helppackage,
+  // --version or --only_check_args was given and handled (its text printed on
+  // stdout): the program should exit 0.
+  bool exit_now = false;
+};
+
+// Parses the flags as absl::ParseCommandLine does, but never ends the process
+// itself (Abseil's parser exits 1 for an unknown flag, a bad value and
+// --help alike): every argument is checked against the flags this program
+// links first, then Abseil parses them. Used by graphsieve-build; graphsieve-gen,
+// graphsieve-eval and graphsieve-server still call absl::ParseCommandLine.
+// Flags read from --flagfile/--fromenv are checked by Abseil alone (an error
+// there still exits 1). REQUIRES: `args` from ArgvPointers(NormaliseFlagNames(...));
+// called once, from main(), after ConfigureFlagUsage.
+ParsedFlags ParseFlags(std::vector<char*>& args);
 
 }  // namespace graphsieve
 

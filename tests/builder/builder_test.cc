@@ -420,6 +420,37 @@ TEST_F(BuilderBinaryTest, HeaderUnderAHeaderlessPresetSaysWhatToPassInstead) {
       << r.out;
 }
 
+// Exit codes as --help documents them: a flag the builder does not have, or a
+// value of the wrong type, is a usage error (2; with --json also the JSON
+// error object, wherever --json stands); --help and --version exit 0.
+TEST_F(BuilderBinaryTest, UnknownOrIllTypedFlagsExitTwoAndHelpExitsZero) {
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"--bogus", "--json"},
+                                             {"--json", "--bogus=3"},
+                                             {"--json", "--alpha=abc"},
+                                             {"--json", "--keep=many"},
+                                             {"--json", "--dry_run=maybe"}}) {
+    auto r = Run(args);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.err;
+    const std::string flag = absl::StrContains(args[1], "json") ? args[0] : args[1];
+    const std::string name = flag.substr(2, flag.find('=') - 2);
+    EXPECT_TRUE(absl::StrContains(r.err, name)) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    ASSERT_TRUE(j.is_object()) << "stdout: " << r.out;
+    EXPECT_FALSE(j["ok"].get<bool>());
+    EXPECT_EQ(j["error"]["code"], "INVALID_ARGUMENT");
+    EXPECT_TRUE(absl::StrContains(j["error"]["message"].get<std::string>(), name)) << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(root_));
+  auto r = RunBuildBinary({"--help"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "--snapshot_root")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "2 bad flags")) << r.out;
+  r = RunBuildBinary({"--version"}, dir_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(absl::StartsWith(r.out, "graphsieve-build ")) << r.out;
+}
+
 // The floor rule's floor may be 0 (allowed: [0, --alpha)): pairs scoring 0
 // then get rate 0 in the fit, clipped into (0, 1] by the pipeline.
 TEST_F(BuilderBinaryTest, FloorZeroBuildsAndPublishes) {
@@ -466,8 +497,8 @@ struct GateFixture {
 };
 
 // Every numeric flag's bad values (NaN, infinities, out of range, not a
-// number) stop the build before it reads the log, naming the flag: exit 2
-// from the build's validation, 1 from Abseil's flag parser.
+// number) stop the build before it reads the log, naming the flag, with the
+// usage exit code 2 (the build's validation and the flag parser alike).
 TEST(BuildFlagsTest, EveryNumericFlagRejectsItsBadValues) {
   ScopedTempDir dir;
   const std::string log = dir.path() + "/log.csv";
@@ -499,7 +530,7 @@ TEST(BuildFlagsTest, EveryNumericFlagRejectsItsBadValues) {
       auto r = RunBuildBinary({"--input=" + log, "--label_col=clicked",
                                "--snapshot_root=" + dir.path() + "/root", "--quiet", arg},
                               dir.path());
-      EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 2) << arg << ": exit " << r.exit_code;
+      EXPECT_EQ(r.exit_code, 2) << arg << ": " << r.err;
       EXPECT_TRUE(absl::StrContains(r.err, flag)) << arg << ": " << r.err;
     }
   }

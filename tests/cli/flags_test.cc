@@ -1,0 +1,70 @@
+// ParseFlags (core/cli/flags.h): a bad command line is a status naming the
+// flag (the program exits 2), never Abseil's exit(1); the flags that parsed
+// are set even then.
+#include "core/cli/flags.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "gtest/gtest.h"
+
+ABSL_FLAG(double, test_alpha, 0.2, "a number");
+ABSL_FLAG(bool, test_json, false, "a switch");
+ABSL_FLAG(std::string, test_name, "", "a text");
+
+namespace graphsieve {
+namespace {
+
+class ParseFlagsTest : public ::testing::Test {
+ protected:
+  ParsedFlags Parse(std::vector<std::string> argv) {
+    argv.insert(argv.begin(), "prog");
+    storage_ = NormaliseFlagNames(static_cast<int>(argv.size()), ArgvPointers(argv).data());
+    args_ = ArgvPointers(storage_);
+    return ParseFlags(args_);
+  }
+
+ private:
+  absl::FlagSaver saver_;  // every test starts from the defaults
+  std::vector<std::string> storage_;
+  std::vector<char*> args_;
+};
+
+TEST_F(ParseFlagsTest, UnknownFlagIsAStatusNamingItAndLaterFlagsAreStillRead) {
+  ParsedFlags p = Parse({"--bogus=1", "--test-json"});
+  EXPECT_EQ(p.status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status.message(), "--bogus: unknown flag (--help lists this program's flags)");
+  EXPECT_FALSE(p.exit_now);
+  EXPECT_TRUE(absl::GetFlag(FLAGS_test_json));  // so a failure can still be printed as JSON
+}
+
+TEST_F(ParseFlagsTest, ValuesOfTheWrongTypeOrMissingNameTheFlag) {
+  EXPECT_EQ(Parse({"--test_alpha=abc"}).status.message(),
+            "--test_alpha=abc: Illegal value 'abc' specified for flag 'test_alpha'");
+  EXPECT_EQ(Parse({"--test_alpha"}).status.message(),
+            "--test_alpha needs a value (--test_alpha=VALUE)");
+  EXPECT_EQ(Parse({"--test_alpha", "--test_json"}).status.message(),
+            "--test_alpha needs a value (--test_alpha=VALUE)");
+  EXPECT_EQ(Parse({"--test_alpha="}).status.message(),
+            "--test_alpha= needs a value (--test_alpha=VALUE)");
+  EXPECT_FALSE(Parse({"--test_json=maybe"}).status.ok());
+  EXPECT_FALSE(Parse({"--notest_alpha"}).status.ok());
+  EXPECT_FALSE(Parse({"--notest_json=1"}).status.ok());
+}
+
+TEST_F(ParseFlagsTest, GoodCommandLineParsesAsAbseilDoes) {
+  ParsedFlags p = Parse({"--test-alpha", "-0.5", "pos", "--notest_json",
+                         "--test_name=", "--undefok=later", "--later=3", "--", "--not-a-flag"});
+  ASSERT_TRUE(p.status.ok()) << p.status;
+  EXPECT_FALSE(p.exit_now);
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_alpha), -0.5);
+  EXPECT_FALSE(absl::GetFlag(FLAGS_test_json));
+  ASSERT_EQ(p.positional.size(), 3u);
+  EXPECT_EQ(std::string(p.positional[1]), "pos");
+  EXPECT_EQ(std::string(p.positional[2]), "--not-a-flag");
+}
+
+}  // namespace
+}  // namespace graphsieve

@@ -18,6 +18,22 @@ std::string Shown(std::string_view text) {
   return absl::StrCat(Av(text.substr(0, 77)), "...");
 }
 
+// The --delimiter value that selects `c`.
+std::string DelimiterFlagValue(char c) {
+  switch (c) {
+    case '\t':
+      return "tab";
+    case ',':
+      return "comma";
+    case '|':
+      return "pipe";
+    case ';':
+      return "semicolon";
+    default:
+      return std::string(1, c);
+  }
+}
+
 char DetectDelimiter(std::string_view header) {
   for (char c : {'\t', ',', '|', ';'}) {
     if (header.find(c) != std::string_view::npos) return c;
@@ -68,6 +84,7 @@ absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
     }
     // Names and fields are trimmed of spaces as graphsieve-build trims them.
     for (size_t i = 0; i < n; ++i) s->columns_.emplace_back(io_internal::TrimField(names[i]));
+    s->header_ = std::string(first);
   } else {
     s->columns_ = options.column_names;
     s->pending_ = std::string(first);
@@ -85,12 +102,31 @@ int DelimitedStream::FindColumn(std::string_view name) const {
 
 absl::StatusOr<size_t> DelimitedStream::Column(std::string_view name, std::string_view flag) const {
   const int i = FindColumn(name);
-  if (i < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path_, ": no column '", Av(name), "' (", Av(flag), "); the ",
-        has_header_ ? "header has" : "columns are", ": ", absl::StrJoin(columns_, ",")));
+  if (i >= 0) return static_cast<size_t>(i);
+  std::vector<std::string> quoted;
+  for (const std::string& c : columns_) quoted.push_back(absl::StrCat("'", Shown(c), "'"));
+  std::string hint;
+  if (has_header_) {
+    for (char c : {'\t', ',', '|', ';'}) {
+      if (c == delimiter_) continue;
+      LineSplitter splitter(c);
+      std::vector<std::string_view> names;
+      const size_t n = splitter.Split(header_, &names);
+      for (size_t k = 0; k < n && hint.empty(); ++k) {
+        if (io_internal::TrimField(names[k]) == name) {
+          hint = absl::StrCat(" (with --delimiter ", DelimiterFlagValue(c), " it would be found)");
+        }
+      }
+      if (!hint.empty()) break;
+    }
   }
-  return static_cast<size_t>(i);
+  const std::string which =
+      has_header_ ? absl::StrCat("the header split on ", DelimiterFlagValue(delimiter_), " has ",
+                                 columns_.size(), columns_.size() == 1 ? " column" : " columns")
+                  : std::string("the columns are");
+  return absl::InvalidArgumentError(absl::StrCat(path_, ": no column '", Av(name), "' (", Av(flag),
+                                                 "); ", which, ": ", absl::StrJoin(quoted, ", "),
+                                                 hint));
 }
 
 std::string DelimitedStream::Where() const {

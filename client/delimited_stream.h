@@ -30,7 +30,8 @@ class DelimitedStream {
                                                                const LogReaderOptions& options);
 
   // Index of the column called `name`, or INVALID_ARGUMENT naming `flag`, the
-  // file and the columns it has.
+  // file and the columns it has (each quoted, as the delimiter split them),
+  // suggesting --delimiter when another delimiter would find `name`.
   absl::StatusOr<size_t> Column(std::string_view name, std::string_view flag) const;
   // Index of `name`, or -1 when absent.
   int FindColumn(std::string_view name) const;
@@ -60,6 +61,7 @@ class DelimitedStream {
   std::unique_ptr<LineReader> reader_;
   std::unique_ptr<LineSplitter> splitter_;
   std::vector<std::string> columns_;
+  std::string header_;  // the header line as read (for Column's suggestion)
   std::vector<std::string_view> fields_;
   std::string_view line_;
   std::string pending_;  // first data line of a headerless file, replayed by Next()

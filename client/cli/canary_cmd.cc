@@ -2,11 +2,13 @@
 // (two servers, or two snapshot directories offline), compared.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -209,6 +211,23 @@ int Run() {
   thresholds.max_fraction_over = absl::GetFlag(FLAGS_max_fraction_over);
   if (std::string e = thresholds.Validate(); !e.empty())
     return Fail("canary", absl::InvalidArgumentError(e));
+  // Validate checks --delta-threshold only; a NaN limit would pass every check.
+  for (const auto& [flag, value] :
+       {std::pair{"--max-mean-delta", thresholds.max_mean_delta},
+        std::pair{"--max-p99-delta", thresholds.max_p99_delta},
+        std::pair{"--max-ks", thresholds.max_ks},
+        std::pair{"--max-fraction-over", thresholds.max_fraction_over}}) {
+    if (std::isnan(value)) {
+      return Fail("canary", absl::InvalidArgumentError(absl::StrCat(
+                                flag, " is NaN; give a number (a negative one turns it off)")));
+    }
+  }
+  if (online && FlagGiven("default_policy")) {
+    return Fail("canary",
+                absl::InvalidArgumentError(
+                    "--default-policy applies to snapshots compared offline "
+                    "(--baseline-snapshot/--candidate-snapshot); servers apply their own"));
+  }
   absl::StatusOr<LogReaderOptions> log_options = LogOptionsFromFlags();
   if (!log_options.ok()) return Fail("canary", log_options.status());
 
@@ -217,9 +236,8 @@ int Run() {
   if (offline) {
     absl::StatusOr<DefaultPolicy> policy =
         DefaultPolicy::Parse(absl::GetFlag(FLAGS_default_policy));
-    if (!policy.ok())
-      return Fail("canary", absl::InvalidArgumentError(
-                                absl::StrCat("--default-policy: ", policy.status().message())));
+    // Parse's messages already name --default-policy.
+    if (!policy.ok()) return Fail("canary", policy.status());
     absl::StatusOr<std::unique_ptr<SnapshotRates>> b =
         SnapshotRates::Open(base_snap, "baseline-snapshot", *policy);
     if (!b.ok()) return Fail("canary", b.status());

@@ -142,7 +142,9 @@ int RunFilter() {
   absl::StatusOr<size_t> item_col =
       log.Column(log_options->item_column, "--item-col (or --item-column)");
   if (!item_col.ok()) return Fail("filter", item_col.status());
-  absl::StatusOr<size_t> label_col = log.Column(log_options->label.column, "--label-col");
+  absl::StatusOr<size_t> label_col =
+      log.Column(log_options->label.column,
+                 log_options->label.op == LabelRule::Op::kBinary ? "--label-col" : "--label-rule");
   if (!label_col.ok()) return Fail("filter", label_col.status());
   int key_col = -1;
   const std::string key_column = absl::GetFlag(FLAGS_instance_key_column);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "absl/flags/flag.h"
@@ -93,6 +95,12 @@ std::string AbslFlagName(const std::string& name) {
   return name == "version" ? "pin_version" : name;
 }
 
+// The flags ParseSubcommandFlags saw (underscore names), for FlagGiven.
+std::set<std::string>& GivenFlags() {
+  static auto* given = new std::set<std::string>();
+  return *given;
+}
+
 bool Accepts(const Subcommand& command, const std::string& name) {
   return std::any_of(command.flags.begin(), command.flags.end(),
                      [&](const char* f) { return name == f; });
@@ -162,9 +170,12 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
       return absl::InvalidArgumentError(
           absl::StrCat("flag --", Dashed(name), "='", value, "': ", error));
     }
+    GivenFlags().insert(name);
   }
   return absl::OkStatus();
 }
+
+bool FlagGiven(std::string_view name) { return GivenFlags().count(std::string(name)) > 0; }
 
 std::string SubcommandHelp(const Subcommand& command) {
   std::string out = absl::StrCat(command.usage, "\n\nFlags:\n");

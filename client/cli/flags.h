@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/declare.h"
@@ -69,6 +70,11 @@ struct Subcommand {
 // was given. Positional arguments are an error. Messages name the flag.
 absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** argv, int first,
                                   bool* help);
+
+// Whether ParseSubcommandFlags saw the flag (underscore name, e.g.
+// "user_column") on the command line, whatever its value (a flag given at its
+// default value counts as given).
+bool FlagGiven(std::string_view name);
 
 // `graphsieve <cmd> --help`: usage, then every accepted flag with its default.
 std::string SubcommandHelp(const Subcommand& command);

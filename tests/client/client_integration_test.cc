@@ -480,6 +480,53 @@ TEST(CanaryCli, BadInvocationsExitTwo) {
   EXPECT_NE(r.err.find("--pairs"), std::string::npos) << r.err;
 }
 
+// Messages that name the flag at fault: a NaN limit, --default-policy with
+// servers (only offline uses it), a bad --default-policy (its name once).
+TEST(CanaryCli, BadLimitsAndPolicyNameTheirFlag) {
+  const std::string pairs = Write("canary-pairs.csv", "user_id,item_id\n1,2\n");
+  const std::vector<std::string> online = {CliBinary(),   "canary",
+                                           "--baseline",  world->server_a.target(),
+                                           "--candidate", world->server_b.target(),
+                                           "--input",     pairs};
+  for (const char* flag :
+       {"--max-ks", "--max-mean-delta", "--max-p99-delta", "--max-fraction-over"}) {
+    std::vector<std::string> argv = online;
+    argv.insert(argv.end(), {flag, "nan"});
+    RunResult r = RunProgram(argv, 60);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find(flag), std::string::npos) << r.err;
+  }
+  std::vector<std::string> argv = online;
+  argv.insert(argv.end(), {"--default-policy", "node-mean"});
+  RunResult r = RunProgram(argv, 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--default-policy"), std::string::npos) << r.err;
+  r = RunProgram(
+      {CliBinary(), "canary", "--baseline-snapshot", world->root_a, "--candidate-snapshot",
+       world->root_b, "--input", pairs, "--default-policy", "1.5"},
+      60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--default-policy"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("--default-policy: --default-policy"), std::string::npos) << r.err;
+}
+
+// filter's column errors name the flag that chose the column, and a wrong
+// --delimiter shows the header as it split it and the delimiter that works.
+TEST(FilterCli, ColumnErrorsNameTheFlagAndSuggestTheDelimiter) {
+  const std::string log = Write("filter-cols.csv", "user_id,item_id,label\n1,2,0\n");
+  RunResult r = RunProgram({CliBinary(), "filter", "--server", world->server_a.target(), "--input",
+                            log, "--label-rule", "nosuch > 3"},
+                           60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("(--label-rule)"), std::string::npos) << r.err;
+  r = RunProgram({CliBinary(), "filter", "--server", world->server_a.target(), "--input", log,
+                  "--delimiter", "tab"},
+                 60);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("'user_id,item_id,label'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--delimiter comma"), std::string::npos) << r.err;
+}
+
 // `graphsieve pin` against its own server (pins do not disturb the other
 // tests) on a root with two versions: alpha 0.2, then 0.1 (CURRENT).
 TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {

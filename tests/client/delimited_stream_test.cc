@@ -56,7 +56,8 @@ TEST(DelimitedStream, ErrorsNameTheFileLineAndColumn) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("video_id"), std::string::npos);
   EXPECT_NE(missing.status().message().find("--item-column"), std::string::npos);
-  EXPECT_NE(missing.status().message().find("user_id,item_id"), std::string::npos);
+  EXPECT_NE(missing.status().message().find("'user_id', 'item_id'"), std::string::npos)
+      << missing.status();
   ASSERT_TRUE(*(*s)->Next());
   auto short_row = (*s)->Next();
   ASSERT_FALSE(short_row.ok());
@@ -94,6 +95,28 @@ TEST(DelimitedStream, SpacesAroundFieldsAreTrimmedAsTheBuilderDoes) {
               *ParseId((*spaced)->fields()[i], IdMode::kAuto));
   }
   EXPECT_EQ(*ParseId((*spaced)->fields()[0], IdMode::kAuto), 0u);
+}
+
+// A wrong --delimiter: the message shows the header as that delimiter split
+// it (one quoted name) and the delimiter that would find the column.
+TEST(DelimitedStream, AMissingColumnShowsTheSplitHeaderAndSuggestsADelimiter) {
+  LogReaderOptions tab;
+  tab.delimiter = '\t';
+  auto s = DelimitedStream::Open(WriteTemp("comma.csv", "user_id,item_id,label\n1,2,0\n"), tab);
+  ASSERT_TRUE(s.ok()) << s.status();
+  auto missing = (*s)->Column("user_id", "--user-col");
+  ASSERT_FALSE(missing.ok());
+  const std::string message(missing.status().message());
+  EXPECT_NE(message.find("split on tab has 1 column: 'user_id,item_id,label'"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("--delimiter comma"), std::string::npos) << message;
+
+  auto plain =
+      DelimitedStream::Open(WriteTemp("plain2.csv", "user_id,item_id\n1,2\n"), LogReaderOptions());
+  ASSERT_TRUE(plain.ok());
+  auto absent = (*plain)->Column("label", "--label-col");
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().message().find("--delimiter"), std::string::npos) << absent.status();
 }
 
 TEST(EvaluateLabel, BinaryAndThresholdRules) {

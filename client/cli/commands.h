@@ -1,7 +1,7 @@
 // The `graphsieve` subcommands and what they share (client and log options
 // built from flags, error printing). Each Run*() returns the process exit
-// status: 0 success, 1 canary beyond its thresholds or a failed PinVersion
-// call, 2 error.
+// status: 0 success, 1 canary beyond its thresholds, 2 error (a failed
+// PinVersion call included).
 //
 // Not thread-safe: called once from main().
 #ifndef GRAPHSIEVE_CLIENT_CLI_COMMANDS_H_

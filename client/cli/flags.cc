@@ -19,7 +19,8 @@ ABSL_FLAG(int64_t, max_batch_pairs, 50000,
           "Largest batch per GetSamplingRate; bigger inputs are split and reassembled in order. "
           "Must not exceed the server's --max_batch_pairs.");
 ABSL_FLAG(int32_t, max_attempts, 5,
-          "Attempts per batch; UNAVAILABLE (server down, restarting, no snapshot yet) is retried "
+          "Attempts per batch; UNAVAILABLE (server down, restarting, no snapshot yet) and a "
+          "draining server's CANCELLED (not for pin) are retried "
           "with jittered exponential backoff (0.1 s doubling, at most 2 s).");
 ABSL_FLAG(std::string, tls_root_cert, "",
           "PEM file of the root certificate(s) to trust; empty = plaintext.");
@@ -183,15 +184,21 @@ std::string SubcommandHelp(const Subcommand& command) {
     const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(AbslFlagName(name));
     if (flag == nullptr) continue;
     std::string def = flag->DefaultValue();
+    std::string help = flag->Help();
+    if (std::string_view(command.name) == "pin" && std::string_view(name) == "server") {
+      // pin has a default target (RunPin), the others none.
+      def = "unix:/tmp/graphsieve-operator-50051.sock";
+      help = "The server's operator listener (graphsieve-server --operator-address).";
+    }
     absl::StrAppend(&out, "  --", Dashed(name),
-                    def.empty() ? "" : absl::StrCat("  (default: ", def, ")"), "\n      ",
-                    flag->Help(), "\n");
+                    def.empty() ? "" : absl::StrCat("  (default: ", def, ")"), "\n      ", help,
+                    "\n");
   }
   const std::string_view name = command.name;
   if (name == "pin") {
     absl::StrAppend(&out,
-                    "\nExit status: 0 done, 1 the PinVersion call failed (its gRPC code and "
-                    "message are printed), 2 bad flags.\n");
+                    "\nExit status: 0 done, 2 error (bad flags, or the PinVersion call failed: "
+                    "its gRPC code and message are printed).\n");
   } else {
     absl::StrAppend(&out, "\nExit status: 0 success",
                     name == "canary" ? ", 1 beyond a threshold" : "",

@@ -85,7 +85,7 @@ const std::vector<Subcommand>& Commands() {
        "--operator-address; the data port refuses it with PERMISSION_DENIED). Default\n"
        "--server: unix:/tmp/graphsieve-operator-50051.sock, the listener of a server on port\n"
        "50051 on this machine (in Kubernetes: kubectl exec POD -- graphsieve pin ...).\n"
-       "Calls PinVersion. --version: the server loads VERSION (one it keeps on disk, see\n"
+       "--version: the server loads VERSION (one it keeps on disk, see\n"
        "`graphsieve status`), serves it and stops following CURRENT; if it does not load, the\n"
        "old version keeps serving. --unpin: follow CURRENT again (from the next poll).\n"
        "--reject-active also marks the version active before the call as rolled back, so the\n"

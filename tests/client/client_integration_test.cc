@@ -527,6 +527,24 @@ TEST(FilterCli, ColumnErrorsNameTheFlagAndSuggestTheDelimiter) {
   EXPECT_NE(r.err.find("--delimiter comma"), std::string::npos) << r.err;
 }
 
+// pin --help says what pin does: a failed call exits 2 (as below), --server
+// has a default (the operator socket), and PinVersion is named once.
+TEST(PinCli, HelpMatchesTheBehaviour) {
+  RunResult r = RunProgram({CliBinary(), "pin", "--help"}, 60);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("2 error (bad flags, or the PinVersion call failed"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find(", 1 "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("(required)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(default: unix:/tmp/graphsieve-operator-50051.sock)"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("Calls PinVersion."), std::string::npos) << r.out;
+  // A failed call: nothing listens on port 1.
+  r = RunProgram(
+      {CliBinary(), "pin", "--server", "127.0.0.1:1", "--version", "v", "--max-attempts=1"}, 60);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
 // `graphsieve pin` against its own server (pins do not disturb the other
 // tests) on a root with two versions: alpha 0.2, then 0.1 (CURRENT).
 TEST(PinCli, PinsTheOlderVersionUnpinsAndNamesBadFlags) {

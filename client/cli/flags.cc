@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
@@ -38,7 +39,7 @@ ABSL_FLAG(bool, reject_active, false,
 ABSL_FLAG(std::string, input, "-",
           "rates, canary: pairs CSV/TSV with a header naming --user-col and --item-col ('-' = "
           "stdin, gzip detected; canary: a --label-col column is used when present). filter: the "
-          "impression log (required).");
+          "impression log ('-' = stdin, the default; gzip detected).");
 ABSL_FLAG(std::string, output, "-", "Where CSV rows go ('-' = stdout).");
 ABSL_FLAG(bool, json, false, "Print JSON instead of the human table.");
 ABSL_FLAG(bool, with_version, false,
@@ -96,6 +97,12 @@ std::string AbslFlagName(const std::string& name) {
   return name == "version" ? "pin_version" : name;
 }
 
+// Flags and their older spellings (primary, alias), underscore names.
+constexpr std::pair<const char*, const char*> kAliases[] = {{"user_col", "user_column"},
+                                                            {"item_col", "item_column"},
+                                                            {"label_col", "label"},
+                                                            {"input", "pairs"}};
+
 // The flags ParseSubcommandFlags saw (underscore names), for FlagGiven.
 std::set<std::string>& GivenFlags() {
   static auto* given = new std::set<std::string>();
@@ -112,6 +119,7 @@ bool Accepts(const Subcommand& command, const std::string& name) {
 absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** argv, int first,
                                   bool* help) {
   *help = false;
+  GivenFlags().clear();
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h" || arg == "-help" || arg == "--helpfull") {
@@ -172,6 +180,21 @@ absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** ar
           absl::StrCat("flag --", Dashed(name), "='", value, "': ", error));
     }
     GivenFlags().insert(name);
+  }
+  // A flag and its alias both given and different is an error even when one
+  // is at its default value (checking only "differs from the default" would
+  // let --user-col user_id --user-column foo read foo).
+  for (const auto& [primary, alias] : kAliases) {
+    if (!FlagGiven(primary) || !FlagGiven(alias)) continue;
+    const absl::CommandLineFlag* p = absl::FindCommandLineFlag(primary);
+    const absl::CommandLineFlag* q = absl::FindCommandLineFlag(alias);
+    if (p == nullptr || q == nullptr) continue;
+    const std::string a = p->CurrentValue(), b = q->CurrentValue();
+    if (a != b) {
+      return absl::InvalidArgumentError(absl::StrCat("--", Dashed(primary), "='", a,
+                                                     "' and its alias --", Dashed(alias), "='", b,
+                                                     "' disagree; give one"));
+    }
   }
   return absl::OkStatus();
 }

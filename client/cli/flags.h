@@ -67,11 +67,14 @@ struct Subcommand {
 };
 
 // Parses argv[first..argc) as flags of `command`. Sets *help when --help/-h
-// was given. Positional arguments are an error. Messages name the flag.
+// was given. Positional arguments are an error. Messages name the flag. A
+// flag and its older spelling (--user-col/--user-column, --item-col/
+// --item-column, --label-col/--label, --input/--pairs) both given with
+// different values is an error, even when one of them is at its default.
 absl::Status ParseSubcommandFlags(const Subcommand& command, int argc, char** argv, int first,
                                   bool* help);
 
-// Whether ParseSubcommandFlags saw the flag (underscore name, e.g.
+// Whether the last ParseSubcommandFlags saw the flag (underscore name, e.g.
 // "user_column") on the command line, whatever its value (a flag given at its
 // default value counts as given).
 bool FlagGiven(std::string_view name);

@@ -50,9 +50,10 @@ const std::vector<Subcommand>& Commands() {
        &RunStatus},
       {"filter",
        "stream an impression log through the server; write the kept rows + rate",
-       "graphsieve filter --server HOST:PORT --input LOG [--output FILE|-] [column flags]\n\n"
-       "Sends the log in batches with labels and instance keys; writes every kept row (all\n"
-       "positives, the negatives the keep rule keeps) with an added last column `rate`, the\n"
+       "graphsieve filter --server HOST:PORT [--input LOG|-] [--output FILE|-] [column flags]\n\n"
+       "Reads the log from --input (default '-': stdin). Sends it in batches with labels and\n"
+       "instance keys; writes every kept row (all positives, the negatives the keep rule\n"
+       "keeps) with an added last column `rate`, the\n"
        "sampling rate pi (train with log-odds offset log(pi) on kept negatives). Prints to stderr\n"
        "the kept fraction of negatives, the served mean rate over the negatives (its expectation)\n"
        "and a 4-sigma binomial bound on their difference (--json: the same as JSON).",

@@ -527,6 +527,18 @@ TEST(FilterCli, ColumnErrorsNameTheFlagAndSuggestTheDelimiter) {
   EXPECT_NE(r.err.find("--delimiter comma"), std::string::npos) << r.err;
 }
 
+// filter reads stdin when --input is not given, as its help says.
+TEST(FilterCli, InputDefaultsToStdinAsTheHelpSays) {
+  RunResult r = RunProgram({CliBinary(), "filter", "--help"}, 60);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("'-' = stdin, the default"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("impression log (required)"), std::string::npos) << r.out;
+  const std::string log = Write("filter-stdin.csv", "user_id,item_id,label\n1,2,1\n");
+  r = RunProgram({CliBinary(), "filter", "--server", world->server_a.target()}, 60, log);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("user_id,item_id,label,rate\n1,2,1,", 0), 0u) << r.out;
+}
+
 // pin --help says what pin does: a failed call exits 2 (as below), --server
 // has a default (the operator socket), and PinVersion is named once.
 TEST(PinCli, HelpMatchesTheBehaviour) {

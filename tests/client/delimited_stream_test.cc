@@ -176,5 +176,24 @@ TEST(SubcommandFlags, DashesUnderscoresBooleansAndErrors) {
   EXPECT_NE(text.find("--max-ks"), std::string::npos);
 }
 
+// A flag and its alias both given and different is refused, even when the
+// flag is given at its default value (--user-col user_id is the default).
+TEST(SubcommandFlags, AFlagAndItsAliasGivenDifferentlyAreRefused) {
+  const Subcommand command{
+      "rates", "s", "u", {"user_col", "user_column", "item_col", "item_column"}, nullptr};
+  auto parse = [&](std::vector<std::string> args) {
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    bool help = false;
+    return ParseSubcommandFlags(command, static_cast<int>(argv.size()), argv.data(), 0, &help);
+  };
+  absl::Status s = parse({"--user-col", "user_id", "--user-column", "foo"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--user-col='user_id'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("--user-column='foo'"), std::string::npos) << s;
+  EXPECT_TRUE(parse({"--item-col", "video", "--item-column", "video"}).ok());
+  EXPECT_TRUE(FlagGiven("item_column"));
+}
+
 }  // namespace
 }  // namespace graphsieve

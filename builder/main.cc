@@ -31,6 +31,7 @@
 #include "builder/progress.h"
 #include "core/cli/flags.h"
 #include "core/cli/log_flags.h"
+#include "core/io/output_file.h"
 #include "graphsieve/version.h"
 
 // Input.
@@ -194,6 +195,18 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   o.pairs_format = *format;
   o.partitions = absl::GetFlag(FLAGS_partitions) == 0 ? 1 : absl::GetFlag(FLAGS_partitions);
   o.export_csv = absl::GetFlag(FLAGS_export);
+  if (!o.export_csv.empty()) {
+    // Before the log is read: a directory or a missing one, or one of the
+    // inputs, is refused now rather than after the whole computation.
+    absl::StatusOr<OutputFile> out = OutputFile::Resolve(o.export_csv, "--export");
+    if (!out.ok()) return out.status();
+    for (const std::string& input : o.inputs) {
+      if (absl::Status s = RefuseOutputOverInput(o.export_csv, "--export", input, "--input");
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   o.dry_run = absl::GetFlag(FLAGS_dry_run);
   o.lock_timeout_seconds = absl::GetFlag(FLAGS_lock_timeout_seconds);
   absl::Status s = o.Validate();

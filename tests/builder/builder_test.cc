@@ -47,6 +47,11 @@ absl::Status LookupEveryPair(const SnapshotReader& reader, const PairTable& pair
   return reader.LookupPairs(users, items, absl::MakeSpan(found, n), absl::MakeSpan(*rates));
 }
 
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 class BuilderBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -342,6 +347,31 @@ TEST_F(BuilderBinaryTest, UnusableSnapshotRootFailsBeforeTheLogIsRead) {
                                            "denied); pass a directory this process may write"))
       << r.err;
   EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+}
+
+// --export is checked before the log is read: it may not be the input, nor a
+// directory; a symbolic link's target is written and the link stays; a
+// failed build leaves no temporary beside it.
+TEST_F(BuilderBinaryTest, ExportIsCheckedUpFrontAndWrittenThroughALink) {
+  const std::string before = ReadAll(log_);
+  auto r = Run({"--export=" + dir_.path() + "/./log.csv"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "is the same file as --input")) << r.err;
+  EXPECT_EQ(ReadAll(log_), before) << "the input log is untouched";
+  EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT")) << "refused before building";
+
+  r = Run({"--export=" + dir_.path()});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "--export '" + dir_.path() + "' is a directory")) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() + ".tmp"));
+
+  const std::string target = dir_.path() + "/rates.csv", link = dir_.path() + "/link.csv";
+  std::ofstream(target) << "old\n";
+  std::filesystem::create_symlink("rates.csv", link);
+  r = Run({"--export=" + link});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::is_symlink(link));
+  EXPECT_TRUE(absl::StartsWith(ReadAll(target), kExportHeader)) << "the target";
 }
 
 // Rows skipped under --max_bad_rows are counted in the human summary, with

@@ -89,6 +89,13 @@ class PythonFrameTest(unittest.TestCase):
         out = IngestionFilter(self.client).decide_frame(self.frame.iloc[:0])
         self.assertEqual(len(out), 0)
         self.assertIn("log_odds_offset", out.columns)
+        # rates_frame adds the same columns to an empty frame as to any other.
+        empty = self.client.rates_frame(self.frame.iloc[:0])
+        full = self.client.rates_frame(self.frame)
+        self.assertEqual(len(empty), 0)
+        self.assertEqual(list(empty.columns), list(full.columns))
+        self.assertNotIn("keep", empty.columns)
+        self.assertNotIn("log_odds_offset", empty.columns)
 
     def test_bad_columns_are_named(self):
         with self.assertRaisesRegex(ValueError, "no column 'instance_key'"):

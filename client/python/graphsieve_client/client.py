@@ -47,6 +47,8 @@ class RateBatch:
         self.sources: List[str] = []
         self.keep: List[bool] = []
         self.log_odds_offsets: List[float] = []
+        # From get_decisions (keep / log_odds_offsets answered, even if empty).
+        self.decided = False
         self.snapshot_versions: List[str] = []
         self.retries = 0
         self.version_retries = 0
@@ -67,7 +69,7 @@ class RateBatch:
         import numpy as np
         out = {"rate": np.asarray(self.rates, dtype=np.float32),
                "source": np.asarray(self.sources, dtype=str)}
-        if self.keep or not self.rates:
+        if self.decided:
             out["keep"] = np.asarray(self.keep, dtype=bool)
             out["log_odds_offset"] = np.asarray(self.log_odds_offsets, dtype=np.float32)
         return out
@@ -349,6 +351,7 @@ class SamplingRateClient:
     def _merge(users: List[int], labels: Optional[List[bool]], used: List[int],
                positions: List[List[int]], answers: Dict[int, RateBatch]) -> RateBatch:
         out = RateBatch()
+        out.decided = labels is not None
         n = len(users)
         out.rates, out.sources = [0.0] * n, [""] * n
         if labels is not None:
@@ -370,6 +373,7 @@ class SamplingRateClient:
         """One target's chunked, retried calls; pin: ask for that snapshot version."""
         target = self.targets[part]
         out = RateBatch()
+        out.decided = labels is not None
         for begin, end in _chunks(len(users), self.max_batch_pairs):
             request = sampling_pb2.GetSamplingRateRequest(user_ids=users[begin:end],
                                                           item_ids=items[begin:end])

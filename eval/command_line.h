@@ -2,10 +2,11 @@
 // usage error the caller reports and exits on, instead of absl exiting 1 from
 // inside the parse (for an unknown flag, an ill-typed value and --help alike).
 //
-//   ParseEvalCommandLine  checks every flag's name and value first (unknown
-//                         flag, missing or ill-typed value), then lets absl
-//                         parse; --help, --helpfull, --version print their
-//                         text and say so, so that the program exits 0.
+//   ParseEvalCommandLine  core/cli's ParseFlags (every flag's name and value
+//                         checked first: unknown flag, missing or ill-typed
+//                         value; then absl parses); --help, --helpfull,
+//                         --version print their text and say so, so that the
+//                         program exits 0.
 //   FlagGiven             whether a flag was on the command line (or in a
 //                         --flagfile), for flags a subcommand does not use.
 //

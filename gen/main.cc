@@ -320,8 +320,14 @@ int main(int argc, char** argv) {
       "gen/main.cc", "graphsieve-gen " GRAPHSIEVE_VERSION);
   std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
-  std::vector<char*> rest =
-      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  // An unknown or ill-typed flag is a usage error (2); --help and --version exit 0.
+  graphsieve::ParsedFlags parsed = graphsieve::ParseFlags(arg_ptrs);
+  if (parsed.exit_now) return 0;
+  if (!parsed.status.ok()) {
+    std::fprintf(stderr, "graphsieve-gen: %s\n", std::string(parsed.status.message()).c_str());
+    return 2;
+  }
+  const std::vector<char*>& rest = parsed.positional;
   if (rest.size() > 1) {
     std::fprintf(stderr,
                  "graphsieve-gen: unexpected argument '%s' (all options are --flags; see --help)\n",

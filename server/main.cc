@@ -136,8 +136,11 @@ int main(int argc, char** argv) {
       "server/main.cc", graphsieve::kServerVersion);
   std::vector<std::string> args = graphsieve::NormaliseFlagNames(argc, argv);
   std::vector<char*> arg_ptrs = graphsieve::ArgvPointers(args);
-  std::vector<char*> rest =
-      absl::ParseCommandLine(static_cast<int>(arg_ptrs.size()), arg_ptrs.data());
+  // An unknown or ill-typed flag is a usage error (2); --help and --version exit 0.
+  graphsieve::ParsedFlags parsed = graphsieve::ParseFlags(arg_ptrs);
+  if (parsed.exit_now) return 0;
+  if (!parsed.status.ok()) return Fail(std::string(parsed.status.message()), 2);
+  const std::vector<char*>& rest = parsed.positional;
   if (rest.size() > 1) {
     return Fail(absl::StrCat("unexpected argument '", rest[1], "' (all options are --flags)"), 2);
   }

@@ -43,6 +43,18 @@ std::vector<std::string> NormaliseFlagNames(int argc, char** argv) {
         if (arg[j] == '-') arg[j] = '_';
       }
     }
+    // "--output -" (standard output) as "--output=-": Abseil would take the
+    // value too, but warns that "-" looks like a forgotten value.
+    if (i > 0 && !after_dashdash && i + 1 < argc && absl::string_view(argv[i + 1]) == "-" &&
+        arg.size() > 2 && arg[0] == '-' && arg.find('=') == std::string::npos) {
+      const absl::string_view name = absl::string_view(arg).substr(arg[1] == '-' ? 2 : 1);
+      const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+      if (flag != nullptr && !flag->IsOfType<bool>()) {
+        out.push_back(arg + "=-");
+        ++i;
+        continue;
+      }
+    }
     out.push_back(std::move(arg));
   }
   return out;

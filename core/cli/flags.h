@@ -48,8 +48,8 @@ struct ParsedFlags {
 // Parses the flags as absl::ParseCommandLine does, but never ends the process
 // itself (Abseil's parser exits 1 for an unknown flag, a bad value and
 // --help alike): every argument is checked against the flags this program
-// links first, then Abseil parses them. Used by graphsieve-build; graphsieve-gen,
-// graphsieve-eval and graphsieve-server still call absl::ParseCommandLine.
+// links first, then Abseil parses them. graphsieve-build, -gen, -eval and
+// -server use it (the graphsieve CLI parses its subcommands' flags itself).
 // Flags read from --flagfile/--fromenv are checked by Abseil alone (an error
 // there still exits 1). REQUIRES: `args` from ArgvPointers(NormaliseFlagNames(...));
 // called once, from main(), after ConfigureFlagUsage.

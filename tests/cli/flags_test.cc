@@ -66,5 +66,16 @@ TEST_F(ParseFlagsTest, GoodCommandLineParsesAsAbseilDoes) {
   EXPECT_EQ(std::string(p.positional[2]), "--not-a-flag");
 }
 
+TEST(NormaliseFlagNamesTest, ADashValueJoinsItsFlagUnlessTheFlagIsASwitch) {
+  std::vector<std::string> argv = {"prog", "--test-name", "-",   "--test_json",
+                                   "-",    "--",          "--x", "-"};
+  const std::vector<std::string> out =
+      NormaliseFlagNames(static_cast<int>(argv.size()), ArgvPointers(argv).data());
+  // "--test_name=-": no "did you really mean '-'" warning from Abseil; a
+  // switch takes no value, so its "-" stays positional, as after "--".
+  EXPECT_EQ(out, (std::vector<std::string>{"prog", "--test_name=-", "--test_json", "-", "--", "--x",
+                                           "-"}));
+}
+
 }  // namespace
 }  // namespace graphsieve

@@ -205,15 +205,15 @@ TEST(EvalCliTest, HelpExitsZeroAndFlagProblemsExitTwo) {
   EXPECT_NE(out.find("--output_md"), std::string::npos) << "the flags are listed: " << out;
   EXPECT_EQ(RunEvalAll("--version", dir, &out), 0) << out;
   EXPECT_EQ(RunEvalAll("--log=x.csv --bogus=1", dir, &out), 2) << out;
-  EXPECT_NE(out.find("unknown flag '--bogus=1'"), std::string::npos) << out;
+  EXPECT_NE(out.find("--bogus: unknown flag"), std::string::npos) << out;
   EXPECT_EQ(RunEvalAll("--log=x.csv --seeds=abc", dir, &out), 2) << out;
-  EXPECT_NE(out.find("--seeds='abc'"), std::string::npos) << out;
+  EXPECT_NE(out.find("--seeds=abc: Illegal value"), std::string::npos) << out;
   EXPECT_EQ(RunEvalAll("--log=x.csv --seeds", dir, &out), 2) << out;
-  EXPECT_NE(out.find("'--seeds' needs a value"), std::string::npos) << out;
+  EXPECT_NE(out.find("--seeds needs a value"), std::string::npos) << out;
   EXPECT_EQ(RunEvalAll("--log=x.csv stray", dir, &out), 2) << out;
   EXPECT_NE(out.find("unexpected argument 'stray'"), std::string::npos) << out;
   EXPECT_EQ(RunEvalAll("--log=x.csv --noquiet --nosuch", dir, &out), 2) << out;
-  EXPECT_NE(out.find("'--nosuch'"), std::string::npos) << out;
+  EXPECT_NE(out.find("--nosuch: unknown flag"), std::string::npos) << out;
 }
 
 // Every flag's range is checked before anything is read or trained: a bad value of a flag

@@ -34,13 +34,6 @@ std::string DelimiterFlagValue(char c) {
   }
 }
 
-char DetectDelimiter(std::string_view header) {
-  for (char c : {'\t', ',', '|', ';'}) {
-    if (header.find(c) != std::string_view::npos) return c;
-  }
-  return '\0';
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
@@ -63,7 +56,9 @@ absl::StatusOr<std::unique_ptr<DelimitedStream>> DelimitedStream::Open(
     if (!*more) return absl::InvalidArgumentError(absl::StrCat(s->path_, ": the file is empty"));
   } while (first.empty());
   if (first.size() >= 3 && first.substr(0, 3) == "\xEF\xBB\xBF") first.remove_prefix(3);
-  s->delimiter_ = options.delimiter != '\0' ? options.delimiter : DetectDelimiter(first);
+  s->delimiter_ = options.delimiter != '\0'
+                      ? options.delimiter
+                      : io_internal::DetectDelimiter(first, /*expected_columns=*/0);
   s->has_header_ = options.column_names.empty();
   if (s->delimiter_ == '\0') {
     if (s->has_header_ && first.find_first_of(" ") == std::string_view::npos) {

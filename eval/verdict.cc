@@ -73,24 +73,6 @@ std::string SavedText(const std::optional<double>& a, const BudgetMatch& b, doub
   return absl::StrFormat("%.0f%%", 100 * BudgetSaved(alpha, *a));
 }
 
-// As the log reader detects the delimiter (core/io/log_reader.cc): the
-// candidate that splits a headerless first row into `expected_columns`
-// fields, else the one the line holds most of (tab, comma, '|', ';' on a
-// tie); '\0' when it holds none.
-char DetectDelimiter(std::string_view line, size_t expected_columns) {
-  char best = '\0';
-  size_t best_count = 0;
-  for (char c : {'\t', ',', '|', ';'}) {
-    const size_t count = static_cast<size_t>(std::count(line.begin(), line.end(), c));
-    if (expected_columns > 0 && count + 1 == expected_columns) return c;
-    if (count > best_count) {
-      best = c;
-      best_count = count;
-    }
-  }
-  return best;
-}
-
 // A time: a whole number >= 0, as an integer or a number with no fraction up
 // to 2^53 (where doubles stop being exact), e.g. epoch seconds. Errors as the
 // log reader's: "<file>:<line>: column '<column>': ...".
@@ -283,7 +265,8 @@ absl::StatusOr<std::vector<int64_t>> ReadTimeColumn(const std::string& path,
   if (absl::StartsWith(Av(first), "\xEF\xBB\xBF")) first.remove_prefix(3);  // UTF-8 BOM
   const bool headerless = !options.column_names.empty();
   char delimiter = options.delimiter;
-  if (delimiter == '\0') delimiter = DetectDelimiter(first, options.column_names.size());
+  if (delimiter == '\0')
+    delimiter = io_internal::DetectDelimiter(first, options.column_names.size());
   if (delimiter == '\0') {
     return absl::InvalidArgumentError(absl::StrCat(path, ":1: cannot detect the delimiter from '",
                                                    Shown(first), "'; set it with --delimiter"));

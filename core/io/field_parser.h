@@ -36,6 +36,26 @@ std::string Shown(std::string_view text);
 // The header's names for an error message: at most 30, each Shown().
 std::string ShownColumns(const std::vector<std::string>& names);
 
+// The delimiter of a delimited log, from its first line: the candidate that
+// splits a headerless first row into `expected_columns` fields (0: a header,
+// unknown), else the one the line holds most of (tab, comma, '|', ';' on a
+// tie); '\0' when it holds none. The log reader, graphsieve-eval's time
+// column and the graphsieve CLI all detect it here, so they agree.
+inline char DetectDelimiter(std::string_view line, size_t expected_columns) {
+  char best = '\0';
+  size_t best_count = 0;
+  for (char c : {'\t', ',', '|', ';'}) {
+    size_t count = 0;
+    for (char x : line) count += x == c;
+    if (expected_columns > 0 && count + 1 == expected_columns) return c;
+    if (count > best_count) {
+      best = c;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
 inline std::string_view TrimField(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);

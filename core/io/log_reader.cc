@@ -21,6 +21,7 @@ namespace graphsieve {
 namespace {
 
 using io_internal::Av;
+using io_internal::DetectDelimiter;
 using io_internal::FieldParser;
 using io_internal::MindRowParser;
 using io_internal::Shown;
@@ -29,21 +30,6 @@ using io_internal::TrimField;
 
 constexpr uint64_t kProgressEveryBytes = uint64_t{16} << 20;
 constexpr size_t kMaxBadRowMessages = 10;
-
-char DetectDelimiter(std::string_view line, size_t expected_columns) {
-  static constexpr char kCandidates[] = {'\t', ',', '|', ';'};
-  char best = '\0';
-  size_t best_count = 0;
-  for (char c : kCandidates) {
-    const size_t count = static_cast<size_t>(std::count(line.begin(), line.end(), c));
-    if (expected_columns > 0 && count + 1 == expected_columns) return c;
-    if (count > best_count) {
-      best = c;
-      best_count = count;
-    }
-  }
-  return best;
-}
 
 // Parses one log file into an ImpressionLog: finds the columns, runs the
 // row loop, skips (and counts) bad rows within the budget, reserves and

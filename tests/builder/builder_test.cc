@@ -334,19 +334,27 @@ TEST_F(BuilderBinaryTest, UnusableSnapshotRootFailsBeforeTheLogIsRead) {
                      dir_.path());
   EXPECT_EQ(r.exit_code, 0) << r.err;
 
-  // An existing root this user may not write (its pins/ already made).
-  ASSERT_EQ(::chmod(dir_.path().c_str(), 0755), 0);  // reachable by the other user
-  std::filesystem::create_directories(root_ + "/pins");
-  ASSERT_EQ(::chmod(root_.c_str(), 0555), 0);
-  r = RunUnprivileged({missing, "--snapshot_root=" + root_, "--quiet"}, dir_.path());
-  ASSERT_EQ(::chmod(root_.c_str(), 0755), 0);
+  // An existing root this user may not write (its pins/ already made), in a
+  // directory every user can reach: the test's own temporary directory may
+  // sit under one of mode 0700 (scripts/test.sh's), which the other user
+  // could not even enter.
+  char reachable[] = "/tmp/graphsieve-unwritable-XXXXXX";
+  ASSERT_NE(::mkdtemp(reachable), nullptr);
+  ASSERT_EQ(::chmod(reachable, 0755), 0);
+  const std::string locked = std::string(reachable) + "/root";
+  std::filesystem::create_directories(locked + "/pins");
+  ASSERT_EQ(::chmod(locked.c_str(), 0555), 0);
+  r = RunUnprivileged({missing, "--snapshot_root=" + locked, "--quiet"}, dir_.path());
+  ASSERT_EQ(::chmod(locked.c_str(), 0755), 0);
+  const bool published = std::filesystem::exists(locked + "/CURRENT");
+  std::filesystem::remove_all(reachable);
   if (r.exit_code == 127 && r.err.empty()) GTEST_SKIP() << "cannot run as another user here";
   EXPECT_EQ(r.exit_code, 1) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: " + root_ +
+  EXPECT_TRUE(absl::StrContains(r.err, "--snapshot_root: " + locked +
                                            " is not writable by this process (Permission "
                                            "denied); pass a directory this process may write"))
       << r.err;
-  EXPECT_FALSE(std::filesystem::exists(root_ + "/CURRENT"));
+  EXPECT_FALSE(published);
 }
 
 // --export is checked before the log is read: it may not be the input, nor a

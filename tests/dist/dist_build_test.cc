@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <set>
@@ -318,13 +319,15 @@ TEST_F(DistBuildTest, ExportIsWrittenInPerRankPartsWithTheNamesAndJoined) {
   EXPECT_LE(worst, 1e-6);
   EXPECT_THAT(want.begin()->first, ::testing::StartsWith("user-"));
 
-  // A part that cannot be written fails every rank, naming the file.
+  // An export into a directory that does not exist is refused on every rank
+  // before the log is read, naming the flag and the directory.
   const std::string bad = files_.Path("missing-dir/x.csv");
   Result failed =
       RunCommand(Mpirun(2) + flags + " --snapshot_root " + files_.Path("x3") + " --export " + bad);
   EXPECT_NE(failed.exit_code, 0) << failed.output;
-  EXPECT_THAT(failed.output, HasSubstr(bad + ".part-0000"));
-  EXPECT_THAT(failed.output, HasSubstr("nothing published"));
+  EXPECT_THAT(failed.output, HasSubstr("--export '" + bad + "': the directory '" +
+                                       files_.Path("missing-dir") + "' does not exist"));
+  EXPECT_FALSE(std::filesystem::exists(files_.Path("x3") + "/CURRENT")) << "nothing published";
 }
 
 TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {

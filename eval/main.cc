@@ -432,20 +432,7 @@ absl::StatusOr<ImpressionLog> LoadInput(const MainCommand& c, std::string* title
 // Writes `text` through `out` (a temporary renamed over the file at the end,
 // or a FIFO or device in place). Errors name the flag and the file.
 absl::Status WriteOutput(const OutputFile& out, const char* flag, const std::string& text) {
-  std::FILE* f = std::fopen(out.write_path().c_str(), "wb");
-  if (f == nullptr) {
-    return absl::ErrnoToStatus(errno, absl::StrCat(flag, ": cannot open ", out.write_path()));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int write_error = written ? 0 : errno;
-  const bool closed = std::fclose(f) == 0;  // flushes: a full disk shows here
-  const int close_error = closed ? 0 : errno;
-  if (!written || !closed) {
-    out.Abandon();
-    return absl::ErrnoToStatus(written ? close_error : write_error,
-                               absl::StrCat(flag, ": writing ", out.final_path()));
-  }
-  return out.Commit();
+  return out.WriteAll(text, flag);
 }
 
 // A report to its file, or to standard output without one. A file that fails

@@ -367,19 +367,7 @@ absl::StatusOr<GeneratorStats> WriteRandomExposureTest(const GeneratorOptions& o
   }
   stats.instances = num_instances;
   stats.bytes_written = text.size();
-  const std::string& tmp = out->write_path();
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot create ", tmp, ": ", std::strerror(errno)));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !written) {
-    const int err = errno;
-    out->Abandon();
-    return absl::InternalError(absl::StrCat("writing ", tmp, ": ", std::strerror(err)));
-  }
-  if (absl::Status s = out->Commit(); !s.ok()) return s;
+  if (absl::Status s = out->WriteAll(text, "--test_output"); !s.ok()) return s;
   return stats;
 }
 

@@ -75,6 +75,23 @@ void OutputFile::Abandon() const {
   if (!in_place()) ::unlink(write_path_.c_str());
 }
 
+absl::Status OutputFile::WriteAll(absl::string_view contents, absl::string_view flag) const {
+  std::FILE* f = std::fopen(write_path_.c_str(), "wb");
+  if (f == nullptr) {
+    return absl::ErrnoToStatus(errno, absl::StrCat(flag, ": cannot open ", write_path_));
+  }
+  const bool written = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
+  const int write_error = written ? 0 : errno;
+  const bool closed = std::fclose(f) == 0;
+  const int close_error = closed ? 0 : errno;
+  if (!written || !closed) {
+    Abandon();
+    return absl::ErrnoToStatus(written ? close_error : write_error,
+                               absl::StrCat(flag, ": writing ", final_path_));
+  }
+  return Commit();
+}
+
 absl::Status RefuseOutputOverInput(const std::string& output, absl::string_view output_flag,
                                    const std::string& input, absl::string_view input_flag) {
   namespace fs = std::filesystem;

@@ -47,6 +47,11 @@ class OutputFile {
   // After a failure: removes the temporary (nothing in place).
   void Abandon() const;
 
+  // The whole output at once: writes `contents` to write_path() and commits;
+  // on a failed write or close (a full disk shows at the close) abandons.
+  // Errors name `flag` and the file.
+  absl::Status WriteAll(absl::string_view contents, absl::string_view flag) const;
+
  private:
   OutputFile(std::string write_path, std::string final_path)
       : write_path_(std::move(write_path)), final_path_(std::move(final_path)) {}

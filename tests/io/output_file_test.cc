@@ -109,6 +109,23 @@ TEST(OutputFile, ADirectoryOrAMissingParentIsRefusedNamingTheFlag) {
   EXPECT_FALSE(OutputFile::Resolve("", "--output").ok());
 }
 
+TEST(OutputFile, WriteAllCommitsAWholeTextAndReportsAFullDevice) {
+  testing::ScopedTempDir dir;
+  const std::string path = dir.path() + "/report.md";
+  Spit(path, "old");
+  absl::StatusOr<OutputFile> out = OutputFile::Resolve(path, "--output_md");
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_TRUE(out->WriteAll("new report\n", "--output_md").ok());
+  EXPECT_EQ(Slurp(path), "new report\n");
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+
+  absl::StatusOr<OutputFile> full = OutputFile::Resolve("/dev/full", "--output_md");
+  ASSERT_TRUE(full.ok()) << full.status();
+  const absl::Status s = full->WriteAll("text", "--output_md");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("--output_md: writing /dev/full"), std::string::npos) << s;
+}
+
 TEST(RefuseOutputOverInput, TheSameFileByAnyPathIsRefused) {
   testing::ScopedTempDir dir;
   const std::string log = dir.path() + "/log.csv";

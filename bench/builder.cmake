@@ -4,9 +4,9 @@ if(TARGET graphsieve_snapshot)
   target_link_libraries(graphsieve-bench-lookup PRIVATE graphsieve_snapshot
     absl::flags absl::flags_parse absl::flags_usage absl::strings absl::time absl::flat_hash_map)
 endif()
-if(TARGET graphsieve_build)
+if(TARGET graphsieve_offline)
   add_executable(graphsieve-bench-build ${CMAKE_CURRENT_SOURCE_DIR}/builder_build_bench.cc)
-  target_link_libraries(graphsieve-bench-build PRIVATE graphsieve_build
+  target_link_libraries(graphsieve-bench-build PRIVATE graphsieve_offline
     absl::flags absl::flags_parse absl::flags_usage absl::strings absl::str_format)
 endif()
 if(TARGET graphsieve_snapshot)

@@ -20,7 +20,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_split.h"
-#include "core/build/build_job.h"
+#include "core/offline/build_job.h"
 
 ABSL_FLAG(std::string, input, "", "Impression log(s), comma-separated (required).");
 ABSL_FLAG(std::string, table_format, "block", "Pairs table format: block | cuckoo.");

@@ -15,7 +15,7 @@
 # users grow with the impressions and whose items grow as their square root
 # (graphsieve-gen --scale S --users_scale S) instead of both growing; --partitions P writes partitioned
 # versions (with P a multiple of np every rank writes its own parts, no
-# gather: core/build/dist_parts.h). Each row also gives the CPU seconds
+# gather: core/offline/dist_parts.h). Each row also gives the CPU seconds
 # of every stage (user + system of the process during the stage; the
 # comparable figure on a shared machine) when the binary reports them.
 #

@@ -23,10 +23,10 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "core/build/build_job.h"
-#include "core/build/delta_build.h"
+#include "core/offline/build_job.h"
+#include "core/offline/delta_build.h"
 #if GRAPHSIEVE_HAVE_MPI
-#include "core/dist/mpi_communicator.h"
+#include "core/distributed/mpi_communicator.h"
 #endif
 #include "builder/progress.h"
 #include "core/cli/flags.h"
@@ -319,7 +319,7 @@ void WarnIfThreadsExceedCpus(int threads, const Communicator* comm) {
                cpus, cpus == 1 ? "" : "s", cpus == 1 ? "it" : "them", threads);
 }
 
-// --delta_of: one process, the delta build (core/build/delta_build.h).
+// --delta_of: one process, the delta build (core/offline/delta_build.h).
 template <typename Seconds>
 int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds) {
   DeltaBuildOptions o;
@@ -432,7 +432,7 @@ int Main(int argc, char** argv, Communicator* comm) {
 
 int main(int argc, char** argv) {
 #if GRAPHSIEVE_HAVE_MPI
-  // Started by mpirun: one rank of a distributed build (core/build/build_job.h).
+  // Started by mpirun: one rank of a distributed build (core/offline/build_job.h).
   if (graphsieve::LaunchedByMpirun()) {
     graphsieve::MpiSession session(&argc, &argv);
     std::unique_ptr<graphsieve::Communicator> world = session.World();

@@ -13,7 +13,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
-#include "core/build/build_job.h"
+#include "core/offline/build_job.h"
 
 namespace graphsieve {
 

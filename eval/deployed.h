@@ -7,14 +7,14 @@
 //    and a later one (the impressions to rate, train and test on): by time
 //    when the log has timestamps, else by a seeded draw per instance.
 //  * DeployedSnapshot builds a real snapshot of the earlier period with the
-//    builder's job (core/build/build_job.h: pipeline, gates, snapshot writer,
+//    builder's job (core/offline/build_job.h: pipeline, gates, snapshot writer,
 //    publish) into a snapshot root, opens it as graphsieve-server does and
 //    rates pairs with the server's own scorer (core/serving/batch_scorer.h),
 //    so every rate and source (EXACT / INFERRED / DEFAULT) is the one a
 //    graphsieve-server on that root answers (tests/eval/deployed_test.cc
 //    checks this against the real server binary).
 //  * DeployedSnapshot::BuildDelta builds a delta version over such a
-//    snapshot with the real delta builder (core/build/delta_build.h) from the
+//    snapshot with the real delta builder (core/offline/delta_build.h) from the
 //    impressions logged since, and opens base + delta as the server does
 //    (core/snapshot/layered_snapshot_reader.h): the --refresh_every replay.
 //  * AssignChunks cuts the later period into refresh chunks by time.

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "core/dist/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/propagation.h"
 #include "core/maec/rates.h"
 #include "core/maec/stage_clock.h"

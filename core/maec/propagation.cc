@@ -4,7 +4,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "core/dist/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/parallel.h"
 
 namespace graphsieve {

@@ -23,7 +23,7 @@
 
 namespace graphsieve {
 
-class Communicator;  // core/dist/communicator.h
+class Communicator;  // core/distributed/communicator.h
 
 // Distributed builds (docs/DESIGN.md §5): with a communicator the pair table
 // is this rank's share and every node sum (degrees, m, the self-influence

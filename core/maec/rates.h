@@ -32,7 +32,7 @@
 
 namespace graphsieve {
 
-class Communicator;  // core/dist/communicator.h
+class Communicator;  // core/distributed/communicator.h
 
 enum class RateRule { kFloor, kMixture };
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/dist/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/parallel.h"
 #include "core/maec/resistance_internal.h"
 #include "core/maec/resistance_plan.h"

@@ -13,7 +13,7 @@
 
 namespace graphsieve {
 
-class Communicator;  // core/dist/communicator.h
+class Communicator;  // core/distributed/communicator.h
 
 enum class ResistanceMethod { kAuto, kExact, kSketch, kOneSided };
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "core/dist/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/graph.h"
 #include "core/maec/pair_table.h"
 #include "core/maec/resistance_options.h"

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/dist/communicator.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/resistance_internal.h"
 
 namespace graphsieve {

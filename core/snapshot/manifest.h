@@ -47,7 +47,7 @@ struct ManifestInfo {
                                                           // "resistance", "seed"
   nlohmann::json input_stats = nlohmann::json::object();  // rows read, bad rows skipped, bytes
   std::vector<StageTiming> timings;  // builder stages (read, pair table, pipeline, write)
-  // A delta version (core/build/delta_build.h): {"base_version", "covers_from",
+  // A delta version (core/offline/delta_build.h): {"base_version", "covers_from",
   // "covers_through", ...}; null for a full version (docs/SNAPSHOT.md "Delta versions").
   nlohmann::json delta;
 };

@@ -1,4 +1,4 @@
-// Delta versions (core/build/delta_build.h, core/snapshot/layered_snapshot_reader.h):
+// Delta versions (core/offline/delta_build.h, core/snapshot/layered_snapshot_reader.h):
 // a delta over a base serves the new nodes and pairs the base answered with
 // DEFAULT; its node records against a full rebuild; the refusals (base gone,
 // another α or rule); a corrupt delta is refused at load; retention keeps a
@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/build/build_job.h"
-#include "core/build/delta_build.h"
 #include "core/maec/unseen.h"
+#include "core/offline/build_job.h"
+#include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"

@@ -1,4 +1,4 @@
-// The harmonic extension of a delta (core/build/delta_records.h) where it is
+// The harmonic extension of a delta (core/offline/delta_records.h) where it is
 // exact: a new user attached by one positive to a base item is a fixed point
 // of the sweeps, so whatever the number of sweeps its row is the item's base
 // row and the item's row stays its base row (the graph is unchanged but for
@@ -12,8 +12,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/build/build_job.h"
-#include "core/build/delta_build.h"
+#include "core/offline/build_job.h"
+#include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "gtest/gtest.h"

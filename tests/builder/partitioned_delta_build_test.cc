@@ -1,4 +1,4 @@
-// Deltas over a partitioned base (core/build/delta_build.h, docs/DESIGN.md
+// Deltas over a partitioned base (core/offline/delta_build.h, docs/DESIGN.md
 // "Delta versions"): the same logs built once unpartitioned and once in three
 // parts; each part of the partitioned base + delta answers every pair and
 // node of its users, and every item, exactly as the unpartitioned base +
@@ -18,13 +18,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "core/build/build_job.h"
-#include "core/build/build_stages.h"
-#include "core/build/delta_build.h"
-#include "core/build/delta_records.h"
 #include "core/io/log_reader.h"
 #include "core/io/partition.h"
 #include "core/maec/pair_table.h"
+#include "core/offline/build_job.h"
+#include "core/offline/build_stages.h"
+#include "core/offline/delta_build.h"
+#include "core/offline/delta_records.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/partitioned_snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"

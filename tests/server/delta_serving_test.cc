@@ -8,8 +8,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "core/build/build_job.h"
-#include "core/build/delta_build.h"
+#include "core/offline/build_job.h"
+#include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/memory_index.h"
 #include "gmock/gmock.h"

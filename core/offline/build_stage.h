@@ -1,0 +1,96 @@
+// One stage of the build job (build_job.cc and the stage files next to it),
+// on one rank or many: timed (wall and CPU seconds, with the observer's
+// callbacks), agreed with every rank, the RSS probe, then the test hook
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h). Internal to core/offline/.
+//
+// Thread-safety: one thread per rank.
+#ifndef GRAPHSIEVE_CORE_OFFLINE_BUILD_STAGE_H_
+#define GRAPHSIEVE_CORE_OFFLINE_BUILD_STAGE_H_
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "core/distributed/communicator.h"
+#include "core/offline/build_job.h"
+
+namespace graphsieve {
+namespace build_internal {
+
+// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h).
+inline void MaybeDie(const Communicator& comm, const char* stage) {
+  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
+  if (at == nullptr) return;
+  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
+}
+
+inline double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+// GRAPHSIEVE_DEBUG_RSS=1: each rank prints its peak RSS during the stage
+// (VmHWM, then reset through /proc/self/clear_refs) and its RSS at the
+// stage's end to stderr — how docs/SCALING.md measured per-stage memory.
+inline void MaybeReportRss(const Communicator& comm, const char* stage) {
+  static const bool on = std::getenv("GRAPHSIEVE_DEBUG_RSS") != nullptr;
+  if (!on) return;
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return;
+  char line[256];
+  long hwm_kb = -1, rss_kb = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    std::sscanf(line, "VmHWM: %ld", &hwm_kb);
+    std::sscanf(line, "VmRSS: %ld", &rss_kb);
+  }
+  std::fclose(f);
+  std::fprintf(stderr, "rss rank %d stage %-10s peak %.3f GiB end %.3f GiB\n", comm.rank(), stage,
+               hwm_kb / 1048576.0, rss_kb / 1048576.0);
+  if (std::FILE* c = std::fopen("/proc/self/clear_refs", "w")) {
+    std::fputs("5", c);  // resets VmHWM to the current RSS
+    std::fclose(c);
+  }
+}
+
+// Runs a stage on this rank, then agrees with every rank; the stage's wall
+// and CPU time are recorded when it succeeded everywhere.
+template <typename Fn>
+absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* report,
+                   const char* name, Fn&& fn) {
+  using Clock = std::chrono::steady_clock;
+  if (obs.stage_started) obs.stage_started(name);
+  const Clock::time_point t0 = Clock::now();
+  const double cpu0 = CpuSeconds();
+  absl::Status s = AgreeOnStatus(comm, fn());
+  const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  if (s.ok()) {
+    report->timings.push_back({name, seconds});
+    report->stage_cpu.push_back({name, CpuSeconds() - cpu0});
+    if (obs.stage_done) obs.stage_done(name, seconds);
+  }
+  MaybeReportRss(comm, name);
+  MaybeDie(comm, name);
+  return s;
+}
+
+// A stage one rank runs alone (rank 0's gates, export, write and publish of
+// a gathered table): as Stage over a communicator of that rank alone.
+template <typename Fn>
+absl::Status LocalStage(const BuildObserver& obs, BuildReport* report, const char* name, Fn&& fn) {
+  SingleProcessCommunicator alone;
+  return Stage(alone, obs, report, name, std::forward<Fn>(fn));
+}
+
+}  // namespace build_internal
+}  // namespace graphsieve
+
+#endif  // GRAPHSIEVE_CORE_OFFLINE_BUILD_STAGE_H_

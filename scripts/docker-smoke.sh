@@ -23,7 +23,7 @@
 #      rolls back to the first version and writes <root>/pins/ on the volume;
 #   8. SIGTERM (docker stop) drains the server: exit code 0 and the drain logged.
 # CI runs it with BINARIES (scripts/image-check.sh, from scripts/test.sh): the full
-# build would compile the project a second time inside the image (README.md, "Deploy").
+# build would compile the project a second time inside the image (docs/DEPLOY.md, "In CI").
 #
 # Usage: scripts/docker-smoke.sh
 # Environment:

@@ -5,7 +5,7 @@
 //       schemas bundled in npm's kubernetes-models (types, enums, required fields),
 //       plus unknown fields (a typo such as `fsgroup` is not an error for the bundled
 //       validators, so the declared fields of each type are read from the package's
-//       type declarations), plus the deployment rules of README.md "Deploy".
+//       type declarations), plus the deployment rules of docs/DEPLOY.md "Kubernetes".
 //   node check_manifests.mjs prometheus-sd PROMETHEUS.yml OUT_STATIC.yml
 //       Checks the kubernetes_sd_configs blocks and writes a copy with each replaced by
 //       an equivalent static_configs block, for promtool (Debian's has no Kubernetes SD).

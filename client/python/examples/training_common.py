@@ -41,18 +41,19 @@ def read_log(path: str, instance_key_column: str = "") -> pd.DataFrame:
     """The log at `path` with ids as text and labels as 0/1 ints, plus an
     instance_key column (the named column's values, or the row number).
     Raises ValueError naming the file and the missing column or bad label."""
-    frame = pd.read_csv(path, dtype={"user_id": str, "item_id": str})
+    frame = pd.read_csv(path, dtype={"user_id": str, "item_id": str, "label": str})
     for column in ["user_id", "item_id", "label"] + ([instance_key_column]
                                                      if instance_key_column else []):
         if column not in frame.columns:
             raise ValueError(f"{path}: no column '{column}' (columns: "
                              f"{', '.join(map(str, frame.columns))})")
-    bad = ~frame["label"].isin([0, 1])
+    labels = frame["label"].str.strip()
+    bad = ~labels.isin(["0", "1"])
     if bad.any():
         row = int(np.flatnonzero(bad.to_numpy())[0])
         raise ValueError(f"{path}: data row {row + 1}: label {frame['label'].iloc[row]!r}, "
                          "expected 0 or 1")
-    frame["label"] = frame["label"].astype(np.int64)
+    frame["label"] = (labels == "1").astype(np.int64)
     if instance_key_column:
         frame["instance_key"] = frame[instance_key_column].astype(str)
     else:

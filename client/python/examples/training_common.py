@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy as np
 import pandas as pd
 
-from graphsieve_client import IngestionFilter, SamplingRateClient
+from graphsieve_client import IngestionFilter, SamplingRateClient, ServerError
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -153,10 +153,11 @@ def finite(values: List[float], what: str) -> None:
 
 
 def run_main(main: Any, argv: Optional[List[str]] = None) -> None:
-    """Runs an example's main() as a program: errors as one line and exit 2."""
+    """Runs an example's main() as a program: errors as one line and exit 2
+    (a bad file or column, an unreachable or failing server, a diverged fit)."""
     import sys
     try:
         main(argv)
-    except (ValueError, OSError, RuntimeError) as e:
+    except (ValueError, OSError, RuntimeError, ServerError) as e:
         print(f"{sys.argv[0]}: {e}", file=sys.stderr)
         sys.exit(2)

@@ -20,11 +20,13 @@ example over several log seeds, with their mean and standard error
 (docs/TRAINING.md quotes them).
 """
 import argparse
+import contextlib
+import io
 import os
 import subprocess
 import sys
-import tempfile
 import shutil
+import tempfile
 import unittest
 
 from live_server import GEN, LiveServer, check_binaries, run
@@ -174,7 +176,8 @@ def figures(seeds):
         for seed in seeds:
             logs = TrainingLogs(seed)
             try:
-                models = logs.run_example(module)["models"]
+                with contextlib.redirect_stdout(io.StringIO()):  # the example's own report
+                    models = logs.run_example(module)["models"]
             finally:
                 logs.close()
             full_auc = models["full data"]["auc"]

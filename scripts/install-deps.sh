@@ -45,6 +45,7 @@ TEST=(
   python3-xxhash                                 # Python client: routing by core/io/partition.h
   python3-venv                                   # Python client: `pip install ./client/python` into a venv
   python3-pandas python3-numpy                   # Python client's DataFrame/array path (optional at run time) and its tests
+  python3-torch python3-xgboost python3-sklearn  # training examples and their tests (client/python/examples, docs/TRAINING.md)
   mypy                                           # tests: the Python client's type hints (client_python_typecheck_test)
   openssl                                        # server TLS test makes self-signed certs
   curl procps                                    # end-to-end scripts (admin HTTP, RSS)

@@ -69,10 +69,12 @@ class LiveServer:
     """
 
     def __init__(self, gen_flags=None, build_flags=("--alpha=0.25",), server_flags=(),
-                 serve_root_of=None):
+                 serve_root_of=None, input_log=None):
         """server_flags: appended to graphsieve-server's; serve_root_of: another
-        started LiveServer whose log and root this one serves (no gen/build)."""
+        started LiveServer whose log and root this one serves (no gen/build);
+        input_log: a log to build from instead of a generated one (no gen)."""
         self.gen_flags = list(gen_flags or DEFAULT_GEN_FLAGS)
+        self.input_log = input_log
         self.build_flags = list(build_flags)
         self.server_flags = list(server_flags)
         self.serve_root_of = serve_root_of
@@ -87,9 +89,12 @@ class LiveServer:
             self.dir = tempfile.mkdtemp(prefix="graphsieve-py-")
             self.log = os.path.join(self.dir, "log.csv")
             self.root = os.path.join(self.dir, "root")
-            r = run([GEN, *self.gen_flags, "--output=" + self.log, "--quiet"])
-            if r.returncode != 0:
-                raise RuntimeError("graphsieve-gen failed: " + r.stderr)
+            if self.input_log is not None:
+                self.log = self.input_log
+            else:
+                r = run([GEN, *self.gen_flags, "--output=" + self.log, "--quiet"])
+                if r.returncode != 0:
+                    raise RuntimeError("graphsieve-gen failed: " + r.stderr)
             r = run([BUILD, "--input=" + self.log, "--snapshot_root=" + self.root,
                      *self.build_flags, "--quiet"])
             if r.returncode != 0:

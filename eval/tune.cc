@@ -281,8 +281,13 @@ absl::StatusOr<TuneReport> RunTune(const ImpressionLog& log, absl::Span<const in
     }
     r.rows.push_back(std::move(row));
   }
+  // A budget saved at equal AUC exists only where uniform's curve rises: when
+  // unsampled training does not measurably beat uniform at alpha, subsampling
+  // costs nothing here and every candidate's "saving" is read off a flat,
+  // noisy curve, so uniform is the answer.
+  r.sampling_costs = r.full_vs_uniform.n >= 2 && r.full_vs_uniform.low > 0.0;
   const Selection chosen = SelectRule(selectable, options.selection);
-  r.chosen = chosen.chosen < 0 ? -1 : row_of[chosen.chosen];
+  r.chosen = chosen.chosen < 0 || !r.sampling_costs ? -1 : row_of[chosen.chosen];
   for (const TuneRow& row : r.rows) {
     if (row.candidate.is_default) r.recommendation = Recommend(row.gain);
   }
@@ -328,10 +333,15 @@ std::string FormatTuneMarkdown(const TuneReport& r) {
                           "(95%% interval in brackets); dAUC vs uniform at alpha %g: %+.4f +- "
                           "%.4f (SE)\n",
                           SavingText(c), r.alpha, c.gain.mean, c.gain.se);
+  } else if (!r.sampling_costs) {
+    absl::StrAppend(&out,
+                    "- Unsampled training does not measurably beat uniform at this alpha: "
+                    "subsampling costs nothing measurable on this log, so there is no budget to "
+                    "save and uniform sampling is the answer.\n");
   } else {
     absl::StrAppend(&out,
-                    "- No candidate is non-inferior to uniform and saves a measurable share of "
-                    "its budget: uniform sampling is the answer for this log.\n");
+                    "- No buildable candidate is non-inferior to uniform and saves any of its "
+                    "budget: uniform sampling is the answer for this log.\n");
   }
   absl::StrAppendFormat(&out, "- Log: %d impressions (%d positive), %d users. %s\n", r.instances,
                         r.positives, r.users, r.subsample.empty() ? "" : r.subsample);
@@ -339,9 +349,10 @@ std::string FormatTuneMarkdown(const TuneReport& r) {
                         r.mode, r.test, r.seeds, r.pilot);
   absl::StrAppendFormat(&out,
                         "- Selection: non-inferior (mean dAUC >= -0.0005 and no more than 1 SE "
-                        "below uniform), then the largest budget saved whose interval lies above "
-                        "0; uniform when none. Pilot rules are measured but not chosen (the "
-                        "builder does not fit a pilot of its own).\n");
+                        "below uniform), then the largest mean budget saved at equal AUC; "
+                        "uniform when none saves, or when unsampled does not measurably beat "
+                        "uniform (no budget to save). Pilot rules are measured but not chosen "
+                        "(the builder does not fit a pilot of its own).\n");
   absl::StrAppendFormat(&out,
                         "- Unsampled vs uniform at alpha %g: dAUC %+.4f +- %.4f (what uniform "
                         "subsampling costs).\n\n",
@@ -428,6 +439,7 @@ std::string FormatTuneJson(const TuneReport& r) {
              BuildFlagsFor(r.chosen < 0 ? nullptr : &r.rows[r.chosen].candidate, r.alpha)},
             {"exit_code", TuneExitCode(r)},
             {"full_vs_uniform", interval(r.full_vs_uniform)},
+            {"sampling_costs", r.sampling_costs},
             {"uniform_curve", curve},
             {"candidates", rows},
             {"seconds", r.seconds}};

@@ -96,6 +96,9 @@ struct TuneReport {
   // Uniform's curve: α ascending (alpha first, 1 = unsampled last) and mean AUC with its SE.
   std::vector<double> curve_alphas, curve_auc, curve_se;
   PairedInterval full_vs_uniform;
+  // Unsampled measurably beats uniform at alpha (the interval above 0): only
+  // then is there a budget to save, and a rule other than uniform can be chosen.
+  bool sampling_costs = false;
   Recommendation recommendation = Recommendation::kNoGain;  // exit code as verdict's
   double seconds = 0.0;
 };

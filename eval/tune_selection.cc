@@ -41,8 +41,7 @@ Selection SelectRule(absl::Span<const SelectionCandidate> candidates, const Sele
         v.failed = absl::StrFormat("row %d: %s", r, why);
       }
     }
-    v.saves = v.passes && std::isfinite(cand.saving.low) && cand.saving.low > 0.0 &&
-              std::isfinite(cand.saving.mean);
+    v.saves = v.passes && std::isfinite(cand.saving.mean) && cand.saving.mean > 0.0;
     if (v.saves && cand.saving.mean > best) {
       best = cand.saving.mean;
       out.chosen = static_cast<int>(c);

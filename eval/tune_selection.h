@@ -5,10 +5,12 @@
 //     (candidate − uniform, one difference per seed) has a mean of at least
 //     −margin and lies no more than `max_se_below` standard errors below 0.
 //  2. Among those that pass, the one with the largest mean budget saved at
-//     equal AUC wins, provided its saving is established: the lower end of its
-//     interval is above 0. Uniform itself always passes and saves 0, so it is
-//     the answer when no candidate saves measurably (ties keep the earlier
-//     candidate, and uniform comes first).
+//     equal AUC wins. Uniform itself always passes and saves 0, so it is the
+//     answer when no passing candidate saves more than 0 (ties keep the
+//     earlier candidate, and uniform comes first).
+// The caller decides whether a budget saved is measurable at all (tune: only
+// when unsampled training measurably beats uniform at α, so that uniform's
+// AUC-against-α curve rises; on a flat curve every "saving" is noise).
 //
 // Thread-safety: pure functions.
 #ifndef GRAPHSIEVE_EVAL_TUNE_SELECTION_H_
@@ -42,7 +44,7 @@ struct SelectionRule {
 
 struct CandidateVerdict {
   bool passes = false;  // non-inferior on every row
-  bool saves = false;   // passes, and the saving's interval lies above 0
+  bool saves = false;   // passes, and its mean saving is above 0
   std::string failed;   // why it does not pass ("row 0: dAUC -0.0012 < -0.0005"), else empty
 };
 

@@ -44,6 +44,7 @@
 #include "eval/unbiased.h"
 #include "eval/verdict.h"
 #include "graphsieve/version.h"
+#include "nlohmann/json.hpp"
 
 ABSL_FLAG(std::string, log, "",
           "Impression log to evaluate (CSV/TSV with a header, gzip ok), e.g. "
@@ -186,6 +187,9 @@ ABSL_FLAG(std::string, output_dir, ".",
 ABSL_FLAG(uint64_t, max_instances, 2000000,
           "tune: a log with more impressions is cut to a seeded subset of its users holding at "
           "most this many (the report says so); 0 = never.");
+ABSL_FLAG(bool, exit_zero_on_answer, false,
+          "tune: exit 0 whenever the flag file was written, uniform included (for a step of a "
+          "Kubernetes Job, deploy/k8s/tune-cronjob.yaml); errors still exit 1 or 2.");
 ABSL_FLAG(double, kappa, 1.0,
           "verdict: the mixture kappa of the judged rule, as graphsieve-build --kappa (default 1, "
           "the builder's default); > 0.");
@@ -366,7 +370,7 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
     return absl::InvalidArgumentError(
         "--kappa is verdict's flag; the experiment's mixture kappas are --kappas");
   }
-  for (const char* flag : {"alpha", "output_dir", "max_instances"}) {
+  for (const char* flag : {"alpha", "output_dir", "max_instances", "exit_zero_on_answer"}) {
     if (FlagGiven(flag)) {
       return absl::InvalidArgumentError(
           absl::StrCat("--", flag,
@@ -557,6 +561,7 @@ constexpr NotForVerdict kNotForVerdict[] = {
     {"alpha", "verdict compares at alpha 0.2 (graphsieve-eval tune takes --alpha)"},
     {"output_dir", "verdict prints its answer to standard output"},
     {"max_instances", "verdict reads the whole log"},
+    {"exit_zero_on_answer", "verdict's exit code is its answer"},
 };
 // Flags of the deployed mode: verdict reads them only with --time-col.
 constexpr const char* kDeployedOnly[] = {"later_fraction", "default_policy", "work_dir"};
@@ -690,6 +695,7 @@ struct TuneCommand {
   std::string input, time_col, test_path;
   LogReaderOptions reader, test_reader;
   std::string output_dir;
+  bool exit_zero_on_answer = false;
   TuneOptions tune;
 };
 
@@ -738,6 +744,7 @@ absl::StatusOr<TuneCommand> TuneCommandFromFlags() {
   c.test_path = absl::GetFlag(FLAGS_test);
   if (absl::Status s = CheckWorkDir(options->work_dir); !s.ok()) return s;
   c.output_dir = absl::GetFlag(FLAGS_output_dir);
+  c.exit_zero_on_answer = absl::GetFlag(FLAGS_exit_zero_on_answer);
   struct stat st;
   if (::stat(c.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::InvalidArgumentError(
@@ -835,10 +842,15 @@ absl::Status RunTuneCommand(const TuneCommand& c, int* exit_code) {
   const std::string digest = ReportDigest(json);
   const std::string date = absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", absl::Now(), absl::UTCTimeZone());
   const std::string dir = c.output_dir;
+  const std::string flags = FormatFlagFile(*report, date, digest);
+  // A JSON merge patch that puts the flag file into a ConfigMap's "rule.flags" key
+  // (kubectl patch configmap NAME --type=merge --patch-file=...; deploy/k8s/tune-cronjob.yaml).
+  const std::string patch = nlohmann::json{{"data", {{"rule.flags", flags}}}}.dump() + "\n";
   for (const auto& [name, text] : {std::pair<const char*, std::string>{"tune.json", json},
                                    {"tune.md", FormatTuneMarkdown(*report)},
                                    {"tune-curve.svg", FormatTuneSvg(*report)},
-                                   {"rule.flags", FormatFlagFile(*report, date, digest)}}) {
+                                   {"rule.flags", flags},
+                                   {"rule.flags.patch.json", patch}}) {
     const std::string path = absl::StrCat(dir, "/", name);
     absl::StatusOr<OutputFile> out = OutputFile::Resolve(path, "--output_dir");
     if (!out.ok()) return out.status();
@@ -849,7 +861,7 @@ absl::Status RunTuneCommand(const TuneCommand& c, int* exit_code) {
       "\nwrote %s/rule.flags (graphsieve-build --flagfile=%s/rule.flags), "
       "tune.md, tune.json (digest %s), tune-curve.svg\n",
       dir, dir, digest);
-  *exit_code = TuneExitCode(*report);
+  *exit_code = c.exit_zero_on_answer ? 0 : TuneExitCode(*report);
   return absl::OkStatus();
 }
 
@@ -894,8 +906,9 @@ int Main(int argc, char** argv) {
         "test is the later period's held-out part, or with --test your randomly exposed slice.\n"
         "A candidate passes when dAUC vs uniform >= -0.0005 and no more than 1 SE below it;\n"
         "among those the largest established budget saved wins; uniform when none does.\n"
-        "Writes DIR/rule.flags (graphsieve-build --flagfile), tune.md, tune.json and\n"
-        "tune-curve.svg, and prints the report.\n"
+        "Writes DIR/rule.flags (graphsieve-build --flagfile), tune.md, tune.json,\n"
+        "tune-curve.svg and rule.flags.patch.json (a ConfigMap merge patch), and prints the\n"
+        "report.\n"
         "Exit code: 0 a rule was chosen, 3 uniform (the default is non-inferior), 4 uniform\n"
         "(the default loses), 1 error, 2 usage.\n"
         "Docs: docs/EVALUATION.md \"Choosing the rule on your own log\"",

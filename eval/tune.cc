@@ -187,7 +187,6 @@ absl::StatusOr<TuneReport> RunTune(const ImpressionLog& log, absl::Span<const in
   o.mode = EvalMode::kDeployed;
   o.gammas = {kGamma};
   o.pilot_kappas.clear();
-  std::sort(o.kappas.begin(), o.kappas.end());
   o.kappas.clear();
   for (const TuneCandidate& c : candidates) {
     if (std::none_of(o.kappas.begin(), o.kappas.end(), [&](double k) { return Same(k, c.kappa); }))
@@ -266,9 +265,9 @@ absl::StatusOr<TuneReport> RunTune(const ImpressionLog& log, absl::Span<const in
     row.budget = MatchAlpha(grid, per_alpha);
     row.saving = diffs.size() >= 2 ? SavingOf(row.budget, options.alpha)
                                    : SavingEstimate{std::nan(""), std::nan(""), std::nan("")};
+    // The pipeline's refusals name the method (not its kappa): every row of the method shows them.
     for (const std::string& s : compared->skipped) {
-      if (s.find(absl::StrCat("method ", c.method, " ")) != std::string::npos &&
-          s.find(absl::StrFormat("kappa=%g", c.kappa)) != std::string::npos) {
+      if (s.find(absl::StrCat("method ", c.method, " (")) != std::string::npos) {
         row.skipped.push_back(s);
       }
     }
@@ -373,6 +372,11 @@ std::string FormatTuneMarkdown(const TuneReport& r) {
         row.gain.mean, row.gain.se, row.gain.low, row.gain.high,
         row.verdict.passes ? "yes" : absl::StrCat("no: ", row.verdict.failed), SavingText(row),
         absl::StrJoin(BuildFlagsFor(&row.candidate, r.alpha), " "));
+  }
+  for (const TuneRow& row : r.rows) {
+    for (const std::string& s : row.skipped) {
+      absl::StrAppendFormat(&out, "\n- %s: refused on a seed (%s)", row.candidate.name, s);
+    }
   }
   absl::StrAppend(&out,
                   "\nUniform's curve (AUC against alpha; 1 = unsampled):\n\n| alpha | AUC | SE "

@@ -128,6 +128,13 @@ ABSL_FLAG(std::string, delta_of, "",
           "Build a delta version over this published full version (a version id, or CURRENT; a "
           "delta resolves to its base) from --input = every log since that version. The method "
           "flags must match the base's. Empty = a full build.");
+// Provenance (graphsieve-eval tune writes these into its flag file, rule.flags).
+ABSL_FLAG(std::string, tune_rule, "",
+          "The rule graphsieve-eval tune chose (its flag file sets it): recorded in the "
+          "manifest's \"tune\" object and shown by graphsieve status; changes no rate.");
+ABSL_FLAG(std::string, tune_date, "", "When the tune ran (RFC 3339 UTC; from its flag file).");
+ABSL_FLAG(std::string, tune_report_digest, "",
+          "Digest of the tune's JSON report, xxh3:<16 hex> (from its flag file).");
 ABSL_FLAG(int32_t, delta_sweeps, 3,
           "Delta builds: Jacobi sweeps of the harmonic extension over the touched nodes' rows.");
 
@@ -209,6 +216,9 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   }
   o.dry_run = absl::GetFlag(FLAGS_dry_run);
   o.lock_timeout_seconds = absl::GetFlag(FLAGS_lock_timeout_seconds);
+  o.tune_rule = absl::GetFlag(FLAGS_tune_rule);
+  o.tune_date = absl::GetFlag(FLAGS_tune_date);
+  o.tune_report_digest = absl::GetFlag(FLAGS_tune_report_digest);
   absl::Status s = o.Validate();
   if (!s.ok()) return s;
   return o;

@@ -37,6 +37,8 @@
 #include "eval/movielens.h"
 #include "eval/report.h"
 #include "eval/run_dir.h"
+#include "eval/tune.h"
+#include "eval/tune_command.h"
 #include "eval/unbiased.h"
 #include "eval/verdict.h"
 #include "graphsieve/version.h"
@@ -173,6 +175,18 @@ ABSL_FLAG(double, exposure_power, 0.0,
           "The exposure discount eta of the MA-EC methods without one in their name, as "
           "graphsieve-build --exposure_power (default 0, the builder's default; in [0, 2]); "
           "verdict: of the judged rule.");
+ABSL_FLAG(double, alpha, 0.2,
+          "tune: the kept share of negatives the rules are compared at (the flag file's "
+          "--alpha), in (0, 1).");
+ABSL_FLAG(std::string, output_dir, ".",
+          "tune: where rule.flags (graphsieve-build --flagfile), tune.md, tune.json and "
+          "tune-curve.svg are written (an existing directory).");
+ABSL_FLAG(uint64_t, max_instances, 2000000,
+          "tune: a log with more impressions is cut to a seeded subset of its users holding at "
+          "most this many (the report says so); 0 = never.");
+ABSL_FLAG(bool, exit_zero_on_answer, false,
+          "tune: exit 0 whenever the flag file was written, uniform included (for a step of a "
+          "Kubernetes Job, deploy/k8s/tune-cronjob.yaml); errors still exit 1 or 2.");
 ABSL_FLAG(double, kappa, 1.0,
           "verdict: the mixture kappa of the judged rule, as graphsieve-build --kappa (default 1, "
           "the builder's default); > 0.");
@@ -352,6 +366,14 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
   if (FlagGiven("kappa")) {
     return absl::InvalidArgumentError(
         "--kappa is verdict's flag; the experiment's mixture kappas are --kappas");
+  }
+  for (const char* flag : {"alpha", "output_dir", "max_instances", "exit_zero_on_answer"}) {
+    if (FlagGiven(flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag,
+                       " is tune's flag (graphsieve-eval tune); the experiment's are --alphas, "
+                       "--output_md and --output_json"));
+    }
   }
   absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
   if (!options.ok()) return options.status();
@@ -533,6 +555,10 @@ constexpr NotForVerdict kNotForVerdict[] = {
     {"title", "verdict prints its answer to standard output"},
     {"output_md", "verdict prints its answer to standard output"},
     {"output_json", "verdict prints its answer to standard output"},
+    {"alpha", "verdict compares at alpha 0.2 (graphsieve-eval tune takes --alpha)"},
+    {"output_dir", "verdict prints its answer to standard output"},
+    {"max_instances", "verdict reads the whole log"},
+    {"exit_zero_on_answer", "verdict's exit code is its answer"},
 };
 // Flags of the deployed mode: verdict reads them only with --time-col.
 constexpr const char* kDeployedOnly[] = {"later_fraction", "default_policy", "work_dir"};
@@ -637,6 +663,92 @@ absl::Status RunVerdictCommand(const VerdictCommand& c, int* exit_code) {
   return absl::OkStatus();
 }
 
+// Flags tune does not read, with what it does instead (refused when given).
+constexpr char kTuneGrid[] =
+    "tune compares uniform, the graph rule over --kappas x eta {0, 0.5, 1}, the pilot rules and "
+    "the default at --alpha, and uniform at larger alphas and unsampled";
+constexpr NotForVerdict kNotForTune[] = {
+    {"log", "tune reads the log given with --input"},
+    {"movielens", "tune reads the log given with --input"},
+    {"movielens_min_rating", "tune reads the log given with --input"},
+    {"mode", "tune always runs the deployed mode (--time-col splits the periods by time)"},
+    {"period_split", "tune splits the periods by --time-col (a seeded draw without it)"},
+    {"refresh_every", "tune rates the later period with one snapshot"},
+    {"methods", kTuneGrid},
+    {"alphas", "tune compares at one --alpha"},
+    {"floors", kTuneGrid},
+    {"gammas", kTuneGrid},
+    {"pilot_kappas", kTuneGrid},
+    {"kappa", "tune's mixture kappas are --kappas"},
+    {"exposure_power", kTuneGrid},
+    {"include_full", "tune always trains the unsampled model"},
+    {"ndcg_k", "tune reports AUC"},
+    {"title", "tune writes its report into --output_dir"},
+    {"output_md", "tune writes tune.md into --output_dir"},
+    {"output_json", "tune writes tune.json into --output_dir"},
+};
+
+// Errors name the flag: usage errors (exit 2).
+absl::StatusOr<TuneCommand> TuneCommandFromFlags() {
+  for (const NotForVerdict& f : kNotForTune) {
+    if (FlagGiven(f.flag)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", f.flag, " does not apply to tune: ", f.instead));
+    }
+  }
+  TuneCommand c;
+  c.input = absl::GetFlag(FLAGS_input);
+  if (c.input.empty()) return absl::InvalidArgumentError("--input is required");
+  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  if (!options.ok()) return options.status();
+  if (options->models.size() != 1) {
+    return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
+  }
+  if (options->seeds < 2) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--seeds must be >= 2 for tune (8 by default): every interval is paired over seeds, got ",
+        options->seeds));
+  }
+  const double alpha = absl::GetFlag(FLAGS_alpha);
+  if (!(alpha > 0.0 && alpha < 1.0)) {
+    return absl::InvalidArgumentError(absl::StrCat("--alpha must be in (0, 1), got ", alpha));
+  }
+  if (options->pilot != PilotSource::kNone && !IsTrainedPilot(options->pilot)) {
+    return absl::InvalidArgumentError(
+        "--pilot: tune trains its pilot (fm, lr or mlp, cross-fitted over --pilot_folds) or "
+        "runs without the pilot rules (none)");
+  }
+  for (double k : options->kappas) {
+    if (!(k > 0) || !std::isfinite(k)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kappas: every kappa must be a finite number > 0, got ", k));
+    }
+  }
+  LogReaderOptions base;
+  base.keep_id_names = false;
+  absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
+  if (!r.ok()) return r.status();
+  c.reader = c.test_reader = *r;
+  c.time_col = absl::GetFlag(FLAGS_time_col);
+  c.test_path = absl::GetFlag(FLAGS_test);
+  if (absl::Status s = CheckWorkDir(options->work_dir); !s.ok()) return s;
+  c.output_dir = absl::GetFlag(FLAGS_output_dir);
+  c.exit_zero_on_answer = absl::GetFlag(FLAGS_exit_zero_on_answer);
+  struct stat st;
+  if (::stat(c.output_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--output_dir '", c.output_dir, "' is not an existing directory"));
+  }
+  TuneOptions& t = c.tune;
+  t.model = ModelKindName(options->models.front());
+  t.alpha = alpha;
+  t.kappas = options->kappas;
+  t.with_pilot = options->pilot != PilotSource::kNone;
+  t.max_instances = absl::GetFlag(FLAGS_max_instances);
+  t.experiment = *std::move(options);
+  return c;
+}
+
 }  // namespace
 }  // namespace graphsieve::eval
 
@@ -664,7 +776,33 @@ absl::Status GuardSnapshots(std::string* work_dir, RemovedAtEnd* at_end) {
 
 int Main(int argc, char** argv) {
   const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
-  if (verdict) {
+  const bool tune = argc > 1 && std::string(argv[1]) == "tune";
+  if (tune) {
+    graphsieve::ConfigureFlagUsage(
+        "Which sampling rule should graphsieve-build publish for this log?\n"
+        "Usage: graphsieve-eval tune --input LOG [--time-col C] [--test FILE] [--alpha 0.2]\n"
+        "         [--output_dir DIR] [--seeds 8] [--kappas 0.25,1] [--pilot fm|none]\n"
+        "         [--max_instances 2000000] [column flags as verdict]\n"
+        "Runs the deployed-mode selection protocol: per seed a snapshot of the earlier period\n"
+        "rates the later one; the target model is trained on uniform's sample and on each\n"
+        "candidate's at --alpha (the graph rule over --kappas x exposure discount eta 0, 0.5,\n"
+        "1; the pilot rules; the default), and on uniform's at larger alphas and unsampled. The\n"
+        "test is the later period's held-out part, or with --test your randomly exposed slice.\n"
+        "A candidate passes when dAUC vs uniform >= -0.0005 and no more than 1 SE below it;\n"
+        "among those the largest established budget saved wins; uniform when none does.\n"
+        "Writes DIR/rule.flags (graphsieve-build --flagfile), tune.md, tune.json,\n"
+        "tune-curve.svg and rule.flags.patch.json (a ConfigMap merge patch), and prints the\n"
+        "report.\n"
+        "Exit code: 0 a rule was chosen, 3 uniform (the default is non-inferior), 4 uniform\n"
+        "(the default loses), 1 error, 2 usage.\n"
+        "Docs: docs/EVALUATION.md \"Choosing the rule on your own log\"",
+        "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
+    absl::SetFlag(&FLAGS_seeds, 8);
+    absl::SetFlag(&FLAGS_models, "fm");
+    absl::SetFlag(&FLAGS_kappas, "0.25,1");
+    absl::SetFlag(&FLAGS_pilot, "fm");
+    absl::SetFlag(&FLAGS_pilot_folds, 2);
+  } else if (verdict) {
     graphsieve::ConfigureFlagUsage(
         "Should this log be sampled with graphsieve's rates? Run this first on your own data.\n"
         "Usage: graphsieve-eval verdict --input LOG [--time-col C] [--models=fm] [--seeds=8]\n"
@@ -691,6 +829,7 @@ int Main(int argc, char** argv) {
         "         [--methods=uniform,opt,maec,maec-prop,max] [--alphas=0.2] [--seeds=3]\n"
         "         [--mode=random|deployed] [--output_md=FILE] [--output_json=FILE]\n"
         "       graphsieve-eval verdict --input LOG [--time-col C]   (see verdict --help)\n"
+        "       graphsieve-eval tune --input LOG [--time-col C] [--test FILE]   (see tune --help)\n"
         "Splits 80/10/10 by instance, computes rates on the training part, keeps positives and\n"
         "samples negatives, trains target models with the log-odds correction and reports test\n"
         "AUC, log-loss and NDCG@k as mean ± std over seeds, next to full and uniform.\n"
@@ -699,7 +838,9 @@ int Main(int argc, char** argv) {
         "Docs: docs/EVALUATION.md",
         "eval/main.cc", "graphsieve-eval " GRAPHSIEVE_VERSION);
   }
-  const char* name = verdict ? "graphsieve-eval verdict" : "graphsieve-eval";
+  const char* name = tune      ? "graphsieve-eval tune"
+                     : verdict ? "graphsieve-eval verdict"
+                               : "graphsieve-eval";
   auto fail = [name](const absl::Status& status, int code) {
     std::fprintf(stderr, "%s: %s\n", name, status.ToString().c_str());
     if (code == kExitUsage) std::fprintf(stderr, "(see %s --help)\n", name);
@@ -711,10 +852,23 @@ int Main(int argc, char** argv) {
     return fail(s, kExitUsage);
   }
   if (outcome == CommandLine::kUsageOut) return 0;
-  if (rest.size() > (verdict ? 2u : 1u)) {
-    return fail(absl::InvalidArgumentError(absl::StrCat(
-                    "unexpected argument '", rest[verdict ? 2 : 1], "' (flags are --name=value)")),
+  const size_t positional = verdict || tune ? 2u : 1u;
+  if (rest.size() > positional) {
+    return fail(absl::InvalidArgumentError(absl::StrCat("unexpected argument '", rest[positional],
+                                                        "' (flags are --name=value)")),
                 kExitUsage);
+  }
+  if (tune) {
+    absl::StatusOr<TuneCommand> command = TuneCommandFromFlags();
+    if (!command.ok()) return fail(command.status(), kExitUsage);
+    RemovedAtEnd run_dir;
+    if (absl::Status s = GuardSnapshots(&command->tune.experiment.work_dir, &run_dir); !s.ok()) {
+      return fail(s, kExitError);
+    }
+    int exit_code = kExitError;
+    const absl::Status status = RunTuneCommand(*command, &exit_code);
+    if (!status.ok()) return fail(status, kExitError);
+    return exit_code;
   }
   if (verdict) {
     absl::StatusOr<VerdictCommand> command = VerdictCommandFromFlags();

@@ -37,28 +37,6 @@ std::optional<double> Crossing(absl::Span<const double> alphas, const std::vecto
   return std::nullopt;
 }
 
-// seed -> AUC of (model, method, alpha); `full` answers at alpha >= 1.
-std::map<uint64_t, double> AucBySeed(const std::vector<RunResult>& runs, const std::string& model,
-                                     const std::string& method, double alpha) {
-  std::map<uint64_t, double> out;
-  for (const RunResult& r : runs) {
-    if (r.model != model) continue;
-    const bool match =
-        alpha >= 1.0 ? r.method == "full" : r.method == method && std::abs(r.alpha - alpha) < 1e-9;
-    if (match) out[r.seed] = r.auc;
-  }
-  return out;
-}
-
-std::vector<double> Paired(const std::map<uint64_t, double>& a,
-                           const std::map<uint64_t, double>& b) {
-  std::vector<double> out;
-  for (const auto& [seed, v] : a) {
-    if (auto it = b.find(seed); it != b.end()) out.push_back(v - it->second);
-  }
-  return out;
-}
-
 std::string AlphaText(const std::optional<double>& a, const BudgetMatch& b) {
   if (!a.has_value()) return absl::StrFormat("> %g", b.largest_alpha);
   if (*a <= b.smallest_alpha) return absl::StrFormat("<= %g", b.smallest_alpha);
@@ -102,6 +80,27 @@ absl::StatusOr<int64_t> ParseTime(const io_internal::FieldParser& fields, std::s
 }
 
 }  // namespace
+
+std::map<uint64_t, double> AucBySeed(const std::vector<RunResult>& runs, const std::string& model,
+                                     const std::string& method, double alpha) {
+  std::map<uint64_t, double> out;
+  for (const RunResult& r : runs) {
+    if (r.model != model) continue;
+    const bool match =
+        alpha >= 1.0 ? r.method == "full" : r.method == method && std::abs(r.alpha - alpha) < 1e-9;
+    if (match) out[r.seed] = r.auc;
+  }
+  return out;
+}
+
+std::vector<double> PairedDifferences(const std::map<uint64_t, double>& a,
+                                      const std::map<uint64_t, double>& b) {
+  std::vector<double> out;
+  for (const auto& [seed, v] : a) {
+    if (auto it = b.find(seed); it != b.end()) out.push_back(v - it->second);
+  }
+  return out;
+}
 
 double StudentT975(int df) {
   static constexpr double kT[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
@@ -204,7 +203,7 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   const std::map<uint64_t, double> uniform = AucBySeed(runs, model, "uniform", options.alpha);
   // The gain's standard error needs two paired seeds; fewer (one seed asked
   // for, or the rule refused on the others) has no interval to judge by.
-  if (const size_t paired = Paired(target, uniform).size(); paired < 2) {
+  if (const size_t paired = PairedDifferences(target, uniform).size(); paired < 2) {
     std::string why = absl::StrCat("the default rule and uniform were compared on ", paired, " of ",
                                    o.seeds, " seeds; the gain's interval needs at least 2");
     if (!compared->skipped.empty()) absl::StrAppend(&why, " (", compared->skipped.front(), ")");
@@ -218,13 +217,14 @@ absl::StatusOr<VerdictReport> RunVerdict(const ImpressionLog& log,
   r.positives = compared->positives;
   r.seeds = static_cast<int>(target.size());
   r.alpha = options.alpha;
-  r.gain = IntervalOf(Paired(target, uniform));
-  r.full_vs_uniform = IntervalOf(Paired(AucBySeed(runs, model, "full", 1.0), uniform));
+  r.gain = IntervalOf(PairedDifferences(target, uniform));
+  r.full_vs_uniform = IntervalOf(PairedDifferences(AucBySeed(runs, model, "full", 1.0), uniform));
   std::vector<double> grid = {options.alpha};
   grid.insert(grid.end(), options.budget_alphas.begin(), options.budget_alphas.end());
   grid.push_back(1.0);
   std::vector<std::vector<double>> diffs;
-  for (double a : grid) diffs.push_back(Paired(AucBySeed(runs, model, "uniform", a), target));
+  for (double a : grid)
+    diffs.push_back(PairedDifferences(AucBySeed(runs, model, "uniform", a), target));
   r.budget = MatchAlpha(grid, diffs);
   r.recommendation = Recommend(r.gain);
   return r;

@@ -55,6 +55,14 @@ BudgetMatch MatchAlpha(absl::Span<const double> alphas,
 // Share of uniform's kept negatives the target does without: 1 − target_alpha / alpha.
 double BudgetSaved(double target_alpha, double alpha);
 
+// seed -> AUC of the runs of (model, method, alpha) among `runs`; the unsampled
+// `full` runs answer at alpha >= 1.
+std::map<uint64_t, double> AucBySeed(const std::vector<RunResult>& runs, const std::string& model,
+                                     const std::string& method, double alpha);
+// a − b for every seed both hold, in seed order.
+std::vector<double> PairedDifferences(const std::map<uint64_t, double>& a,
+                                      const std::map<uint64_t, double>& b);
+
 enum class Recommendation {
   kDeploy,      // the gain's 95 % interval is above 0
   kNoGain,      // the interval contains 0: uniform is as good at this precision

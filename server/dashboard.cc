@@ -155,6 +155,9 @@ function rule(a){if(!a.rate_rule)return "–";
  if(a.score_power!=null)parts.push("β "+a.score_power);if(a.score_propagation!=null)parts.push(a.score_propagation?"score propagation":"no score propagation");
  return parts.join(", ");}
 
+function tuned(a){if(!a.version)return "–";const t=a.tune;if(!t||!t.rule)return "not tuned (flags given by hand)";
+ return t.rule.replace(/,/g," ")+" (tuned "+(t.date||"?")+", report "+(t.report_digest||"?")+")";}
+
 function update(s){
  $("sv").textContent=s.server_version||"";
  const st=$("state");st.textContent=s.draining?"draining":(s.serving?"serving":"no snapshot");st.className="v "+(s.serving&&!s.draining?"ok":"bad");
@@ -162,7 +165,7 @@ function update(s){
  $("age").textContent=s.active&&s.snapshot_age_seconds!=null?dur(s.snapshot_age_seconds):"–";
  traffic(s);profile(s);comparison(s);negatives(s);
  const a=s.active||{},m=s.metrics||{refresh:{}};
- rows("snap",[["method",a.method],["resistance",a.resistance],["alpha / floor / gamma",[a.alpha,a.floor,a.gamma].map(rate).join(" / ")],["rate rule",rule(a)],
+ rows("snap",[["method",a.method],["resistance",a.resistance],["alpha / floor / gamma",[a.alpha,a.floor,a.gamma].map(rate).join(" / ")],["rate rule",rule(a)],["rule in force",tuned(a)],
   ["pairs / users / items",[a.pairs,a.users,a.items].map(count).join(" / ")],["instances",count(a.instances)],
   ["achieved negative mean rate",rate(a.achieved_negative_mean_rate)],["created at",a.created_at||"–"],
   ["CURRENT on disk",s.current_on_disk||"–"],["versions on disk",(s.versions_on_disk||[]).join(", ")||"–"],

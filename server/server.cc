@@ -88,6 +88,8 @@ nlohmann::json RateRuleJson(const std::string& manifest_json) {
        {"rate_rule", "kappa", "score_power", "exposure_power", "score_propagation"}) {
     if (p.contains(key)) out[key] = p[key];
   }
+  // Where the rule came from: graphsieve-eval tune's flag file (absent = flags given by hand).
+  if (m.contains("tune") && m["tune"].is_object()) out["tune"] = m["tune"];
   return out;
 }
 

@@ -38,6 +38,23 @@ std::string RateRule(const v1::SnapshotSummary& a) {
   return rule;
 }
 
+// Where the version's rule came from (its manifest's "tune" object, written
+// when graphsieve-build read graphsieve-eval tune's flag file): "maec-prop-mix... (tuned
+// 2026-11-28T21:25:14Z, report xxh3:...)", or that the flags were given by hand.
+std::string TuneLine(const v1::SnapshotSummary& a) {
+  const nlohmann::json m =
+      nlohmann::json::parse(a.manifest_json(), nullptr, /*allow_exceptions=*/false);
+  if (!m.is_object() || !m.contains("tune") || !m["tune"].is_object()) {
+    return "not tuned (flags given by hand)";
+  }
+  const nlohmann::json& t = m["tune"];
+  auto field = [&t](const char* key) {
+    return t.contains(key) && t[key].is_string() ? t[key].get<std::string>() : std::string("-");
+  };
+  return absl::StrCat(field("rule"), " (tuned ", field("date"), ", report ", field("report_digest"),
+                      ")");
+}
+
 }  // namespace
 
 std::string FormatStatusTable(const std::string& target, const v1::GetStatusResponse& s) {
@@ -55,6 +72,7 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
                    a.sketch_dim(), " floats)"));
   Row(&out, "alpha / gamma", absl::StrFormat("%.6g / %.6g", a.alpha(), a.gamma()));
   Row(&out, "rate rule", a.version().empty() ? "-" : RateRule(a));
+  Row(&out, "rule in force", a.version().empty() ? "-" : TuneLine(a));
   Row(&out, "achieved neg. mean", absl::StrFormat("%.6f", a.achieved_negative_mean_rate()));
   Row(&out, "instances / pairs",
       absl::StrCat(a.instances(), " / ", a.pairs(), " (", a.positive_pairs(), " positive)"));

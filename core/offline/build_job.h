@@ -78,8 +78,14 @@ struct BuildOptions {
   bool dry_run = false;             // compute + gates (+ export) but publish nothing
   double lock_timeout_seconds = 0;  // wait this long for another publisher to finish
   double gate_tolerance = 1e-6;     // |mean rate over negatives − alpha| allowed
+  // Where the rule came from, when graphsieve-eval tune chose it (its flag file
+  // sets --tune_rule, --tune_date, --tune_report_digest): recorded in the
+  // manifest's "tune" object (docs/SNAPSHOT.md). All empty = not recorded;
+  // they do not change any rate.
+  std::string tune_rule, tune_date, tune_report_digest;
   // Validates with messages that name the command-line flag.
   absl::Status Validate() const;
+  absl::Status ValidateTuneProvenance() const;  // the tune_* fields (part of Validate)
 };
 
 // Stage progress (graphsieve-build shows it on the terminal).

@@ -74,6 +74,11 @@ snapshot::ManifestInfo MakeManifestInfo(const BuildOptions& options, absl::Time 
   info.input_stats = {{"rows_read", log.rows_read},
                       {"bad_rows_skipped", log.bad_rows_skipped},
                       {"bytes_parsed", log.bytes_read}};
+  if (!options.tune_rule.empty()) {
+    info.tune = {{"rule", options.tune_rule},
+                 {"date", options.tune_date},
+                 {"report_digest", options.tune_report_digest}};
+  }
   return info;
 }
 

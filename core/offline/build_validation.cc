@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/time.h"
 #include "core/io/byte_source.h"
 #include "core/offline/build_job.h"
 #include "core/offline/build_stage.h"
@@ -99,6 +100,29 @@ absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserve
 
 }  // namespace build_internal
 
+absl::Status BuildOptions::ValidateTuneProvenance() const {
+  auto bad = [](std::string msg) { return absl::InvalidArgumentError(std::move(msg)); };
+  const int given = !tune_rule.empty() + !tune_date.empty() + !tune_report_digest.empty();
+  if (given == 0) return absl::OkStatus();
+  if (given != 3) {
+    return bad(
+        "--tune_rule, --tune_date and --tune_report_digest go together (graphsieve-eval tune "
+        "writes all three into its flag file)");
+  }
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, tune_date, &t, &err)) {
+    return bad(absl::StrCat("--tune_date '", tune_date,
+                            "' is not an RFC 3339 time (e.g. 2026-11-28T21:25:14Z): ", err));
+  }
+  if (!absl::StartsWith(tune_report_digest, "xxh3:") || tune_report_digest.size() != 21) {
+    return bad(absl::StrCat("--tune_report_digest '", tune_report_digest,
+                            "' is not 'xxh3:' and 16 hex digits (graphsieve-eval tune's report "
+                            "digest)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status BuildOptions::Validate() const {
   auto bad = [](std::string msg) { return absl::InvalidArgumentError(std::move(msg)); };
   if (inputs.empty()) return bad("--input: no input file given");
@@ -144,6 +168,7 @@ absl::Status BuildOptions::Validate() const {
     return bad("--snapshot_root is required (or pass --dry_run)");
   }
   if (!(gate_tolerance > 0)) return bad("gate tolerance must be > 0");
+  if (absl::Status s = ValidateTuneProvenance(); !s.ok()) return s;
   if (absl::Status s = reader.Validate(); !s.ok()) {
     return bad(absl::StrCat("reader options: ", s.message()));
   }

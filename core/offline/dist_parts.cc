@@ -72,7 +72,8 @@ std::string InfoToJson(const snapshot::ManifestInfo& info) {
                         {"input_digest", info.input_digest},
                         {"parameters", info.parameters},
                         {"input_stats", info.input_stats},
-                        {"timings", timings}}
+                        {"timings", timings},
+                        {"tune", info.tune}}
       .dump();
 }
 
@@ -88,6 +89,7 @@ snapshot::ManifestInfo InfoFromJson(const std::string& text) {
   info.input_digest = j.at("input_digest").get<std::string>();
   info.parameters = j.at("parameters");
   info.input_stats = j.at("input_stats");
+  info.tune = j.value("tune", nlohmann::json());
   for (const auto& t : j.at("timings")) {
     info.timings.push_back({t.at(0).get<std::string>(), t.at(1).get<double>()});
   }

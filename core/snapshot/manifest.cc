@@ -147,6 +147,7 @@ json BuildManifest(const PairTable& pairs, const PipelineResult& result, const M
     if (part.index_key_ordered) m["storage"]["serving_index"]["region_order"] = "key";
   }
   if (!info.delta.is_null()) m["delta"] = info.delta;
+  if (!info.tune.is_null()) m["tune"] = info.tune;
   m["partitioning"] = {{"partition", part.partition},
                        {"num_partitions", part.num_partitions},
                        {"rule",

@@ -50,6 +50,9 @@ struct ManifestInfo {
   // A delta version (core/offline/delta_build.h): {"base_version", "covers_from",
   // "covers_through", ...}; null for a full version (docs/SNAPSHOT.md "Delta versions").
   nlohmann::json delta;
+  // The rule's provenance when graphsieve-eval tune chose it: {"rule", "date",
+  // "report_digest"}; null = not recorded (docs/SNAPSHOT.md "On-disk layout").
+  nlohmann::json tune;
 };
 
 // The serving index file of a version (memory_index.h), and which part of a

@@ -273,6 +273,9 @@ TEST(StatusCli, TableAndJsonDescribeTheActiveSnapshot) {
   EXPECT_NE(r.out.find("alpha / gamma          0.1 / 0.5"), std::string::npos) << r.out;  // root B
   // Root B is built with the default rate rule, read from its MANIFEST.json.
   EXPECT_NE(r.out.find("rate rule              mixture (kappa 1)"), std::string::npos) << r.out;
+  // Built from flags given by hand: no tune recorded (tests/eval/tune_test.cc builds one that has).
+  EXPECT_NE(r.out.find("rule in force          not tuned (flags given by hand)"), std::string::npos)
+      << r.out;
   r = RunProgram({CliBinary(), "status", "--server", world->server_b.target(), "--json"}, 60);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);

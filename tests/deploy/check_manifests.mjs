@@ -137,6 +137,11 @@ function flagValue(args, name) {
 const OPERATIONAL_FLAGS = new Set(["input", "max_bad_rows", "threads", "snapshot_root", "keep", "table_format",
   "partitions", "export", "dry_run", "lock_timeout_seconds", "quiet", "json", "delta_of", "delta_sweeps"]);
 
+// Programs the manifests run that are not graphsieve's (their flags are not checked here).
+const EXTERNAL_PROGRAMS = new Set(["kubectl"]);
+// Abseil's own flags, which every graphsieve program accepts without listing them.
+const ABSEIL_FLAGS = new Set(["flagfile", "fromenv", "tryfromenv", "undefok"]);
+
 function methodFlags(args) {
   const out = {};
   for (const a of (args || []).slice(1)) {
@@ -192,16 +197,23 @@ function ruleErrors(objects, dockerfile, helps) {
       const c = v.persistentVolumeClaim?.claimName;
       if (c && !claims.has(c)) err(o, `volume ${v.name} uses PersistentVolumeClaim '${c}', defined nowhere`);
     }
-    for (const c of spec.containers || []) {
+    for (const c of [...(spec.initContainers || []), ...(spec.containers || [])]) {
       if (!c.imagePullPolicy) err(o, `container ${c.name} has no explicit imagePullPolicy`);
       if (!/:[\w][\w.-]*$/.test(c.image) || c.image.endsWith(":latest")) {
         err(o, `container ${c.name} image '${c.image}' has no fixed tag (kustomization.yaml images:)`);
       }
-      const [prog, ...flags] = c.args || [];
+      const [prog, ...words] = c.command || c.args || [];
+      if (EXTERNAL_PROGRAMS.has(prog)) continue;  // not ours: its flags are its own
       const help = helps[prog];
       if (!help) err(o, `container ${c.name} runs '${prog}', not a graphsieve program this check knows`);
+      const flags = words.filter((w) => w.startsWith("--"));  // not a subcommand (tune, canary)
+      const flagfile = flagValue(flags, "flagfile");
+      if (flagfile !== undefined && !(c.volumeMounts || []).some((m) => flagfile.startsWith(`${m.mountPath}/`))) {
+        err(o, `container ${c.name}: --flagfile=${flagfile} is on no mounted volume`);
+      }
       for (const f of flags) {
         const name = f.replace(/^--/, "").split("=")[0];
+        if (ABSEIL_FLAGS.has(name)) continue;
         const variants = [name, name.replace(/-/g, "_")];
         if (help && !variants.some((n) => help.includes(`--${n} `) || help.includes(`--${n})`) || help.includes(`--${n} (`))) {
           err(o, `container ${c.name}: ${prog} has no flag --${name} (${prog} --help)`);
@@ -275,12 +287,11 @@ function checkAll(objects, dockerfile, helps) {
 }
 
 function readInputs(args) {
-  const [rendered, dockerfile, serverHelp, buildHelp] = args;
-  return {
-    objects: loadObjects(rendered),
-    dockerfile: fs.readFileSync(dockerfile, "utf8"),
-    helps: { "graphsieve-server": fs.readFileSync(serverHelp, "utf8"), "graphsieve-build": fs.readFileSync(buildHelp, "utf8") },
-  };
+  const [rendered, dockerfile, serverHelp, buildHelp, evalHelp, cliHelp] = args;
+  const helps = { "graphsieve-server": fs.readFileSync(serverHelp, "utf8"), "graphsieve-build": fs.readFileSync(buildHelp, "utf8") };
+  if (evalHelp) helps["graphsieve-eval"] = fs.readFileSync(evalHelp, "utf8");
+  if (cliHelp) helps["graphsieve"] = fs.readFileSync(cliHelp, "utf8");
+  return { objects: loadObjects(rendered), dockerfile: fs.readFileSync(dockerfile, "utf8"), helps };
 }
 
 function manifests(args) {
@@ -314,8 +325,18 @@ const BREAKS = [
   ["http probe", /readinessProbe is not a gRPC health probe/, (os, srv) => { srv.spec.template.spec.containers[0].readinessProbe = { httpGet: { port: 8080, path: "/readyz" } }; }],
   ["ClusterIP service", /not headless/, (os) => { delete os.find((o) => o.kind === "Service").spec.clusterIP; }],
   ["delta with another alpha", /--alpha=0\.3 differs from the full build's/, (os) => {
+    os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args.push("--alpha=0.3");
+  }],
+  ["delta with another rule file", /--flagfile=\/etc\/graphsieve\/rule\/other\.flags differs from the full build's/, (os) => {
     const a = os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args;
-    a[a.findIndex((x) => x.startsWith("--alpha="))] = "--alpha=0.3";
+    a[a.findIndex((x) => x.startsWith("--flagfile="))] = "--flagfile=/etc/graphsieve/rule/other.flags";
+  }],
+  ["rule file on no volume", /--flagfile=\/etc\/graphsieve\/rule\/rule\.flags is on no mounted volume/, (os) => {
+    const c = os.find((o) => o.metadata.name === "graphsieve-build").spec.jobTemplate.spec.template.spec.containers[0];
+    c.volumeMounts = c.volumeMounts.filter((m) => m.mountPath !== "/etc/graphsieve/rule");
+  }],
+  ["unknown flag of a tune step", /container tune: graphsieve-eval has no flag --alpha_grid/, (os) => {
+    os.find((o) => o.metadata.name === "graphsieve-tune" && o.kind === "CronJob").spec.jobTemplate.spec.template.spec.initContainers[0].args.push("--alpha_grid=0.1");
   }],
   ["scrape port", /prometheus.io\/port annotation differs/, (os, srv) => { srv.spec.template.metadata.annotations["prometheus.io/port"] = "9090"; }],
 ];

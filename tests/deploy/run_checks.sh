@@ -39,7 +39,10 @@ done
 
 "$BIN/server/graphsieve-server" --help >"$WORK/server-help.txt" 2>&1
 "$BIN/builder/graphsieve-build" --help >"$WORK/build-help.txt" 2>&1
-INPUTS=("$WORK/rendered.yaml" "$ROOT/docker/Dockerfile" "$WORK/server-help.txt" "$WORK/build-help.txt")
+"$BIN/eval/graphsieve-eval" tune --help >"$WORK/eval-help.txt" 2>&1
+"$BIN/client/graphsieve" canary --help >"$WORK/cli-help.txt" 2>&1
+INPUTS=("$WORK/rendered.yaml" "$ROOT/docker/Dockerfile" "$WORK/server-help.txt" "$WORK/build-help.txt"
+        "$WORK/eval-help.txt" "$WORK/cli-help.txt")
 
 check "kubectl kustomize deploy/k8s renders" \
   bash -c "kubectl kustomize '$ROOT/deploy/k8s' >'$WORK/rendered.yaml'"

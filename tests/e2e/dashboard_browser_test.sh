@@ -169,6 +169,7 @@ check("page: no raw long decimals", not raw, raw[:3])
 rule = status["active"]
 check("status: the rate rule from the manifest", rule.get("rate_rule") == "mixture" and "kappa" in rule and "score_power" in rule, {k: rule.get(k) for k in ("rate_rule", "kappa", "score_power")})
 check("page: the snapshot table names the rate rule", f"rate rulemixture, κ {rule.get('kappa', 0):g}," in (text(swapped, "snap") or ""), text(swapped, "snap"))
+check("page: the rule in force (built from flags given by hand: not tuned)", "rule in forcenot tuned (flags given by hand)" in (text(swapped, "snap") or ""), text(swapped, "snap"))
 sys.exit(1 if fail else 0)
 EOF
 

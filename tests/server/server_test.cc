@@ -386,6 +386,9 @@ TEST_F(ServerTest, HealthReadinessAndAdminPages) {
   EXPECT_EQ(j["active"]["rate_rule"], "mixture");  // from the manifest's parameters
   EXPECT_EQ(j["active"]["kappa"], 0.1);
   EXPECT_EQ(j["active"]["score_power"], 1.0);
+  // The rule in force and its tune, from the manifest's "tune" object (the dashboard's row).
+  EXPECT_EQ(j["active"]["tune"]["rule"], "graph,kappa=0.1,eta=0");
+  EXPECT_EQ(j["active"]["tune"]["date"], "2026-11-28T21:25:14Z");
   EXPECT_FALSE(j["active"].contains("manifest_json"));
   EXPECT_TRUE(j["metrics"]["pairs"].contains("exact"));
 
@@ -393,6 +396,7 @@ TEST_F(ServerTest, HealthReadinessAndAdminPages) {
   ASSERT_TRUE(page.ok());
   EXPECT_EQ(page->first, 200);
   EXPECT_THAT(page->second, HasSubstr("status.json"));
+  EXPECT_THAT(page->second, HasSubstr("rule in force"));
   EXPECT_THAT(page->second, ::testing::Not(HasSubstr("http://")));  // no external assets
   EXPECT_EQ(testing::HttpGet(server_->admin_port(), "/nope")->first, 404);
 

@@ -116,6 +116,10 @@ absl::StatusOr<std::string> PublishSnapshot(const std::string& root, const Synth
                      {"floor", 0.01},     {"gamma", 0.5},           {"sketch_dim", s.sketch_dim},
                      {"seed", s.seed},    {"rate_rule", "mixture"}, {"kappa", 0.1},
                      {"score_power", 1.0}};
+  // As graphsieve-build records graphsieve-eval tune's flag file (--tune_rule, ...).
+  info.tune = {{"rule", "graph,kappa=0.1,eta=0"},
+               {"date", "2026-11-28T21:25:14Z"},
+               {"report_digest", "xxh3:0123456789abcdef"}};
   SnapshotWriterOptions wo;
   wo.pairs_format = snapshot::TableFormat::kBlockBased;
   wo.threads = 1;

@@ -13,15 +13,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/maec/method.h"
 #include "core/maec/rates.h"
 #include "core/maec/resistance_options.h"
 #include "core/records/unseen_model.h"
 
 namespace graphsieve {
-
-enum class Method { kMaec, kUniform, kOpt, kMax, kMean, kProduct };
-// The snapshot stores the method as its number (core/records/unseen_model.h).
-static_assert(static_cast<int>(Method::kProduct) == UnseenModel::kMaxMethod);
 
 // "maec", "uniform", "opt", "max", "mean", "product". Errors: INVALID_ARGUMENT listing them.
 absl::StatusOr<Method> ParseMethod(std::string_view name);

@@ -7,7 +7,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "core/serving/block_pool.h"
 #include "core/snapshot/memory_index.h"
 

@@ -18,9 +18,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/model/node_default_fit.h"
 #include "core/offline/build_job.h"
 #include "core/offline/export_csv.h"
-#include "core/serving/node_default.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "gtest/gtest.h"
@@ -125,7 +125,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   EXPECT_DOUBLE_EQ((*reader)->model().rho, result->model.rho);
   // Snapshot format 3: the node's positives and impressions, counted here
   // from the log itself, and the positive-rate DEFAULT fit as
-  // AttachNodeDefault computes it (core/serving/node_default.h).
+  // AttachNodeDefault computes it (core/model/node_default_fit.h).
   uint32_t impressions = 0, positives = 0;
   for (size_t i = 0; i < log.size(); ++i) {
     impressions += log.user_ids[i] == user_of(0);

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "core/offline/build_job.h"
 #include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"

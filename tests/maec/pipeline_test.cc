@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {

@@ -25,7 +25,7 @@ TEST(RateSourceTest, MapsEachCoreSourceToItsProtoValue) {
 }
 
 // What the server logs once per loaded version when positive-rate cannot
-// apply (the fallback's rates are tested in tests/serving/node_default_test.cc).
+// apply (the fallback's rates are tested in tests/model/node_default_test.cc).
 TEST(RateSourceTest, PositiveRateFallbackNoteNamesTheSidesWithoutAFit) {
   const DefaultPolicy positive = *DefaultPolicy::Parse("positive-rate");
   UnseenModel fitted;

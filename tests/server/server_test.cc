@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/io/ids.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"

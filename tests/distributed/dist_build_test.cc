@@ -45,9 +45,10 @@ Result RunCommand(const std::string& command) {
   return r;
 }
 
-std::string Mpirun(int np, const std::string& extra = "") {
+std::string Mpirun(int np, const std::string& extra = "",
+                   const char* binary = GRAPHSIEVE_BUILD_BINARY) {
   return absl::StrCat(GRAPHSIEVE_MPIEXEC, " --allow-run-as-root --oversubscribe -np ", np, " ",
-                      extra, " ", GRAPHSIEVE_BUILD_BINARY);
+                      extra, " ", binary);
 }
 
 // A generated log split into two files by alternating rows (each with the header).
@@ -183,7 +184,8 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   const std::string current = testing_io::ReadFile(root + "/CURRENT");
   std::set<std::string> before = Entries(root);
   Result killed =
-      RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage)) +
+      RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage),
+                        GRAPHSIEVE_BUILD_TESTING_BINARY) +
                  Flags(root) + GetParam().extra_flags);
   EXPECT_NE(killed.exit_code, 0) << killed.output;
   EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);

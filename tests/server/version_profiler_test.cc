@@ -44,7 +44,7 @@ class VersionProfilerTest : public ::testing::Test {
   // starts while `hold_` is set until `release_`.
   VersionProfilerOptions Recording() {
     VersionProfilerOptions o;
-    o.testing_before_scan = [this](const std::string& version) {
+    o.on_scan_started = [this](const std::string& version) {
       bool hold = false;
       {
         absl::MutexLock lock(&mu_);

@@ -48,7 +48,9 @@ ABSL_FLAG(int64_t, max_bad_rows, 0,
 ABSL_FLAG(std::string, method, "maec",
           "Rates from: maec (graph, default) | uniform | opt (pilot) | max | mean | product "
           "(ensembles).");
-ABSL_FLAG(double, alpha, 0.2, "Target mean sampling rate over negative instances, in [1e-6, 1].");
+ABSL_FLAG(double, alpha, 0.2,
+          absl::StrCat("Target mean sampling rate over negative instances, in [",
+                       graphsieve::kMinAlpha, ", 1]."));
 // Defaults: MA-EC with propagation (γ 0.5), counterfactual positives and the
 // mixture rule with κ = 0.1 — chosen on evidence, docs/EVALUATION.md "Verdict"
 // (best worst case over MovieLens and a preference-driven log, in today's and

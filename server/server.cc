@@ -292,7 +292,7 @@ void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
     metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - serving->created_at));
   }
   if (serving != nullptr) ObserveFreshness(*serving);
-  const MemoryIndex* index = serving ? serving->reader->memory_index() : nullptr;
+  const MemoryIndex* index = serving ? ServingIndex(*serving->reader) : nullptr;
   metrics_->SetIndexBytes(index ? static_cast<double>(index->memory_bytes()) : 0.0);
   if (serving != nullptr) {
     metrics_->SetExpectedKeptFraction(serving->reader->manifest().achieved_negative_mean_rate);

@@ -36,7 +36,7 @@ inline constexpr char kServiceName[] = "graphsieve.v1.SamplingRateService";
 
 class GraphsieveServer {
  public:
-  // `loader` may wrap SnapshotReader::Open (fault injection in tests); empty = Open.
+  // `loader` may wrap VersionOpener::Open (fault injection in tests); empty = Open.
   // Errors: INVALID_ARGUMENT from Validate(), NOT_FOUND/INVALID_ARGUMENT for
   // unreadable TLS files (naming the flag), UNAVAILABLE when a port cannot be bound.
   static absl::StatusOr<std::unique_ptr<GraphsieveServer>> Create(const ServerOptions& options,

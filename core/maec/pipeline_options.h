@@ -27,8 +27,9 @@ const char* MethodName(Method m);
 bool NeedsPilot(Method m);
 
 // The smallest α accepted. Rates are float32 and the build's negative-mean
-// gate allows |mean − α| ≤ 1e-6: below this the gate could not tell a right
-// fit from a wrong one, and far below it the rates underflow to 0.
+// gate allows |mean − α| ≤ its tolerance (BuildOptions::gate_tolerance, the
+// same size): below this the gate could not tell a right fit from a wrong
+// one, and far below it the rates underflow to 0.
 inline constexpr double kMinAlpha = 1e-6;
 
 struct PipelineOptions {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/io/test_files.h"
@@ -130,7 +131,7 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
     std::string version = testing_io::ReadFile(root + "/CURRENT");
     while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
       version.pop_back();
-    auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(root, version, SnapshotReaderOptions());
     ASSERT_TRUE(reader.ok()) << reader.status();
     snap[k] = *reader;
   }
@@ -219,7 +220,7 @@ PartData ReadPart(const std::string& root, int part) {
   const std::string version = testing_io::ReadFile(root + "/CURRENT");
   SnapshotReaderOptions o;
   o.partition = part;  // verify_checksums (default): every file against its part's manifest
-  auto reader = SnapshotReader::Open(root, version.substr(0, version.find('\n')), o);
+  auto reader = VersionOpener().OpenStored(root, version.substr(0, version.find('\n')), o);
   EXPECT_TRUE(reader.ok()) << reader.status();
   if (!reader.ok()) return d;
   EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(part));

@@ -24,6 +24,7 @@
 #include "core/snapshot/memory_index.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/snapshot/synthetic.h"
@@ -257,7 +258,7 @@ class NodeDefaultSnapshotTest : public ::testing::Test {
   std::shared_ptr<const SnapshotReader> Open(LookupMode mode) const {
     SnapshotReaderOptions options;
     options.lookup = mode;
-    auto reader = SnapshotReader::Open(dir_.path(), s_.info.version, options);
+    auto reader = VersionOpener().OpenStored(dir_.path(), s_.info.version, options);
     EXPECT_TRUE(reader.ok()) << reader.status();
     return reader.ok() ? *reader : nullptr;
   }

@@ -8,6 +8,7 @@
 
 #include "core/serving/batch_scorer.h"
 #include "core/serving/keep_rule.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/options.h"
 #include "server/rate_service.h"
@@ -71,7 +72,7 @@ TEST(RateSourceTest, ServerAnswersWhatTheCoreGivesInProcess) {
   const size_t n = static_cast<size_t>(req.user_ids_size());
   ASSERT_EQ(static_cast<size_t>(resp.sources_size()), n);
 
-  auto reader = SnapshotReader::Open(root, *version, SnapshotReaderOptions());
+  auto reader = VersionOpener().OpenStored(root, *version, SnapshotReaderOptions());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const BatchScorer scorer(o.default_policy, /*chunk_pairs=*/64);
   std::vector<float> rates(n);

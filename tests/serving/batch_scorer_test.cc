@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/serving/block_pool_test_access.h"
 #include "tests/snapshot/synthetic.h"
@@ -71,7 +72,7 @@ class BatchScorerTest : public ::testing::Test {
   std::shared_ptr<const SnapshotReader> Open(LookupMode mode) const {
     SnapshotReaderOptions options;
     options.lookup = mode;
-    auto reader = SnapshotReader::Open(dir_.path(), s_.info.version, options);
+    auto reader = VersionOpener().OpenStored(dir_.path(), s_.info.version, options);
     EXPECT_TRUE(reader.ok()) << reader.status();
     return reader.ok() ? *reader : nullptr;
   }

@@ -29,6 +29,7 @@
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 
 ABSL_FLAG(int64_t, pairs, 11700000, "Approximate number of pairs.");
 ABSL_FLAG(int32_t, users, 7176, "Users.");
@@ -193,7 +194,7 @@ int Main(int argc, char** argv) {
       SnapshotReaderOptions ro;
       ro.block_cache_bytes = size_t{1} << 30;
       ro.lookup = mode;
-      auto reader = SnapshotReader::Open(root, info.version, ro);
+      auto reader = VersionOpener().OpenStored(root, info.version, ro);
       if (!s.ok() || !reader.ok()) {
         std::fprintf(stderr, "open %s: %s\n", std::string(name).c_str(),
                      reader.status().ToString().c_str());
@@ -233,8 +234,8 @@ int Main(int argc, char** argv) {
                     stats->seconds_sst, stats->seconds_ingest, stats->seconds_checksum);
       } else {
         std::printf("                in-memory index: %.0f MiB (%.1f B/pair)\n",
-                    double(r.memory_index()->memory_bytes()) / (1 << 20),
-                    double(r.memory_index()->memory_bytes()) / n);
+                    double(ServingIndex(r)->memory_bytes()) / (1 << 20),
+                    double(ServingIndex(r)->memory_bytes()) / n);
       }
       std::printf(
           "                ratio to in-memory flat_hash_map baseline (mget1024): 1t %.3f, "

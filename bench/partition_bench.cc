@@ -36,6 +36,7 @@
 #include "client/sampling_rate_client.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 
 ABSL_FLAG(std::string, single_root, "", "Required. Unpartitioned snapshot root.");
 ABSL_FLAG(std::string, parts_root, "", "Required. Partitioned snapshot root (same log).");
@@ -138,7 +139,7 @@ int RunTable(const std::string& single_root, const std::string& single_version,
   if (absl::GetFlag(FLAGS_compare_all)) {
     // Every stored pair, plus the same users with the items shifted by one
     // (mostly unseen pairs: INFERRED), in batches of 50000.
-    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(single_root, *single_v, SnapshotReaderOptions());
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     std::vector<uint64_t> all_users, all_items;
     (*reader)
@@ -291,13 +292,13 @@ int Main() {
   // The part count and the query pool (stored pairs of the single version, shuffled).
   SnapshotReaderOptions ro;
   ro.partition = 0;
-  auto part0 = SnapshotReader::Open(parts_root, *parts_v, ro);
+  auto part0 = VersionOpener().OpenStored(parts_root, *parts_v, ro);
   if (!part0.ok()) return std::fprintf(stderr, "%s\n", part0.status().ToString().c_str()), 1;
   const uint32_t parts = (*part0)->manifest().num_partitions;
   part0->reset();
   std::vector<uint64_t> users, items;
   {
-    auto reader = SnapshotReader::Open(single_root, *single_v, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(single_root, *single_v, SnapshotReaderOptions());
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     uint64_t k = 0;
     const uint64_t stride = std::max<uint64_t>(1, (*reader)->manifest().pairs >> 20);

@@ -45,7 +45,7 @@ while (($#)); do
   esac
 done
 GEN=$BUILD/gen/graphsieve-gen BUILDER=$BUILD/builder/graphsieve-build
-MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"  # threads of a rank on every core (builder/main.cc warns otherwise)
+MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"  # threads of a rank on every core (graphsieve-build warns otherwise)
 if [[ -n $BASELINE_BINARY && ! -x $BASELINE_BINARY ]]; then
   echo "scaling_bench: --baseline_binary $BASELINE_BINARY is not an executable" >&2; exit 2
 fi

@@ -46,6 +46,7 @@
 #include "core/serving/batch_scorer.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 #include "graphsieve/v1/sampling.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 
@@ -489,7 +490,7 @@ int Main() {
     ro.use_index_file = memory_run != (huge_run ? 2 : 1);
     // Without --raw_huge_pages the mapped run maps as the server will.
     ro.index_huge_pages = huge_run ? memory_run != 0 : absl::GetFlag(FLAGS_server_index_huge_pages);
-    auto reader = SnapshotReader::Open(root, *version, ro);
+    auto reader = VersionOpener().OpenStored(root, *version, ro);
     if (!reader.ok()) return std::fprintf(stderr, "%s\n", reader.status().ToString().c_str()), 1;
     const double open_s = absl::ToDoubleSeconds(absl::Now() - t0);
     const auto& m = (*reader)->manifest();

@@ -74,27 +74,28 @@ absl::StatusOr<std::unique_ptr<SnapshotRates>> SnapshotRates::Open(const std::st
   SnapshotReaderOptions options;  // lookup = kMemory, as the server
   options.warm = false;
   options.block_cache_bytes = size_t{64} << 20;
-  // Opened as a server opens it (OpenServingVersion): a delta version layered
+  // Opened as a server opens it (VersionOpener::Open): a delta version layered
   // over its base, so the canary compares what the servers would answer.
+  auto opener = std::make_unique<VersionOpener>();
   std::vector<std::shared_ptr<const SnapshotReader>> readers;
   if (IsPartitioned(where->first, where->second)) {
     // Every part (part 0 says how many).
     for (uint32_t part = 0, parts = 1; part < parts; ++part) {
       options.partition = static_cast<int>(part);
       absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-          OpenServingVersion(where->first, where->second, options);
+          opener->Open(where->first, where->second, options);
       if (!reader.ok()) return Named(reader.status(), flag, path);
       parts = (*reader)->manifest().num_partitions;
       readers.push_back(*std::move(reader));
     }
   } else {
     absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-        OpenServingVersion(where->first, where->second, options);
+        opener->Open(where->first, where->second, options);
     if (!reader.ok()) return Named(reader.status(), flag, path);
     readers.push_back(*std::move(reader));
   }
   return std::unique_ptr<SnapshotRates>(
-      new SnapshotRates(std::move(readers), where->second, policy));
+      new SnapshotRates(std::move(opener), std::move(readers), where->second, policy));
 }
 
 absl::Status SnapshotRates::Score(absl::Span<const uint64_t> users,

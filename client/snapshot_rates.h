@@ -3,7 +3,8 @@
 // graphsieve-server on that version would give (the same request-path core,
 // core/serving/batch_scorer.h: EXACT lookups, INFERRED from the node data,
 // DEFAULT policy), without a server. A version is opened as the server opens
-// it (OpenServingVersion, core/snapshot/layered_snapshot_reader.h): a delta
+// it (VersionOpener::Open, core/snapshot/version_opener.h; this object owns
+// the opener of its versions): a delta
 // version layered over its base, so comparing a base with a delta over it
 // shows what the delta changes. A partitioned version (docs/SNAPSHOT.md
 // "Partitioned versions") is opened part by part and each pair scored by the
@@ -24,6 +25,7 @@
 #include "core/serving/batch_scorer.h"
 #include "core/serving/default_policy.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 
 namespace graphsieve {
 
@@ -55,11 +57,16 @@ class SnapshotRates {
   absl::Status AppendStoredPairs(std::vector<std::pair<uint64_t, uint64_t>>* pairs) const;
 
  private:
-  SnapshotRates(std::vector<std::shared_ptr<const SnapshotReader>> readers, std::string version,
+  SnapshotRates(std::unique_ptr<VersionOpener> opener,
+                std::vector<std::shared_ptr<const SnapshotReader>> readers, std::string version,
                 const DefaultPolicy& policy)
-      : readers_(std::move(readers)), version_(std::move(version)), scorer_(policy, 4096) {}
+      : opener_(std::move(opener)),
+        readers_(std::move(readers)),
+        version_(std::move(version)),
+        scorer_(policy, 4096) {}
 
   // Constant after construction.
+  const std::unique_ptr<VersionOpener> opener_;                       // opened readers_
   const std::vector<std::shared_ptr<const SnapshotReader>> readers_;  // one per part
   const std::string version_;
   const BatchScorer scorer_;

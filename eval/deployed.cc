@@ -171,11 +171,12 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
   if (!report.ok()) return report.status();
   if (!report->published) return absl::InternalError("the builder published no version");
   SnapshotReaderOptions r;  // the server's defaults: in-memory index, checksums verified
+  auto opener = std::make_shared<VersionOpener>();
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-      SnapshotReader::Open(b.snapshot_root, report->version, r);
+      opener->OpenStored(b.snapshot_root, report->version, r);
   if (!reader.ok()) return reader.status();
-  return std::unique_ptr<DeployedSnapshot>(
-      new DeployedSnapshot(b.snapshot_root, report->version, *std::move(reader)));
+  return std::unique_ptr<DeployedSnapshot>(new DeployedSnapshot(
+      std::move(opener), b.snapshot_root, report->version, *std::move(reader)));
 }
 
 absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::BuildDelta(
@@ -192,10 +193,10 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::BuildDelta(
   if (!report->published) return absl::InternalError("the delta builder published no version");
   SnapshotReaderOptions r;  // the server's defaults
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-      OpenServingVersion(root_, report->version, r);
+      opener_->Open(root_, report->version, r);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<DeployedSnapshot>(
-      new DeployedSnapshot(root_, report->version, *std::move(reader)));
+      new DeployedSnapshot(opener_, root_, report->version, *std::move(reader)));
 }
 
 absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,

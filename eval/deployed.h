@@ -35,6 +35,7 @@
 #include "core/maec/pipeline.h"
 #include "core/serving/default_policy.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 
 namespace graphsieve::eval {
 
@@ -133,10 +134,15 @@ class DeployedSnapshot {
   static constexpr uint8_t kExact = 0, kInferred = 1, kDefault = 2;
 
  private:
-  DeployedSnapshot(std::string root, std::string version,
+  DeployedSnapshot(std::shared_ptr<VersionOpener> opener, std::string root, std::string version,
                    std::shared_ptr<const SnapshotReader> reader)
-      : root_(std::move(root)), version_(std::move(version)), reader_(std::move(reader)) {}
+      : opener_(std::move(opener)),
+        root_(std::move(root)),
+        version_(std::move(version)),
+        reader_(std::move(reader)) {}
   // Constant after construction.
+  // The opener of the version and of the deltas over it (shares their base).
+  const std::shared_ptr<VersionOpener> opener_;
   const std::string root_, version_;
   const std::shared_ptr<const SnapshotReader> reader_;
 };

@@ -1,4 +1,4 @@
-// fuzz_snapshot_open: SnapshotReader::Open (core/snapshot/snapshot_reader.h)
+// fuzz_snapshot_open: VersionOpener::OpenStored (core/snapshot/version_opener.h)
 // on a real snapshot version in which one file (any file of the version:
 // MANIFEST.json, RocksDB's CURRENT/MANIFEST/OPTIONS, every SST) is replaced by
 // the fuzz input. Two templates are written at start-up with the real writer
@@ -28,6 +28,7 @@
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "fuzz/fuzz_util.h"
 #include "nlohmann/json.hpp"
 #include "tests/snapshot/synthetic.h"
@@ -153,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   SnapshotReaderOptions options;
   options.lookup = (mode & 4) ? LookupMode::kRocksDb : LookupMode::kMemory;
   options.block_cache_bytes = 1 << 20;
-  auto reader = SnapshotReader::Open(t.root, kVersion, options);
+  auto reader = VersionOpener().OpenStored(t.root, kVersion, options);
   if (reader.ok()) {
     const bool listed = t.manifest.find("\"" + file + "\"") != std::string::npos;
     fuzz::Check(reseal || is_manifest || !listed || content == t.contents[k],

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "core/serving/node_default.h"
+#include "core/model/node_default.h"
 
 namespace graphsieve {
 namespace {

@@ -14,9 +14,6 @@
 
 namespace graphsieve {
 
-// The client metadata key of ServerOptions::testing_hold_tagged_calls_until_drain.
-inline constexpr char kTestingHoldMetadataKey[] = "graphsieve-testing-hold-until-drain";
-
 struct ServerOptions {
   // Directory holding CURRENT and one sub-directory per snapshot version.
   std::string snapshot_root;
@@ -86,12 +83,6 @@ struct ServerOptions {
   // gRPC callback threads are managed by gRPC; this caps the synchronous
   // admin-HTTP worker threads.
   int admin_threads = 2;
-  // Tests only (tests/server/drain_tls_test.cc, docs/RELIABILITY.md): a
-  // GetSamplingRate call whose client metadata has kTestingHoldMetadataKey
-  // waits in its handler until a drain has begun, so a test holds calls in
-  // flight across SIGTERM without racing timers. Off: the metadata is ignored.
-  bool testing_hold_tagged_calls_until_drain = false;
-
   // Names the broken constraint ("--port must be in [0, 65535], got 70000").
   absl::Status Validate() const;
 };

@@ -108,13 +108,14 @@ void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
 }
 
 SamplingRateServiceImpl::SamplingRateServiceImpl(const ServerOptions& options,
-                                                 SnapshotManager* manager, ServerMetrics* metrics)
+                                                 SnapshotManager* manager, ServerMetrics* metrics,
+                                                 CallGate gate)
     : max_batch_pairs_(options.max_batch_pairs),
       pool_(options.lookup_helpers),
       scorer_(options.default_policy, options.chunk_pairs, &pool_),
       manager_(manager),
       metrics_(metrics),
-      hold_tagged_calls_(options.testing_hold_tagged_calls_until_drain) {}
+      gate_(std::move(gate)) {}
 
 absl::Status SamplingRateServiceImpl::Answer(grpc::CallbackServerContext* context,
                                              const v1::GetSamplingRateRequest& request,
@@ -183,9 +184,7 @@ grpc::ServerUnaryReactor* SamplingRateServiceImpl::GetSamplingRate(
     v1::GetSamplingRateResponse* response) {
   const absl::Time start = absl::Now();
   metrics_->AddInflight(1);
-  if (hold_tagged_calls_ && context->client_metadata().count(kTestingHoldMetadataKey) > 0) {
-    drain_started_.WaitForNotification();  // tests only: in flight until the drain begins
-  }
+  if (gate_) gate_(*context, drain_started_);  // a test seam; none in the shipped server
   SourceCounts counts;
   absl::Status st = Answer(context, *request, response, &counts);
   if (!st.ok()) response->Clear();

@@ -7,6 +7,7 @@
 #ifndef GRAPHSIEVE_SERVER_RATE_SERVICE_H_
 #define GRAPHSIEVE_SERVER_RATE_SERVICE_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -29,11 +30,18 @@ absl::Status ValidateSamplingRequest(const v1::GetSamplingRateRequest& request,
 // Fills a GetStatusResponse from the manager's state.
 void FillStatus(const ManagerState& state, v1::GetStatusResponse* response);
 
+// Runs at the start of a GetSamplingRate handler, before the answer, with
+// the call's context and the service's "a drain has begun" notification: a
+// test seam (GraphsieveServerTestAccess, tests/server/server_test_access.h)
+// that holds a call in flight. The shipped server installs none.
+using CallGate = std::function<void(const grpc::CallbackServerContext& context,
+                                    const absl::Notification& drain_started)>;
+
 class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackService {
  public:
-  // REQUIRES: manager and metrics outlive the service.
+  // REQUIRES: manager and metrics outlive the service. `gate` may be empty.
   SamplingRateServiceImpl(const ServerOptions& options, SnapshotManager* manager,
-                          ServerMetrics* metrics);
+                          ServerMetrics* metrics, CallGate gate = {});
 
   grpc::ServerUnaryReactor* GetSamplingRate(grpc::CallbackServerContext* context,
                                             const v1::GetSamplingRateRequest* request,
@@ -46,8 +54,8 @@ class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackSe
                                        const v1::PinVersionRequest* request,
                                        v1::PinVersionResponse* response) override;
 
-  // Called once when a drain begins: releases the calls held by
-  // ServerOptions::testing_hold_tagged_calls_until_drain (a no-op otherwise).
+  // Called once when a drain begins: releases the calls a CallGate holds
+  // until then (a no-op otherwise).
   void DrainStarted() { drain_started_.Notify(); }
 
  private:
@@ -61,7 +69,7 @@ class SamplingRateServiceImpl final : public v1::SamplingRateService::CallbackSe
   const BatchScorer scorer_;
   SnapshotManager* const manager_;
   ServerMetrics* const metrics_;
-  const bool hold_tagged_calls_;
+  const CallGate gate_;               // empty in the shipped server
   absl::Notification drain_started_;  // thread-safe
 };
 

@@ -117,15 +117,20 @@ absl::Status RefuseLiveUnixSocket(const std::string& address) {
 
 absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::Create(
     const ServerOptions& options, SnapshotLoader loader) {
+  return CreateWithGate(options, std::move(loader), CallGate());
+}
+
+absl::StatusOr<std::unique_ptr<GraphsieveServer>> GraphsieveServer::CreateWithGate(
+    const ServerOptions& options, SnapshotLoader loader, CallGate gate) {
   absl::Status valid = options.Validate();
   if (!valid.ok()) return valid;
   std::unique_ptr<GraphsieveServer> server(new GraphsieveServer(options));
-  absl::Status st = server->Start(std::move(loader));
+  absl::Status st = server->Start(std::move(loader), std::move(gate));
   if (!st.ok()) return st;
   return server;
 }
 
-absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
+absl::Status GraphsieveServer::Start(SnapshotLoader loader, CallGate gate) {
   metrics_ = std::make_unique<ServerMetrics>();
   traffic_ = std::make_unique<TrafficWindow>([this] { return metrics_->Sample(); },
                                              /*period_seconds=*/1.0, /*history_seconds=*/300.0);
@@ -157,7 +162,8 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   absl::StatusOr<std::unique_ptr<SnapshotManager>> manager = SnapshotManager::Create(mo);
   if (!manager.ok()) return manager.status();
   manager_ = *std::move(manager);
-  service_ = std::make_unique<SamplingRateServiceImpl>(options_, manager_.get(), metrics_.get());
+  service_ = std::make_unique<SamplingRateServiceImpl>(options_, manager_.get(), metrics_.get(),
+                                                       std::move(gate));
   data_service_ = std::make_unique<DataPortService>(service_.get(), metrics_.get());
   operator_service_ = std::make_unique<OperatorPortService>(service_.get());
 
@@ -288,7 +294,7 @@ void GraphsieveServer::OnRefresh(const RefreshEventRecord& event,
     metrics_->SetSnapshotAge(absl::ToDoubleSeconds(absl::Now() - serving->created_at));
   }
   if (serving != nullptr) ObserveFreshness(*serving);
-  const MemoryIndex* index = serving ? serving->reader->memory_index() : nullptr;
+  const MemoryIndex* index = serving ? ServingIndex(*serving->reader) : nullptr;
   metrics_->SetIndexBytes(index ? static_cast<double>(index->memory_bytes()) : 0.0);
   if (serving != nullptr) {
     metrics_->SetExpectedKeptFraction(serving->reader->manifest().achieved_negative_mean_rate);
@@ -322,7 +328,7 @@ void GraphsieveServer::Shutdown() {
     if (options_.drain_notice_seconds > 0) {
       absl::SleepFor(absl::Seconds(options_.drain_notice_seconds));  // still serving, not ready
     }
-    if (service_ != nullptr) service_->DrainStarted();  // tests' held calls go on now
+    if (service_ != nullptr) service_->DrainStarted();  // calls a CallGate holds go on now
     const auto deadline =
         std::chrono::system_clock::now() +
         std::chrono::microseconds(static_cast<int64_t>(options_.drain_grace_seconds * 1e6));

@@ -36,7 +36,7 @@ inline constexpr char kServiceName[] = "graphsieve.v1.SamplingRateService";
 
 class GraphsieveServer {
  public:
-  // `loader` may wrap SnapshotReader::Open (fault injection in tests); empty = Open.
+  // `loader` may wrap VersionOpener::Open (fault injection in tests); empty = Open.
   // Errors: INVALID_ARGUMENT from Validate(), NOT_FOUND/INVALID_ARGUMENT for
   // unreadable TLS files (naming the flag), UNAVAILABLE when a port cannot be bound.
   static absl::StatusOr<std::unique_ptr<GraphsieveServer>> Create(const ServerOptions& options,
@@ -61,8 +61,12 @@ class GraphsieveServer {
   std::string StatusJson() const;
 
  private:
+  // Create with a CallGate (rate_service.h): tests/server/server_test_access.h.
+  friend class GraphsieveServerTestAccess;
+  static absl::StatusOr<std::unique_ptr<GraphsieveServer>> CreateWithGate(
+      const ServerOptions& options, SnapshotLoader loader, CallGate gate);
   explicit GraphsieveServer(const ServerOptions& options) : options_(options) {}
-  absl::Status Start(SnapshotLoader loader);
+  absl::Status Start(SnapshotLoader loader, CallGate gate);
   absl::Status StartOperatorListener();
   absl::Status StartAdmin();
   // The freshness lag and layer count of `snap` into the metrics.

@@ -21,28 +21,14 @@
 namespace graphsieve {
 namespace {
 
-// The indexes a version serves from: a full version's, or a delta version's
-// own and its base's (LayeredSnapshotReader's memory_index() is the base's).
-std::vector<const MemoryIndex*> ServedIndexes(const SnapshotReader& reader) {
-  std::vector<const MemoryIndex*> out;
-  if (const auto* layered = dynamic_cast<const LayeredSnapshotReader*>(&reader)) {
-    out.push_back(layered->delta().memory_index());
-    out.push_back(layered->base().memory_index());
-  } else {
-    out.push_back(reader.memory_index());
-  }
-  out.erase(std::remove(out.begin(), out.end(), nullptr), out.end());
-  return out;
-}
-
 // Drops the held version's resident index pages, except those of an index
 // the active version serves from too: a delta over the same base shares the
 // base's, and a held delta's own index is released while the base stays.
 void ReleaseHeldPages(const ServingSnapshot* held, const ServingSnapshot* active) {
   if (held == nullptr) return;
   const std::vector<const MemoryIndex*> in_use =
-      active != nullptr ? ServedIndexes(*active->reader) : std::vector<const MemoryIndex*>();
-  for (const MemoryIndex* index : ServedIndexes(*held->reader)) {
+      active != nullptr ? ServingIndexes(*active->reader) : std::vector<const MemoryIndex*>();
+  for (const MemoryIndex* index : ServingIndexes(*held->reader)) {
     if (std::find(in_use.begin(), in_use.end(), index) == in_use.end()) {
       index->ReleaseResidentPages();
     }
@@ -83,8 +69,9 @@ absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
   if (!st.ok()) return st;
   if (!options.loader) {
     SnapshotReaderOptions reader = options.reader;
-    options.loader = [reader](const std::string& root, const std::string& version) {
-      return OpenServingVersion(root, version, reader);
+    options.loader = [reader](VersionOpener& opener, const std::string& root,
+                              const std::string& version) {
+      return opener.Open(root, version, reader);
     };
   }
   return std::unique_ptr<SnapshotManager>(new SnapshotManager(std::move(options)));
@@ -194,7 +181,7 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
                                           const std::string& ok_message) {
   const absl::Time start = absl::Now();
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-      options_.loader(options_.root, version);
+      options_.loader(opener_, options_.root, version);
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   RefreshEventRecord event;
   event.version = version;
@@ -254,7 +241,7 @@ absl::Status SnapshotManager::LoadAndSwap(const std::string& version,
   event.ok = true;
   event.message = held.empty() ? ok_message : absl::StrCat(ok_message, ", holding ", held);
   const SnapshotLoadStats& ls = snapshot->reader->load_stats();
-  const MemoryIndex* index = snapshot->reader->memory_index();
+  const MemoryIndex* index = ServingIndex(*snapshot->reader);
   ServerLog(absl::StrCat(
       "serving version ", version, " (", ok_message, ", loaded in ",
       absl::StrFormat("%.2f s: verify files %.2f, rocksdb checksums %.2f, open %.2f, %s %.2f",
@@ -359,7 +346,7 @@ std::vector<std::shared_ptr<const ServingSnapshot>> SnapshotManager::HoldPreviou
   if (previous_ != nullptr) release.push_back(std::move(previous_));
   previous_ = nullptr;
   if (old == nullptr) return release;
-  const MemoryIndex* index = old->reader->memory_index();
+  const MemoryIndex* index = ServingIndex(*old->reader);
   const bool cheap = index == nullptr || index->mapped();
   if (options_.hold_previous_seconds > 0 && cheap) {
     previous_ = std::move(old);

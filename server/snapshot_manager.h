@@ -43,6 +43,7 @@
 #include "absl/time/time.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "server/snapshot_source.h"
 
 namespace graphsieve {
@@ -68,10 +69,11 @@ struct RefreshEventRecord {
   double load_seconds = 0.0;
 };
 
-// Opens one version; the default is SnapshotReader::Open. Tests may wrap it
-// (fault injection through a wrapper, never by editing the code path).
+// Opens one version with the manager's opener; the default is
+// opener.Open(root, version, reader options). Tests may wrap it (fault
+// injection through a wrapper, never by editing the code path).
 using SnapshotLoader = std::function<absl::StatusOr<std::shared_ptr<const SnapshotReader>>(
-    const std::string& root, const std::string& version)>;
+    VersionOpener& opener, const std::string& root, const std::string& version)>;
 
 struct SnapshotManagerOptions {
   std::string root;                          // <root>/CURRENT, <root>/<version>/
@@ -86,7 +88,7 @@ struct SnapshotManagerOptions {
   // The holder name of the store holds (SnapshotStore::Hold); "" = no store
   // hold (the version then depends on retention's newest-N rule).
   std::string holder;
-  SnapshotLoader loader;  // empty = OpenServingVersion(root, v, reader): a delta over its base
+  SnapshotLoader loader;  // empty = opener.Open(root, v, reader): a delta over its base
   // Called after every refresh event, outside all locks, with the snapshot now
   // serving (may be null). Used for metrics and readiness.
   std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>
@@ -155,6 +157,9 @@ class SnapshotManager {
 
   ManagerState State() const ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The opener of this manager's versions (its counts: tests, metrics).
+  const VersionOpener& opener() const { return opener_; }
+
  private:
   explicit SnapshotManager(SnapshotManagerOptions options);
 
@@ -181,6 +186,9 @@ class SnapshotManager {
   // hold ends; returns when there is neither to wait for, or on Stop.
   void Run(bool poll);
 
+  // Opens every version this manager serves and shares the bases of deltas
+  // (version_opener.h); thread-safe.
+  VersionOpener opener_;
   // Constant after construction.
   const SnapshotManagerOptions options_;
   const SnapshotSource source_;

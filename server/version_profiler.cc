@@ -66,7 +66,7 @@ void VersionProfiler::Run() {
       busy_ = true;
       scanning_ = snap->version;
     }
-    if (options_.testing_before_scan) options_.testing_before_scan(snap->version);
+    if (options_.on_scan_started) options_.on_scan_started(snap->version);
     absl::StatusOr<RateProfile> profile = ProfileSnapshot(*snap->reader, options_.profile);
     snap.reset();  // the reader may close now
     std::optional<VersionComparison> comparison;

@@ -33,9 +33,10 @@ struct VersionProfilerOptions {
   // alone): the scan takes seconds of a core on a large version, and requests
   // on the gRPC threads come first. 0 keeps the process's priority.
   int nice = 10;
-  // Tests only: runs on the profiler thread just before a version's scan
-  // starts (with the version), so a test can hold a scan in progress.
-  std::function<void(const std::string& version)> testing_before_scan;
+  // May be empty: runs on the profiler thread just before a version's scan
+  // starts (with the version); an observer like on_done (the server sets
+  // neither; a test holds a scan in progress here).
+  std::function<void(const std::string& version)> on_scan_started;
 };
 
 class VersionProfiler {

@@ -16,7 +16,7 @@
 namespace graphsieve {
 
 // Sets the --help text and restricts --help/--helpshort to the flags defined
-// in the file whose path ends with `main_file` (e.g. "builder/main.cc") and
+// in the file whose path ends with `main_file` (e.g. "builder/build_main.cc") and
 // the shared log-column flags (core/cli/log_flags.h) when linked;
 // --version prints `version_line`. Call once, before ParseCommandLine.
 void ConfigureFlagUsage(std::string_view usage_message, std::string main_file,

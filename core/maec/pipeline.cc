@@ -215,7 +215,7 @@ absl::StatusOr<MethodRates> RatesFor(const PairTable& pairs, absl::Span<const ui
   return out;
 }
 
-// Per node: component, degree, propagation sums, mean rate (unseen.h).
+// Per node: component, degree, propagation sums, mean rate (core/model/unseen.h).
 void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                    const ConductanceResult& cond, const Corrected& maec,
                    const std::vector<double>& rate, const PipelineOptions& o, NodeTable* nt) {

@@ -1,13 +1,13 @@
 // The MA-EC pipeline (docs/DESIGN.md §2): impression log → pair table →
 // positive graph → effective conductance → hardness → propagation → rates,
-// plus the per-node data that scores pairs the builder never saw (unseen.h).
+// plus the per-node data that scores pairs the builder never saw (the
+// unseen-pair model, core/model/unseen.h).
 //
 // The pieces live in their own headers, included here for the users of the
 // whole pipeline: pair_table.h (BuildPairTable), pipeline_options.h (Method,
-// PipelineOptions), conductance.h (the graph half), unseen.h (the unseen-pair
-// scorer). What it produces, PipelineResult with its node records, unseen
-// model and solve summaries, is the stored records' room (core/records/),
-// which the snapshot stores without knowing the method.
+// PipelineOptions), conductance.h (the graph half). What it produces, PipelineResult with its node
+// records, unseen model and solve summaries, is the stored records' room (core/records/), which the
+// snapshot stores without knowing the method.
 //
 // Thread-safety: RunPipeline is a pure function of its inputs (and the seed);
 // it uses up to Options::threads threads internally.
@@ -22,7 +22,6 @@
 #include "core/maec/conductance.h"
 #include "core/maec/pair_table.h"
 #include "core/maec/pipeline_options.h"
-#include "core/maec/unseen.h"
 #include "core/records/pipeline_result.h"
 
 namespace graphsieve {

@@ -56,7 +56,9 @@ ResistanceOptions PipelineOptions::Resistance() const {
 
 absl::Status PipelineOptions::Validate() const {
   auto bad = [](auto&&... parts) { return absl::InvalidArgumentError(absl::StrCat(parts...)); };
-  if (!(alpha >= kMinAlpha && alpha <= 1.0)) return bad("alpha must be in [1e-6, 1], got ", alpha);
+  if (!(alpha >= kMinAlpha && alpha <= 1.0)) {
+    return bad("alpha must be in [", kMinAlpha, ", 1], got ", alpha);
+  }
   if (rate_rule == RateRule::kFloor) {
     // The floor rule cannot reach α at or below a floor.
     for (auto [name, value] : {std::pair{"floor", floor},

@@ -13,15 +13,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/maec/method.h"
 #include "core/maec/rates.h"
 #include "core/maec/resistance_options.h"
 #include "core/records/unseen_model.h"
 
 namespace graphsieve {
-
-enum class Method { kMaec, kUniform, kOpt, kMax, kMean, kProduct };
-// The snapshot stores the method as its number (core/records/unseen_model.h).
-static_assert(static_cast<int>(Method::kProduct) == UnseenModel::kMaxMethod);
 
 // "maec", "uniform", "opt", "max", "mean", "product". Errors: INVALID_ARGUMENT listing them.
 absl::StatusOr<Method> ParseMethod(std::string_view name);
@@ -30,8 +27,9 @@ const char* MethodName(Method m);
 bool NeedsPilot(Method m);
 
 // The smallest α accepted. Rates are float32 and the build's negative-mean
-// gate allows |mean − α| ≤ 1e-6: below this the gate could not tell a right
-// fit from a wrong one, and far below it the rates underflow to 0.
+// gate allows |mean − α| ≤ its tolerance (BuildOptions::gate_tolerance, the
+// same size): below this the gate could not tell a right fit from a wrong
+// one, and far below it the rates underflow to 0.
 inline constexpr double kMinAlpha = 1e-6;
 
 struct PipelineOptions {

@@ -21,12 +21,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "core/maec/conductance.h"
+#include "core/model/node_default_fit.h"
 #include "core/offline/build_stage.h"
 #include "core/offline/build_stages.h"
 #include "core/offline/dist_exchange.h"
 #include "core/offline/dist_parts.h"
 #include "core/offline/export_csv.h"
-#include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_store.h"
@@ -397,7 +397,7 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
     dist_internal::GatherToRoot(comm, !rest.export_csv.empty(), std::move(pairs), std::move(result),
                                 &gathered);
     // The whole table is on the root: per-node counts and the positive-rate
-    // DEFAULT fit (core/serving/node_default.h) there.
+    // DEFAULT fit (core/model/node_default_fit.h) there.
     return root ? AttachNodeDefault(gathered.pairs, NodeDefaultOptions(), &gathered.result)
                 : absl::OkStatus();
   });

@@ -35,10 +35,6 @@
 // rank that hit it when N > 1. After a gather rank 0 holds every pair's rate
 // at the end (~17 bytes per pair), the other ranks only their own pairs.
 //
-// Test hook: the environment variable GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE
-// makes rank R kill itself with SIGKILL at the end of STAGE (the names above)
-// — how tests/distributed checks that a lost rank publishes nothing.
-//
 // Thread-safety: RunBuild is a collective (every rank calls it once with the
 // same options); two builds on the same snapshot root serialise on the root's
 // publish lock.
@@ -88,7 +84,10 @@ struct BuildOptions {
   absl::Status ValidateTuneProvenance() const;  // the tune_* fields (part of Validate)
 };
 
-// Stage progress (graphsieve-build shows it on the terminal).
+// Stage progress (graphsieve-build shows it on the terminal; its test-only
+// build, tests/distributed/build_testing_main.cc, kills a rank from
+// stage_done). Every rank calls its own observer; stage_done once the stage
+// has succeeded on every rank.
 struct BuildObserver {
   std::function<void(const std::string& stage)> stage_started;
   std::function<void(const std::string& stage, double fraction, uint64_t items)> progress;

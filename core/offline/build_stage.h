@@ -1,7 +1,7 @@
 // One stage of the build job (build_job.cc and the stage files next to it),
 // on one rank or many: timed (wall and CPU seconds, with the observer's
-// callbacks), agreed with every rank, the RSS probe, then the test hook
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h). Internal to core/offline/.
+// callbacks), agreed with every rank, then the RSS probe. Internal to
+// core/offline/.
 //
 // Thread-safety: one thread per rank.
 #ifndef GRAPHSIEVE_CORE_OFFLINE_BUILD_STAGE_H_
@@ -10,7 +10,6 @@
 #include <sys/resource.h>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,13 +22,6 @@
 
 namespace graphsieve {
 namespace build_internal {
-
-// GRAPHSIEVE_TEST_KILL_RANK_AT=R:STAGE (build_job.h).
-inline void MaybeDie(const Communicator& comm, const char* stage) {
-  const char* at = std::getenv("GRAPHSIEVE_TEST_KILL_RANK_AT");
-  if (at == nullptr) return;
-  if (std::string(at) == absl::StrCat(comm.rank(), ":", stage)) std::raise(SIGKILL);
-}
 
 inline double CpuSeconds() {
   struct rusage ru;
@@ -78,7 +70,6 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
     if (obs.stage_done) obs.stage_done(name, seconds);
   }
   MaybeReportRss(comm, name);
-  MaybeDie(comm, name);
   return s;
 }
 

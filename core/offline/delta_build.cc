@@ -21,6 +21,7 @@
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 
 namespace graphsieve {
 namespace {
@@ -170,7 +171,8 @@ absl::StatusOr<std::string> CheckBase(const DeltaBuildOptions& options, const Sn
 }
 
 // Opens the checked base as one reader: of a partitioned base every part, a
-// user's lookups routed to its part (partitioned_snapshot_reader.h).
+// user's lookups routed to its part (VersionOpener::OpenAllParts). The build
+// reads one version once: its own opener.
 absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenBase(const DeltaBuildOptions& options,
                                                                const SnapshotStore& store,
                                                                std::string* base, uint32_t* parts) {
@@ -178,7 +180,7 @@ absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenBase(const DeltaBuildO
   if (!v.ok()) return v.status();
   SnapshotReaderOptions ro;
   ro.lookup = LookupMode::kMemory;
-  auto reader = PartitionedSnapshotReader::Open(store, *v, ro);
+  auto reader = VersionOpener().OpenAllParts(store, *v, ro);
   if (!reader.ok()) {
     return absl::Status(reader.status().code(), absl::StrCat("--delta_of: base version ", *v, ": ",
                                                              reader.status().message()));

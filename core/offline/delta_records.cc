@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 
 namespace graphsieve {
 namespace {

@@ -17,7 +17,7 @@
 //           the mean of their rows after one sweep.
 //   sums    Σ B̂ and Σ score keep the base's per-pair mean at the new degree
 //           (a new node: the mean of its partners' per-pair means).
-//   rates   ScoreUnseenPair (core/maec/unseen.h) on the updated records: the
+//   rates   ScoreUnseenPair (core/model/unseen.h) on the updated records: the
 //           rule the server applies to pairs the builder never saw.
 //
 // Thread-safety: a pure function of its inputs.

@@ -12,9 +12,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/model/node_default_fit.h"
 #include "core/offline/build_stage.h"
 #include "core/offline/build_stages.h"
-#include "core/serving/node_default.h"
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/partition_split.h"
 #include "core/snapshot/snapshot_writer.h"
@@ -28,7 +28,7 @@ namespace {
 using build_internal::Stage;
 
 // Per-node counts and the positive-rate DEFAULT fit (AttachNodeDefault of
-// core/serving/node_default.h) over every rank's pairs: each rank counts its
+// core/model/node_default_fit.h) over every rank's pairs: each rank counts its
 // own pairs, the counts are all-reduced (a user's pairs are all on one rank,
 // an item's are spread), then every rank fits the same model from the same
 // records. The all-reduce runs whatever the local status, so no rank waits

@@ -26,7 +26,7 @@ struct NodeRecord {
   float mean_rate = 0.0f;        // mean rate over its negative instances (default policy)
   // Instances at the node and how many were positive, saturated at 2^32 - 1
   // (snapshot format 3; 0 when read from an older snapshot). The server's
-  // positive-rate DEFAULT policy (core/serving/node_default.h) rates a pair
+  // positive-rate DEFAULT policy (core/model/node_default.h) rates a pair
   // with an unknown partner from them.
   uint32_t positives = 0;
   uint32_t impressions = 0;

@@ -1,7 +1,7 @@
 // The constants a snapshot stores to score pairs the builder never saw
 // (docs/DESIGN.md §2, last paragraph): produced by the method (core/maec),
 // stored in the snapshot's meta (core/snapshot), read by the scorer
-// (ScoreUnseenPair, core/maec/unseen.h) and the DEFAULT policy.
+// (ScoreUnseenPair, core/model/unseen.h) and the DEFAULT policy.
 //
 // Thread-safety: a plain value.
 #ifndef GRAPHSIEVE_CORE_RECORDS_UNSEEN_MODEL_H_
@@ -29,7 +29,7 @@ struct UnseenModel {
   bool score_propagation = true;
   bool symmetric_normalisation = false;
   int sketch_dim = 0;
-  // The positive-rate DEFAULT policy's fit (core/serving/node_default.h,
+  // The positive-rate DEFAULT policy's fit (core/model/node_default.h,
   // docs/METHOD.md "Pairs the builder never saw"); 0 = not fitted (older
   // snapshots, uniform): the policy falls back to node-mean.
   double default_prior = 0.0;                              // p̄ = Σ positives / Σ impressions

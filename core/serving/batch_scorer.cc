@@ -7,9 +7,8 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "core/io/partition.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "core/serving/block_pool.h"
-#include "core/snapshot/memory_index.h"
 
 namespace graphsieve {
 
@@ -97,8 +96,7 @@ absl::Status BatchScorer::ScoreRange(const SnapshotReader& snapshot,
       miss[misses++] = j;
     }
   }
-  const MemoryIndex* index = snapshot.memory_index();
-  if (index == nullptr) {
+  if (!snapshot.prefetches()) {
     for (size_t k = 0; k < misses; ++k) score(miss[k]);
     return absl::OkStatus();
   }
@@ -109,9 +107,12 @@ absl::Status BatchScorer::ScoreRange(const SnapshotReader& snapshot,
   // one is scored (docs/SERVER.md, "Request path and the protocol's ceiling").
   constexpr size_t kAhead = 8;
   for (size_t t = 0; t < misses + 2 * kAhead; ++t) {
-    if (t < misses) index->PrefetchNodeIds(users[miss[t]], items[miss[t]]);
+    if (t < misses) {
+      snapshot.PrefetchNodes(SnapshotReader::PrefetchStage::kIds, users[miss[t]], items[miss[t]]);
+    }
     if (t >= kAhead && t - kAhead < misses) {
-      index->PrefetchNodeRows(users[miss[t - kAhead]], items[miss[t - kAhead]]);
+      snapshot.PrefetchNodes(SnapshotReader::PrefetchStage::kRows, users[miss[t - kAhead]],
+                             items[miss[t - kAhead]]);
     }
     if (t >= 2 * kAhead && t - 2 * kAhead < misses) score(miss[t - 2 * kAhead]);
   }

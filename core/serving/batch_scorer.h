@@ -3,8 +3,9 @@
 // server, the CLI's offline canary, the benchmark and the tests share it.
 //
 //   stored pair                      -> RateSource::kExact    (reader's batched LookupPairs)
-//   unseen pair, both nodes known    -> RateSource::kInferred (ScoreUnseenPair, core/maec/unseen.h)
-//   user or item unknown             -> RateSource::kDefault  (DefaultPolicy, default_policy.h)
+//   unseen pair, both nodes known    -> RateSource::kInferred (ScoreUnseenPair,
+//   core/model/unseen.h) user or item unknown             -> RateSource::kDefault  (DefaultPolicy,
+//   default_policy.h)
 //
 // A call that is the only one being scored can hand blocks of 128 pairs to a
 // BlockPool's helper threads (core/serving/block_pool.h); the answers are the

@@ -39,13 +39,6 @@ BlockPool::~BlockPool() {
   for (std::thread& t : threads_) t.join();
 }
 
-void BlockPool::SetTestingHooks(std::function<void()> helper_before_claims,
-                                bool caller_waits_for_helper) {
-  absl::MutexLock lock(&mu_);  // publishes the hooks to helpers that wake later
-  testing_helper_before_claims_ = std::move(helper_before_claims);
-  testing_caller_waits_for_helper_ = caller_waits_for_helper;
-}
-
 bool BlockPool::RunOne(uint32_t generation, bool on_helper) {
   uint64_t c = claim_.load(std::memory_order_acquire);
   for (;;) {
@@ -72,7 +65,7 @@ bool BlockPool::TryRun(uint32_t blocks, absl::FunctionRef<void(uint32_t, bool)> 
   {
     absl::MutexLock lock(&mu_);
     wake_generation_ = generation;
-    wait_for_helper = testing_caller_waits_for_helper_;
+    wait_for_helper = caller_waits_for_helper_;
   }
   wake_.SignalAll();
   if (wait_for_helper) {
@@ -96,7 +89,7 @@ void BlockPool::HelperLoop() {
       while (!stop_ && wake_generation_ == seen) wake_.Wait(&mu_);
       if (stop_) return;
       seen = wake_generation_;
-      if (testing_helper_before_claims_) hook = &testing_helper_before_claims_;
+      if (helper_before_claims_) hook = &helper_before_claims_;
     }
     if (hook != nullptr) (*hook)();
     while (RunOne(seen, /*on_helper=*/true)) {

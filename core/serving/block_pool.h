@@ -46,14 +46,11 @@ class BlockPool {
   // Blocks run by helpers since construction (metrics, tests).
   uint64_t helper_blocks() const { return helper_blocks_.load(std::memory_order_relaxed); }
 
-  // Tests only, set before the first TryRun. `helper_before_claims` runs on a
-  // helper each time it wakes for a call, before it claims a block (a test
-  // holds it there to see the caller finish alone). With
-  // `caller_waits_for_helper` the caller claims nothing until a helper has
-  // claimed a block, so a test knows both threads took part.
-  void SetTestingHooks(std::function<void()> helper_before_claims, bool caller_waits_for_helper);
-
  private:
+  // Sets helper_before_claims_ and caller_waits_for_helper_ (tests,
+  // tests/serving/block_pool_test_access.h).
+  friend class BlockPoolTestAccess;
+
   // Claims and runs one block of call `generation`; false when none is left.
   bool RunOne(uint32_t generation, bool on_helper);
   void HelperLoop();
@@ -74,9 +71,14 @@ class BlockPool {
   uint32_t wake_generation_ ABSL_GUARDED_BY(mu_) = 0;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
 
-  // Set before the first call (SetTestingHooks), constant after.
-  std::function<void()> testing_helper_before_claims_ ABSL_GUARDED_BY(mu_);
-  bool testing_caller_waits_for_helper_ ABSL_GUARDED_BY(mu_) = false;
+  // Empty and false in the shipped server; a test sets them before the first
+  // call (BlockPoolTestAccess), constant after. `helper_before_claims_` runs
+  // on a helper each time it wakes for a call, before it claims a block (a
+  // test holds it there to see the caller finish alone). With
+  // `caller_waits_for_helper_` the caller claims nothing until a helper has
+  // claimed a block, so a test knows both threads took part.
+  std::function<void()> helper_before_claims_ ABSL_GUARDED_BY(mu_);
+  bool caller_waits_for_helper_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace graphsieve

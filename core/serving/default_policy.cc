@@ -5,7 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "core/serving/node_default.h"
+#include "core/model/node_default.h"
 
 namespace graphsieve {
 

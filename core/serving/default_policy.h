@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 
 namespace graphsieve {
 
@@ -19,7 +19,7 @@ struct DefaultPolicy {
     kAlpha,         // the snapshot's alpha (target mean rate over negatives)
     kFixed,         // a fixed rate in (0, 1]
     kModel,         // the snapshot's rate rule, the unknown node taken as a node with no pairs
-                    // (ScoreUnknownNodePair, core/maec/unseen.h)
+                    // (ScoreUnknownNodePair, core/model/unseen.h)
     kPositiveRate,  // the rule applied to the known node's smoothed positive rate, fitted to α
                     // at build time (node_default.h); node-mean for a snapshot without the fit
   };

@@ -12,7 +12,7 @@ namespace graphsieve {
 
 enum class RateSource : uint8_t {
   kExact,     // the pair is stored in the snapshot
-  kInferred,  // unseen pair, both nodes known: ScoreUnseenPair (core/maec/unseen.h)
+  kInferred,  // unseen pair, both nodes known: ScoreUnseenPair (core/model/unseen.h)
   kDefault,   // user or item unknown: the DefaultPolicy (default_policy.h)
 };
 

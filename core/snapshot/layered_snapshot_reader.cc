@@ -5,67 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
-#include "core/snapshot/partitioned_snapshot_reader.h"
-#include "core/snapshot/snapshot_store.h"
 
 namespace graphsieve {
-namespace {
-
-// Bases opened for layered readers, by root, version and reader options.
-struct BaseCache {
-  absl::Mutex mu;
-  absl::flat_hash_map<std::string, std::weak_ptr<const SnapshotReader>> bases ABSL_GUARDED_BY(mu);
-};
-BaseCache& Cache() {
-  static BaseCache* cache = new BaseCache;
-  return *cache;
-}
-
-std::string CacheKey(const std::string& root, const std::string& version,
-                     const SnapshotReaderOptions& o) {
-  return absl::StrCat(root, "/", version, "|", LookupModeName(o.lookup), "|", o.partition, "|",
-                      o.use_index_file, "|", o.verify_checksums);
-}
-
-// Keeps `reader` as the shared reader of `key`, or returns the one already
-// kept and alive (the two are the same files: keep one mapping). Drops the
-// entries of readers nobody holds any more.
-std::shared_ptr<const SnapshotReader> Register(const std::string& key,
-                                               std::shared_ptr<const SnapshotReader> reader) {
-  BaseCache& cache = Cache();
-  absl::MutexLock lock(&cache.mu);
-  absl::erase_if(cache.bases,
-                 [&key](const auto& kv) { return kv.first != key && kv.second.expired(); });
-  std::weak_ptr<const SnapshotReader>& slot = cache.bases[key];
-  if (std::shared_ptr<const SnapshotReader> alive = slot.lock()) return alive;
-  slot = reader;
-  return reader;
-}
-
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> SharedBase(const std::string& root,
-                                                                 const std::string& version,
-                                                                 const SnapshotReaderOptions& o) {
-  const std::string key = CacheKey(root, version, o);
-  BaseCache& cache = Cache();
-  {
-    absl::MutexLock lock(&cache.mu);
-    auto it = cache.bases.find(key);
-    if (it != cache.bases.end()) {
-      if (std::shared_ptr<const SnapshotReader> alive = it->second.lock()) return alive;
-    }
-  }
-  // Opened outside the lock (a checksum pass); two racing opens keep one.
-  auto opened = SnapshotReader::Open(root, version, o);
-  if (!opened.ok()) return opened.status();
-  return Register(key, *std::move(opened));
-}
-
-}  // namespace
-
 LayeredSnapshotReader::LayeredSnapshotReader(std::shared_ptr<const SnapshotReader> base,
                                              std::shared_ptr<const SnapshotReader> delta)
     : base_(std::move(base)), delta_(std::move(delta)) {}
@@ -167,65 +110,11 @@ absl::Status LayeredSnapshotReader::ForEachPair(
   return delta_->ForEachPair(fn);
 }
 
-namespace {
-
-// Part I of a delta layers over part I of its base: a delta written in
-// another part count than its base's is refused before either is opened,
-// naming both (the builder writes none; a copied or hand-made one may exist).
-// When either manifest cannot be read, the opens below report it.
-absl::Status CheckPartCounts(const std::string& root, const std::string& version) {
-  auto store = SnapshotStore::Create({root});
-  if (!store.ok()) return absl::OkStatus();
-  absl::StatusOr<ManifestSummary> delta = ReadPublishedManifest(**store, version);
-  if (!delta.ok() || delta->base_version.empty()) return absl::OkStatus();
-  absl::StatusOr<ManifestSummary> base = ReadPublishedManifest(**store, delta->base_version);
-  if (!base.ok() || base->num_partitions == delta->num_partitions) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "delta version ", version, " is written in ", delta->num_partitions,
-      delta->num_partitions == 1 ? " part" : " parts", ", its base ", delta->base_version, " in ",
-      base->num_partitions, "; a delta must have its base's part count (build a new delta over ",
-      delta->base_version, ")"));
-}
-
-}  // namespace
-
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
-    const std::string& root, const std::string& version, const SnapshotReaderOptions& options) {
-  if (absl::Status s = CheckPartCounts(root, version); !s.ok()) return s;
-  auto delta = SnapshotReader::Open(root, version, options);
-  if (!delta.ok()) return delta.status();
-  const std::string& base_version = (*delta)->manifest().base_version;
-  // A full version is kept as the shared base its deltas will layer over, so
-  // the first delta after it maps nothing again and serves from the same index.
-  if (base_version.empty()) return Register(CacheKey(root, version, options), *std::move(delta));
-  auto base = SharedBase(root, base_version, options);
-  if (!base.ok()) {
-    return absl::Status(base.status().code(),
-                        absl::StrCat("delta version ", version, ": its base ", base_version, ": ",
-                                     base.status().message()));
-  }
-  const ManifestSummary& b = (*base)->manifest();
-  if (!b.base_version.empty() || b.version != base_version) {
-    return absl::FailedPreconditionError(absl::StrCat("delta version ", version, ": its base ",
-                                                      base_version, " is not a full version"));
-  }
-  return std::shared_ptr<const SnapshotReader>(
-      std::make_shared<LayeredSnapshotReader>(std::move(*base), std::move(*delta)));
-}
-
 uint64_t ServedPairsBound(const SnapshotReader& reader) {
   if (const auto* layered = dynamic_cast<const LayeredSnapshotReader*>(&reader)) {
     return layered->base().manifest().pairs + layered->delta().manifest().pairs;
   }
   return reader.manifest().pairs;
-}
-
-int OpenSharedBases() {
-  BaseCache& cache = Cache();
-  absl::MutexLock lock(&cache.mu);
-  int n = 0;
-  for (const auto& [key, weak] : cache.bases) n += weak.expired() ? 0 : 1;
-  return n;
 }
 
 }  // namespace graphsieve

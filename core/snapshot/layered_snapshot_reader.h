@@ -3,14 +3,10 @@
 // other lookup is answered by the base. The pair (base, delta) is one
 // immutable reader, so a request that pins it sees both layers or neither.
 //
-// The base is opened once per process and shared: OpenServingVersion keeps a
-// weak reference to every full version it opened (served alone or as a base),
-// so a delta over a base that is served, or that an older delta's reader still
-// holds, maps nothing again (the base's index stays one mapping however many
-// deltas arrive, and the server keeps it resident across their swaps).
+// VersionOpener::Open (version_opener.h) builds it, sharing the base among
+// the deltas over it.
 //
 // Thread-safety: immutable after construction; lookups may run concurrently.
-// OpenServingVersion is thread-safe.
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_LAYERED_SNAPSHOT_READER_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_LAYERED_SNAPSHOT_READER_H_
 
@@ -44,8 +40,11 @@ class LayeredSnapshotReader final : public SnapshotReader {
   bool FindNode(bool is_item, uint64_t id, NodeView* view) const override;
   bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override;
   bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override;
-  // The base's index (the large one; its resident pages are what a swap releases).
-  const MemoryIndex* memory_index() const override { return base_->memory_index(); }
+  // The base's (most of a batch's nodes are the base's).
+  bool prefetches() const override { return base_->prefetches(); }
+  void PrefetchNodes(PrefetchStage stage, uint64_t user, uint64_t item) const override {
+    base_->PrefetchNodes(stage, user, item);
+  }
   // The base's pairs the delta does not override, then the delta's (each part
   // in key order, not the whole).
   absl::Status ForEachPair(
@@ -56,26 +55,11 @@ class LayeredSnapshotReader final : public SnapshotReader {
   const std::shared_ptr<const SnapshotReader> delta_;
 };
 
-// Opens `version` under `root` for serving: a full version is
-// SnapshotReader::Open; a delta version is opened and layered over its base
-// (shared, see above). A partitioned delta is opened part by part: part
-// `options.partition` of the delta over the same part of its base. Errors:
-// Open's, for the delta and then for the base (the message names which);
-// FAILED_PRECONDITION when the base is itself a delta, its version does not
-// match, or the delta's part count is not its base's (naming both versions
-// and both counts).
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> OpenServingVersion(
-    const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
-
 // Pairs `reader` answers EXACT, for sizing a scan of ForEachPair: a full
 // version's stored pairs; for a delta served over its base an upper bound,
 // base + delta (the pairs the delta overrides count twice). The layered
 // reader's manifest() is the delta's, whose `pairs` counts the delta alone.
 uint64_t ServedPairsBound(const SnapshotReader& reader);
-
-// Base readers OpenServingVersion holds alive through some layered reader
-// (for tests and metrics).
-int OpenSharedBases();
 
 }  // namespace graphsieve
 

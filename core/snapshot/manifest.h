@@ -14,11 +14,38 @@
 #include "core/records/pair_table.h"
 #include "core/records/pipeline_result.h"
 #include "core/snapshot/format.h"
-#include "core/snapshot/snapshot_reader.h"
 #include "graphsieve/version.h"
 #include "nlohmann/json.hpp"
 
 namespace graphsieve {
+
+// A parsed summary of MANIFEST.json (the whole JSON text is kept too).
+struct ManifestSummary {
+  std::string version;
+  std::string created_at;
+  std::string method;
+  std::string resistance;
+  double alpha = 0, floor = 0, gamma = 0;
+  int sketch_dim = 0;
+  uint64_t seed = 0;  // keep-decision seed
+  uint64_t instances = 0, pairs = 0, positive_pairs = 0, users = 0, items = 0, components = 0;
+  double achieved_negative_mean_rate = 0;
+  std::string input_digest;
+  std::string pairs_table_format;  // "block" | "cuckoo" (format.h)
+  uint64_t db_bytes = 0;           // bytes of all files under db/
+  uint64_t index_bytes = 0;        // the serving index file (0: none, built on load)
+  // The part of the version this directory holds (docs/SNAPSHOT.md
+  // "Partitioned versions"); 0 of 1 for an unpartitioned version.
+  uint32_t partition = 0;
+  uint32_t num_partitions = 1;
+  // A delta version (docs/SNAPSHOT.md "Delta versions"): the full version it
+  // overrides, and the newest input it covers (RFC 3339 UTC); empty for a
+  // full version.
+  std::string base_version;
+  std::string covers_through;
+  std::string json;  // MANIFEST.json as written
+};
+
 namespace snapshot {
 
 // One input log file as the builder read it.

@@ -11,8 +11,11 @@ namespace snapshot_internal {
 
 MemorySnapshotReader::MemorySnapshotReader(snapshot::ParsedManifest manifest, UnseenModel model,
                                            std::string dir, SnapshotReaderOptions options,
-                                           std::unique_ptr<const MemoryIndex> index)
-    : ReaderBase(std::move(manifest), model, std::move(dir), options), index_(std::move(index)) {}
+                                           std::unique_ptr<const MemoryIndex> index,
+                                           std::shared_ptr<std::atomic<int64_t>> open_dbs)
+    : ReaderBase(std::move(manifest), model, std::move(dir), options),
+      index_(std::move(index)),
+      open_dbs_(std::move(open_dbs)) {}
 
 MemorySnapshotReader::MemorySnapshotReader(std::unique_ptr<const RocksDbSnapshotReader> store,
                                            std::unique_ptr<const MemoryIndex> index)
@@ -72,7 +75,7 @@ absl::Status MemorySnapshotReader::ForEachPair(
   o.verify_checksums = false;
   o.warm = false;
   absl::StatusOr<std::unique_ptr<OpenDb>> db =
-      OpenRocksDb(dir(), parsed().pairs_format, o, /*scan_only=*/true);
+      OpenRocksDb(dir(), parsed().pairs_format, o, open_dbs_, /*scan_only=*/true);
   if (!db.ok()) return db.status();
   const RocksDbSnapshotReader scan(parsed(), model(), *std::move(db), dir(), o);
   return scan.ForEachPair(fn);

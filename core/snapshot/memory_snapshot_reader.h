@@ -30,9 +30,11 @@ namespace snapshot_internal {
 
 class MemorySnapshotReader final : public ReaderBase {
  public:
-  // A mapped index file. REQUIRES: index != nullptr.
+  // A mapped index file. REQUIRES: index != nullptr. `open_dbs`: the
+  // opener's count of RocksDB instances, which ForEachPair's scan joins.
   MemorySnapshotReader(snapshot::ParsedManifest manifest, UnseenModel model, std::string dir,
-                       SnapshotReaderOptions options, std::unique_ptr<const MemoryIndex> index);
+                       SnapshotReaderOptions options, std::unique_ptr<const MemoryIndex> index,
+                       std::shared_ptr<std::atomic<int64_t>> open_dbs);
 
   // Builds the index by one scan of `store` (its pairs and nodes tables, block
   // checksums verified) and keeps `store` for ForEachPair. DATA_LOSS naming
@@ -51,7 +53,15 @@ class MemorySnapshotReader final : public ReaderBase {
   bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override {
     return LookupNode(true, id, record, sketch);
   }
-  const MemoryIndex* memory_index() const override { return index_.get(); }
+  bool prefetches() const override { return true; }
+  void PrefetchNodes(PrefetchStage stage, uint64_t user, uint64_t item) const override {
+    if (stage == PrefetchStage::kIds) {
+      index_->PrefetchNodeIds(user, item);
+    } else {
+      index_->PrefetchNodeRows(user, item);
+    }
+  }
+  const MemoryIndex& index() const { return *index_; }
   absl::Status ForEachPair(
       const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override;
 
@@ -64,6 +74,7 @@ class MemorySnapshotReader final : public ReaderBase {
   // Constant after construction.
   const std::unique_ptr<const MemoryIndex> index_;
   const std::unique_ptr<const RocksDbSnapshotReader> store_;  // null for a mapped index
+  const std::shared_ptr<std::atomic<int64_t>> open_dbs_;      // a mapped index's scans
 };
 
 }  // namespace snapshot_internal

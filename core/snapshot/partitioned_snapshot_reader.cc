@@ -13,33 +13,6 @@
 
 namespace graphsieve {
 
-absl::StatusOr<std::shared_ptr<const SnapshotReader>> PartitionedSnapshotReader::Open(
-    const SnapshotStore& store, const std::string& version, SnapshotReaderOptions options) {
-  absl::StatusOr<ManifestSummary> head = ReadPublishedManifest(store, version);
-  if (!head.ok()) return head.status();
-  const uint32_t parts = head->num_partitions;
-  if (parts <= 1) {
-    options.partition = -1;
-    return SnapshotReader::Open(store, version, options);
-  }
-  std::vector<std::shared_ptr<const SnapshotReader>> readers;
-  for (uint32_t p = 0; p < parts; ++p) {
-    options.partition = static_cast<int>(p);
-    auto reader = SnapshotReader::Open(store, version, options);
-    if (!reader.ok()) {
-      return absl::Status(reader.status().code(), absl::StrCat("version ", version, " part ", p,
-                                                               ": ", reader.status().message()));
-    }
-    if ((*reader)->manifest().num_partitions != parts) {
-      return absl::DataLossError(absl::StrCat("version ", version, " part ", p, ": written in ",
-                                              (*reader)->manifest().num_partitions,
-                                              " parts, part 0 says ", parts));
-    }
-    readers.push_back(*std::move(reader));
-  }
-  return std::shared_ptr<const SnapshotReader>(new PartitionedSnapshotReader(std::move(readers)));
-}
-
 const SnapshotReader& PartitionedSnapshotReader::PartOfUser(uint64_t user) const {
   return *parts_[PartitionOfUser(user, num_parts())];
 }

@@ -25,14 +25,10 @@ class SnapshotStore;  // snapshot_store.h
 
 class PartitionedSnapshotReader final : public SnapshotReader {
  public:
-  // Opens every part of the published `version` with `options` (its
-  // `partition` is ignored). An unpartitioned version is returned as
-  // SnapshotReader::Open opens it (one part: nothing to route). Errors:
-  // SnapshotReader::Open's for any part (the message names the part),
-  // DATA_LOSS when a part's manifest disagrees with part 0's on the part count.
-  static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(const SnapshotStore& store,
-                                                                    const std::string& version,
-                                                                    SnapshotReaderOptions options);
+  // The parts in order, as VersionOpener::OpenAllParts opened them
+  // (version_opener.h). REQUIRES: at least two, all of one version.
+  explicit PartitionedSnapshotReader(std::vector<std::shared_ptr<const SnapshotReader>> parts)
+      : parts_(std::move(parts)) {}
 
   uint32_t num_parts() const { return static_cast<uint32_t>(parts_.size()); }
   const SnapshotReader& part(uint32_t p) const { return *parts_[p]; }
@@ -48,15 +44,11 @@ class PartitionedSnapshotReader final : public SnapshotReader {
   bool FindNode(bool is_item, uint64_t id, NodeView* view) const override;
   bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override;
   bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override;
-  // No single index: nullptr.
-  const MemoryIndex* memory_index() const override { return nullptr; }
   // The parts' pairs one part after the other (each part in key order, not the whole).
   absl::Status ForEachPair(
       const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override;
 
  private:
-  explicit PartitionedSnapshotReader(std::vector<std::shared_ptr<const SnapshotReader>> parts)
-      : parts_(std::move(parts)) {}
   const SnapshotReader& PartOfUser(uint64_t user) const;
 
   const std::vector<std::shared_ptr<const SnapshotReader>> parts_;  // constant after construction

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/snapshot/format.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 
 namespace graphsieve {
@@ -24,6 +25,46 @@ struct Scratch {
 };
 
 }  // namespace
+
+OpenDb::~OpenDb() {
+  if (db == nullptr) return;
+  for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+  db->Close();
+  if (open_dbs != nullptr) open_dbs->fetch_sub(1, std::memory_order_relaxed);
+}
+
+absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
+                                                    snapshot::TableFormat format,
+                                                    const SnapshotReaderOptions& options,
+                                                    std::shared_ptr<std::atomic<int64_t>> open_dbs,
+                                                    bool scan_only) {
+  snapshot::InitRocksDbDefaults();
+  auto out = std::make_unique<OpenDb>();
+  out->cache = rocksdb::NewLRUCache(std::max<size_t>(options.block_cache_bytes, 1 << 20));
+  rocksdb::DBOptions db_options;
+  db_options.info_log = snapshot::NullLogger();
+  // CuckooTable requires mmap reads. Block-based tables use pread: mmapped
+  // pages of a scanned table would count as the server's RSS.
+  db_options.allow_mmap_reads = format == snapshot::TableFormat::kCuckoo;
+  db_options.max_open_files = -1;
+  db_options.paranoid_checks = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, snapshot::SmallCfOptions(out->cache)},
+      {snapshot::kPairsCf, snapshot::PairsCfOptions(format, false, out->cache, scan_only)},
+      {snapshot::kNodesCf, snapshot::SmallCfOptions(out->cache)},
+      {snapshot::kMetaCf, snapshot::SmallCfOptions(out->cache)},
+  };
+  const std::string db_dir = absl::StrCat(dir, "/", snapshot::kDbDir);
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status rs = rocksdb::DB::OpenForReadOnly(db_options, db_dir, cfs, &out->handles, &raw);
+  if (!rs.ok()) {
+    return absl::DataLossError(absl::StrCat(db_dir, ": cannot open: ", rs.ToString()));
+  }
+  out->db.reset(raw);
+  if (open_dbs != nullptr) open_dbs->fetch_add(1, std::memory_order_relaxed);
+  out->open_dbs = std::move(open_dbs);
+  return out;
+}
 
 using snapshot::FromRocks;
 

@@ -39,7 +39,6 @@ class RocksDbSnapshotReader final : public ReaderBase {
   bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const override {
     return LookupNode(true, id, record, sketch);
   }
-  const MemoryIndex* memory_index() const override { return nullptr; }
   absl::Status ForEachPair(
       const std::function<void(uint64_t user, uint64_t item, float rate)>& fn) const override;
 

@@ -3,9 +3,10 @@
 // DRAFT CONTRACT shared by core/snapshot (implements), server/ and tests. The
 // snapshot owner may add members; changing these needs the server's owner.
 //
-// Open() verifies MANIFEST.json (format version, per-file checksums) and runs
-// RocksDB's own checksum verification before returning, so a returned reader
-// is trustworthy. Thread-safe: all lookups are const and may run concurrently
+// A reader comes from a VersionOpener (version_opener.h), which verifies
+// MANIFEST.json (format version, per-file checksums) and runs RocksDB's own
+// checksum verification before returning it, so a returned reader is
+// trustworthy. Thread-safe: all lookups are const and may run concurrently
 // from many threads. The reader owns its RocksDB handle; it closes when the
 // last shared_ptr to it goes away.
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_H_
@@ -23,16 +24,14 @@
 #include "absl/types/span.h"
 #include "core/records/node_record.h"
 #include "core/records/unseen_model.h"
+#include "core/snapshot/manifest.h"
 
 namespace graphsieve {
-
-class MemoryIndex;    // memory_index.h
-class SnapshotStore;  // snapshot_store.h
 
 // Where LookupPairs and the node lookups are answered from.
 enum class LookupMode {
   // The version's serving index (memory_index.h): its index file mapped, or
-  // for a version without one, built in memory by a scan on Open. ~10 bytes
+  // for a version without one, built in memory by a scan when opened. ~10 bytes
   // of RAM per pair, lookups without I/O. The default.
   kMemory,
   // RocksDB point reads (sorted MultiGet) on every lookup: little RAM, slower.
@@ -40,12 +39,6 @@ enum class LookupMode {
 };
 const char* LookupModeName(LookupMode mode);
 
-// RocksDB instances open in this process over snapshot versions: one per
-// kRocksDb reader, plus one per ForEachPair scan in progress over a mapped
-// index (closed at the scan's end). For tests and metrics: a server that
-// serves mapped versions holds none between scans (docs/SERVER.md "Memory
-// across many swaps"). Thread-safe.
-int64_t OpenRocksDbInstances();
 // "memory" | "rocksdb"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<LookupMode> ParseLookupMode(absl::string_view name);
 
@@ -66,37 +59,10 @@ struct SnapshotReaderOptions {
   bool index_huge_pages = true;
 };
 
-// A parsed summary of MANIFEST.json (the whole JSON text is kept too).
-struct ManifestSummary {
-  std::string version;
-  std::string created_at;
-  std::string method;
-  std::string resistance;
-  double alpha = 0, floor = 0, gamma = 0;
-  int sketch_dim = 0;
-  uint64_t seed = 0;  // keep-decision seed
-  uint64_t instances = 0, pairs = 0, positive_pairs = 0, users = 0, items = 0, components = 0;
-  double achieved_negative_mean_rate = 0;
-  std::string input_digest;
-  std::string pairs_table_format;  // "block" | "cuckoo" (format.h)
-  uint64_t db_bytes = 0;           // bytes of all files under db/
-  uint64_t index_bytes = 0;        // the serving index file (0: none, built on load)
-  // The part of the version this directory holds (docs/SNAPSHOT.md
-  // "Partitioned versions"); 0 of 1 for an unpartitioned version.
-  uint32_t partition = 0;
-  uint32_t num_partitions = 1;
-  // A delta version (docs/SNAPSHOT.md "Delta versions"): the full version it
-  // overrides, and the newest input it covers (RFC 3339 UTC); empty for a
-  // full version.
-  std::string base_version;
-  std::string covers_through;
-  std::string json;  // MANIFEST.json as written
-};
-
-// Where the time of Open() went (seconds).
+// Where the time of opening the version went (seconds; version_opener.h).
 struct SnapshotLoadStats {
   double verify_files_seconds = 0;    // manifest sizes + XXH3-64 of every file
-  double verify_rocksdb_seconds = 0;  // RocksDB VerifyChecksum (kRocksDb only, see Open)
+  double verify_rocksdb_seconds = 0;  // RocksDB VerifyChecksum (kRocksDb only, VersionOpener)
   double open_seconds = 0;            // RocksDB open read-only + meta
   double index_seconds = 0;           // kMemory: map (or scan + build); kRocksDb: warm
   bool index_mapped = false;          // kMemory: the version's index file was mapped
@@ -104,27 +70,6 @@ struct SnapshotLoadStats {
 
 class SnapshotReader {
  public:
-  // Opens the published version `version` of `store` read-only; the store
-  // resolves its directory (SnapshotStore::PublishedVersionDir). With
-  // verify_checksums, every file's size and XXH3-64 are checked against the
-  // manifest, then RocksDB's own block checksums: by VerifyChecksum() for
-  // kRocksDb, and for kMemory by the index scan itself, which reads every
-  // pairs and nodes block with checksum verification on (a second full pass
-  // would only repeat it). A version with an index file (kMemory) serves from
-  // that file alone: it is mapped after one read pass matched both the
-  // manifest's XXH3-64 and the body digest in its header, while a second
-  // thread checks the RocksDB files' sizes and digests; RocksDB is not opened
-  // (ForEachPair opens it for its scan and closes it at the end). Errors:
-  // INVALID_ARGUMENT (not a version id),
-  // NOT_FOUND (no such version), DATA_LOSS (checksum mismatch, truncated
-  // manifest, missing file — the message names the file), FAILED_PRECONDITION
-  // (unknown format version).
-  static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
-      const SnapshotStore& store, const std::string& version, const SnapshotReaderOptions& options);
-  // The same through a store over `root` (NOT_FOUND when root is not a directory).
-  static absl::StatusOr<std::shared_ptr<const SnapshotReader>> Open(
-      const std::string& root, const std::string& version, const SnapshotReaderOptions& options);
-
   virtual ~SnapshotReader() = default;
 
   virtual const ManifestSummary& manifest() const = 0;
@@ -151,9 +96,17 @@ class SnapshotReader {
   virtual bool LookupUser(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
   virtual bool LookupItem(uint64_t id, NodeRecord* record, absl::Span<float> sketch) const = 0;
 
-  // The in-memory index (LookupMode::kMemory), or nullptr (kRocksDb): its size
-  // for logs and metrics.
-  virtual const MemoryIndex* memory_index() const = 0;
+  // Whether PrefetchNodes brings anything toward the cache (an in-memory
+  // index answers FindNode); false: its lookups gain nothing from it.
+  virtual bool prefetches() const { return false; }
+  // Requests the memory FindNode(false, user) and FindNode(true, item) will
+  // read, in two stages a caller issues a few lookups apart, so that one
+  // pair's lines arrive while another is scored (the batch scorer's misses,
+  // core/serving/batch_scorer.cc): kIds the id maps, then kRows the node
+  // records and sketch rows (which need kIds' lines). A hint: no effect on
+  // any answer; nothing when !prefetches().
+  enum class PrefetchStage { kIds, kRows };
+  virtual void PrefetchNodes(PrefetchStage stage, uint64_t user, uint64_t item) const {}
 
   // Iterates all stored pairs in key order (tests, canary offline mode, export).
   virtual absl::Status ForEachPair(

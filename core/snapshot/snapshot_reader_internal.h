@@ -10,6 +10,8 @@
 #ifndef GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_INTERNAL_H_
 #define GRAPHSIEVE_CORE_SNAPSHOT_SNAPSHOT_READER_INTERNAL_H_
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,18 +34,24 @@ struct OpenDb {
   std::shared_ptr<rocksdb::Cache> cache;
   std::unique_ptr<rocksdb::DB> db;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  ~OpenDb();  // snapshot_reader.cc: counts OpenRocksDbInstances() down
+  // The opener's count of open instances (VersionOpener::OpenRocksDbInstances;
+  // may be null: not counted), counted down on destruction.
+  std::shared_ptr<std::atomic<int64_t>> open_dbs;
+  ~OpenDb();  // rocksdb_snapshot_reader.cc
 };
 
-// Defined in snapshot_reader.cc. `scan_only`: for a reader that only
-// iterates the pairs (snapshot::PairsCfOptions).
+// Defined in rocksdb_snapshot_reader.cc. `open_dbs` (may be null) counts the
+// instance while it is open. `scan_only`: for a reader that only iterates the
+// pairs (snapshot::PairsCfOptions).
 absl::StatusOr<std::unique_ptr<OpenDb>> OpenRocksDb(const std::string& dir,
                                                     snapshot::TableFormat format,
                                                     const SnapshotReaderOptions& options,
+                                                    std::shared_ptr<std::atomic<int64_t>> open_dbs,
                                                     bool scan_only = false);
 
-// The members and accessors both readers have. Open sets the load
-// statistics once, before the reader is shared.
+// The members and accessors both readers have. The opener
+// (version_opener.h) sets the load statistics once, before the reader is
+// shared.
 class ReaderBase : public SnapshotReader {
  public:
   ReaderBase(snapshot::ParsedManifest manifest, UnseenModel model, std::string dir,
@@ -65,7 +73,7 @@ class ReaderBase : public SnapshotReader {
   const UnseenModel model_;
   const std::string dir_;
   const SnapshotReaderOptions options_;
-  SnapshotLoadStats stats_;  // set in Open
+  SnapshotLoadStats stats_;  // set by the opener
 };
 
 // LookupPairs' argument check, the same in both lookup modes: the four spans

@@ -18,11 +18,12 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/model/node_default_fit.h"
 #include "core/offline/build_job.h"
 #include "core/offline/export_csv.h"
-#include "core/serving/node_default.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
@@ -103,7 +104,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   auto store = SnapshotStore::Create({root_, false});
   ASSERT_TRUE(store.ok());
   EXPECT_EQ(*(*store)->ReadCurrent(), version);
-  auto reader = SnapshotReader::Open(root_, version, {});
+  auto reader = VersionOpener().OpenStored(root_, version, {});
   ASSERT_TRUE(reader.ok()) << reader.status();
   const size_t n = pairs->num_pairs();
   EXPECT_EQ((*reader)->manifest().pairs, n);
@@ -125,7 +126,7 @@ TEST_F(BuilderBinaryTest, PublishesSnapshotWhoseRatesEqualTheInMemoryPipeline) {
   EXPECT_DOUBLE_EQ((*reader)->model().rho, result->model.rho);
   // Snapshot format 3: the node's positives and impressions, counted here
   // from the log itself, and the positive-rate DEFAULT fit as
-  // AttachNodeDefault computes it (core/serving/node_default.h).
+  // AttachNodeDefault computes it (core/model/node_default_fit.h).
   uint32_t impressions = 0, positives = 0;
   for (size_t i = 0; i < log.size(); ++i) {
     impressions += log.user_ids[i] == user_of(0);
@@ -178,7 +179,7 @@ TEST_F(BuilderBinaryTest, ScorePowerIsAppliedAndStored) {
   po.score_power = 1.0;
   auto plain = RunPipeline(*pairs, po);
   ASSERT_TRUE(plain.ok()) << plain.status();
-  auto reader = SnapshotReader::Open(root_, version, {});
+  auto reader = VersionOpener().OpenStored(root_, version, {});
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_DOUBLE_EQ((*reader)->model().score_power, 1.5);
   EXPECT_DOUBLE_EQ((*reader)->model().score_mean, result->model.score_mean);
@@ -246,7 +247,7 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
   const std::vector<BadFlagCase> cases = {
       {{"--alpha=0"}, 2, "--alpha"},
       {{"--alpha=-0.5"}, 2, "--alpha"},
-      {{"--alpha=1e-300"}, 2, "--alpha must be in [1e-6, 1], got 1e-300"},
+      {{"--alpha=1e-300"}, 2, absl::StrCat("--alpha must be in [", kMinAlpha, ", 1], got 1e-300")},
       {{"--alpha=0.1", "--floor=0.1", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=-0.01", "--rate-rule=floor"}, 2, "--floor"},
@@ -496,7 +497,7 @@ TEST_F(BuilderBinaryTest, FloorZeroBuildsAndPublishes) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   nlohmann::json summary = nlohmann::json::parse(r.out);
   ASSERT_TRUE(summary["ok"].get<bool>()) << r.out;
-  auto reader = SnapshotReader::Open(root_, summary["version"].get<std::string>(), {});
+  auto reader = VersionOpener().OpenStored(root_, summary["version"].get<std::string>(), {});
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_EQ((*reader)->model().floor, 0.0);
   EXPECT_NEAR((*reader)->manifest().achieved_negative_mean_rate, 0.2, 1e-6);

@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
@@ -43,7 +44,7 @@ void ExpectOnlyCompleteVersions(const std::string& root, const std::string& expe
   auto current = (*store)->ReadCurrent();
   ASSERT_TRUE(current.ok()) << where << ": " << current.status();
   EXPECT_EQ(*current, expected_current) << where;
-  auto reader = SnapshotReader::Open(root, *current, SnapshotReaderOptions());
+  auto reader = VersionOpener().OpenStored(root, *current, SnapshotReaderOptions());
   ASSERT_TRUE(reader.ok()) << where << ": CURRENT=" << *current << ": " << reader.status();
   EXPECT_GT((*reader)->manifest().pairs, 0u) << where;
   auto versions = (*store)->ListVersions();
@@ -51,7 +52,7 @@ void ExpectOnlyCompleteVersions(const std::string& root, const std::string& expe
   for (const std::string& v : *versions) {
     SnapshotReaderOptions quick;
     quick.warm = false;
-    auto any = SnapshotReader::Open(root, v, quick);
+    auto any = VersionOpener().OpenStored(root, v, quick);
     EXPECT_TRUE(any.ok()) << where << ": visible version " << v << ": " << any.status();
   }
 }
@@ -213,7 +214,7 @@ TEST(CrashSafetyTest, KilledBuildsNeverExposeAHalfSnapshot) {
     auto current = (*store)->ReadCurrent();
     ASSERT_TRUE(current.ok()) << "iteration " << it << " (kill after " << delay
                               << "s): " << current.status();
-    auto reader = SnapshotReader::Open(root, *current, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(root, *current, SnapshotReaderOptions());
     ASSERT_TRUE(reader.ok()) << "iteration " << it << ": CURRENT=" << *current << ": "
                              << reader.status();
     EXPECT_GT((*reader)->manifest().pairs, 0u);
@@ -222,7 +223,7 @@ TEST(CrashSafetyTest, KilledBuildsNeverExposeAHalfSnapshot) {
     for (const std::string& v : *versions) {
       SnapshotReaderOptions quick;
       quick.warm = false;
-      auto any = SnapshotReader::Open(root, v, quick);
+      auto any = VersionOpener().OpenStored(root, v, quick);
       EXPECT_TRUE(any.ok()) << "iteration " << it << ": visible version " << v << ": "
                             << any.status();
     }

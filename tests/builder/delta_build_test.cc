@@ -20,12 +20,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "core/offline/build_job.h"
 #include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/builder/builder_test_util.h"
@@ -99,14 +100,14 @@ std::shared_ptr<const SnapshotReader> OpenCurrent(const std::string& root) {
   EXPECT_TRUE(store.ok());
   auto cur = (*store)->ReadCurrent();
   EXPECT_TRUE(cur.ok()) << cur.status();
-  auto reader = OpenServingVersion(root, *cur, SnapshotReaderOptions());
+  auto reader = VersionOpener().Open(root, *cur, SnapshotReaderOptions());
   EXPECT_TRUE(reader.ok()) << reader.status();
   return reader.ok() ? *reader : nullptr;
 }
 
 TEST(DeltaBuildTest, NewUsersAndPairsServedOverTheBase) {
   Fixture f;
-  auto base = OpenServingVersion(f.root, f.base_version, SnapshotReaderOptions());
+  auto base = VersionOpener().Open(f.root, f.base_version, SnapshotReaderOptions());
   ASSERT_TRUE(base.ok()) << base.status();
   NodeView view;
   ASSERT_FALSE((*base)->FindNode(false, 100000, &view));  // unknown to the base: DEFAULT
@@ -153,7 +154,7 @@ TEST(DeltaBuildTest, NewUsersAndPairsServedOverTheBase) {
 // than one batch of the scan's delta lookups).
 TEST(DeltaBuildTest, ForEachPairIsTheBaseOverriddenByTheDelta) {
   Fixture f;
-  auto base = SnapshotReader::Open(f.root, f.base_version, SnapshotReaderOptions());
+  auto base = VersionOpener().OpenStored(f.root, f.base_version, SnapshotReaderOptions());
   ASSERT_TRUE(base.ok()) << base.status();
   std::map<std::pair<uint64_t, uint64_t>, float> expected;
   ASSERT_TRUE((*base)
@@ -172,7 +173,7 @@ TEST(DeltaBuildTest, ForEachPairIsTheBaseOverriddenByTheDelta) {
   }
   auto delta = RunDeltaBuild(DeltaOptions(f.delta_log, f.root), BuildObserver());
   ASSERT_TRUE(delta.ok()) << delta.status();
-  auto own = SnapshotReader::Open(f.root, delta->version, SnapshotReaderOptions());
+  auto own = VersionOpener().OpenStored(f.root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(own.ok()) << own.status();
   size_t overridden = 0;
   ASSERT_TRUE((*own)
@@ -228,7 +229,8 @@ TEST(DeltaBuildTest, NewNodeRecordsAgreeWithAFullRebuild) {
   full.inputs.push_back(f.delta_log);
   auto rebuilt = RunBuild(full, BuildObserver());
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
-  auto ref = SnapshotReader::Open(full.snapshot_root, rebuilt->version, SnapshotReaderOptions());
+  auto ref =
+      VersionOpener().OpenStored(full.snapshot_root, rebuilt->version, SnapshotReaderOptions());
   ASSERT_TRUE(ref.ok()) << ref.status();
 
   std::vector<double> mine, theirs, rel;
@@ -340,10 +342,10 @@ TEST(DeltaBuildTest, CorruptDeltaIsRejectedAndTheBaseStillOpens) {
     io.put('\x5a');
     io.put('\xa5');
   }
-  auto bad = OpenServingVersion(f.root, delta->version, SnapshotReaderOptions());
+  auto bad = VersionOpener().Open(f.root, delta->version, SnapshotReaderOptions());
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
-  auto base = OpenServingVersion(f.root, f.base_version, SnapshotReaderOptions());
+  auto base = VersionOpener().Open(f.root, f.base_version, SnapshotReaderOptions());
   EXPECT_TRUE(base.ok()) << base.status();
 }
 
@@ -361,9 +363,10 @@ TEST(DeltaBuildTest, DeltasShareOneBaseAndRetentionKeepsIt) {
   ASSERT_TRUE(versions.ok());
   EXPECT_EQ(*versions, (std::vector<std::string>{f.base_version, second->version}));
 
-  // Two layered readers over one base: the base is opened once.
-  auto a = OpenServingVersion(f.root, second->version, SnapshotReaderOptions());
-  auto b = OpenServingVersion(f.root, second->version, SnapshotReaderOptions());
+  // Two layered readers of one opener over one base: the base is opened once.
+  VersionOpener opener;
+  auto a = opener.Open(f.root, second->version, SnapshotReaderOptions());
+  auto b = opener.Open(f.root, second->version, SnapshotReaderOptions());
   ASSERT_TRUE(a.ok() && b.ok());
   const auto* la = dynamic_cast<const LayeredSnapshotReader*>(a->get());
   const auto* lb = dynamic_cast<const LayeredSnapshotReader*>(b->get());
@@ -407,7 +410,7 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
     EXPECT_EQ(testing_util::Wait(pid, f.dir.path()).signal, SIGKILL);
     auto store = SnapshotStore::Create({f.root, false});
     EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);
-    EXPECT_TRUE(OpenServingVersion(f.root, f.base_version, SnapshotReaderOptions()).ok());
+    EXPECT_TRUE(VersionOpener().Open(f.root, f.base_version, SnapshotReaderOptions()).ok());
   }
   // The next delta publishes and clears the leftovers.
   auto r = testing_util::RunBuildBinary(

@@ -16,6 +16,7 @@
 #include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/temp_dir.h"
@@ -83,8 +84,8 @@ TEST_P(NewLeafTest, NewUserOnOneBaseItemTakesItsRowAndLeavesItUnchanged) {
   ASSERT_EQ(delta->new_users, 1u);
   ASSERT_EQ(delta->new_positive_edges, 1u);
 
-  auto base = OpenServingVersion(root, base_build->version, SnapshotReaderOptions());
-  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  auto base = VersionOpener().Open(root, base_build->version, SnapshotReaderOptions());
+  auto layered = VersionOpener().Open(root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(base.ok()) << base.status();
   ASSERT_TRUE(layered.ok()) << layered.status();
   NodeView base_item, new_item, new_user;

@@ -5,7 +5,7 @@
 // delta; a delta part whose users logged nothing new stores no pairs and
 // still carries the items' new records; --partitions other than the base's is
 // refused; a delta in another part count than its base's is refused at load
-// (OpenServingVersion, the server's manager, `graphsieve canary`) naming both.
+// (VersionOpener::Open, the server's manager, `graphsieve canary`) naming both.
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -29,6 +29,7 @@
 #include "core/snapshot/partitioned_snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "server/snapshot_manager.h"
@@ -132,7 +133,7 @@ std::shared_ptr<const SnapshotReader> Open(const std::string& root, const std::s
                                            int partition) {
   SnapshotReaderOptions o;
   o.partition = partition;
-  auto r = OpenServingVersion(root, version, o);
+  auto r = VersionOpener().Open(root, version, o);
   EXPECT_TRUE(r.ok()) << r.status();
   return r.ok() ? *r : nullptr;
 }
@@ -277,7 +278,7 @@ TEST(PartitionedDeltaTest, PartitionsOtherThanTheBasesAreRefusedNamingBoth) {
 std::string PublishMismatchedDelta(const Fixture& f, uint32_t parts) {
   auto store = SnapshotStore::Create({f.parts});
   EXPECT_TRUE(store.ok());
-  auto base = PartitionedSnapshotReader::Open(**store, f.parts_base, SnapshotReaderOptions());
+  auto base = VersionOpener().OpenAllParts(**store, f.parts_base, SnapshotReaderOptions());
   EXPECT_TRUE(base.ok()) << base.status();
   ImpressionLog log;
   EXPECT_TRUE(ReadImpressionLog(f.delta_log, LogReaderOptions(), &log).ok());
@@ -320,7 +321,7 @@ TEST(PartitionedDeltaTest, ADeltaInAnotherPartCountThanItsBaseIsRefusedAtLoad) {
     for (int partition : {0, 1, -1}) {
       SnapshotReaderOptions o;
       o.partition = partition;
-      auto r = OpenServingVersion(f.parts, bad, o);
+      auto r = VersionOpener().Open(f.parts, bad, o);
       ASSERT_FALSE(r.ok()) << partition;
       EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
       EXPECT_TRUE(absl::StrContains(r.status().message(), names_both)) << r.status();

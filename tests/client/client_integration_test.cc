@@ -19,6 +19,7 @@
 #include "core/io/ids.h"
 #include "core/io/log_reader.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
@@ -140,7 +141,7 @@ TEST(RatesCli, WritesCsvInInputOrderMatchingTheLibraryAndTheSnapshot) {
 
   // EXACT answers equal the rates stored in the snapshot, read independently.
   auto version = std::filesystem::path(world->root_a) / batch->snapshot_versions[0];
-  auto reader = SnapshotReader::Open(world->root_a, batch->snapshot_versions[0], {});
+  auto reader = VersionOpener().OpenStored(world->root_a, batch->snapshot_versions[0], {});
   ASSERT_TRUE(reader.ok()) << reader.status() << " " << version;
   std::vector<uint8_t> found_bytes(users.size());
   std::unique_ptr<bool[]> found(new bool[users.size()]);

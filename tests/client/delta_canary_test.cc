@@ -21,6 +21,7 @@
 #include "absl/strings/str_split.h"
 #include "core/io/log_reader.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
@@ -72,7 +73,7 @@ absl::Status SplitByTime(const std::string& log, const std::string& earlier,
 
 // The pairs one layer stores, read alone (a delta without its base).
 absl::StatusOr<std::set<Pair>> StoredPairs(const std::string& root, const std::string& version) {
-  auto reader = SnapshotReader::Open(root, version, {});
+  auto reader = VersionOpener().OpenStored(root, version, {});
   if (!reader.ok()) return reader.status();
   std::set<Pair> pairs;
   const absl::Status s = (*reader)->ForEachPair([&](uint64_t u, uint64_t i, float) {

@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/snapshot/snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/io/test_files.h"
@@ -45,9 +46,10 @@ Result RunCommand(const std::string& command) {
   return r;
 }
 
-std::string Mpirun(int np, const std::string& extra = "") {
+std::string Mpirun(int np, const std::string& extra = "",
+                   const char* binary = GRAPHSIEVE_BUILD_BINARY) {
   return absl::StrCat(GRAPHSIEVE_MPIEXEC, " --allow-run-as-root --oversubscribe -np ", np, " ",
-                      extra, " ", GRAPHSIEVE_BUILD_BINARY);
+                      extra, " ", binary);
 }
 
 // A generated log split into two files by alternating rows (each with the header).
@@ -129,7 +131,7 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
     std::string version = testing_io::ReadFile(root + "/CURRENT");
     while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
       version.pop_back();
-    auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(root, version, SnapshotReaderOptions());
     ASSERT_TRUE(reader.ok()) << reader.status();
     snap[k] = *reader;
   }
@@ -183,7 +185,8 @@ TEST_P(KilledRankTest, PublishesNothingAndLeavesCurrent) {
   const std::string current = testing_io::ReadFile(root + "/CURRENT");
   std::set<std::string> before = Entries(root);
   Result killed =
-      RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage)) +
+      RunCommand(Mpirun(2, absl::StrCat("-x GRAPHSIEVE_TEST_KILL_RANK_AT=1:", GetParam().stage),
+                        GRAPHSIEVE_BUILD_TESTING_BINARY) +
                  Flags(root) + GetParam().extra_flags);
   EXPECT_NE(killed.exit_code, 0) << killed.output;
   EXPECT_EQ(testing_io::ReadFile(root + "/CURRENT"), current);
@@ -217,7 +220,7 @@ PartData ReadPart(const std::string& root, int part) {
   const std::string version = testing_io::ReadFile(root + "/CURRENT");
   SnapshotReaderOptions o;
   o.partition = part;  // verify_checksums (default): every file against its part's manifest
-  auto reader = SnapshotReader::Open(root, version.substr(0, version.find('\n')), o);
+  auto reader = VersionOpener().OpenStored(root, version.substr(0, version.find('\n')), o);
   EXPECT_TRUE(reader.ok()) << reader.status();
   if (!reader.ok()) return d;
   EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(part));

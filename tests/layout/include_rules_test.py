@@ -4,8 +4,12 @@ Programs (builder, server, client, eval, gen) -> core/ -> Debian libraries:
   - core/ includes no program's header, and no gRPC or proto type;
   - a program includes no other program's header;
   - the proto room (the API contract) includes nothing of the code;
-  - core/snapshot includes nothing of core/maec (the snapshot stores the
-    records of core/records without knowing the method);
+  - the arrows between rooms of core/ that FORBIDDEN lists never exist, among
+    them: core/snapshot includes nothing of core/maec (the snapshot stores the
+    records of core/records without knowing the method); core/serving
+    includes nothing of core/maec (it scores through core/model); core/offline
+    includes nothing of core/serving; core/model sits above core/maec and
+    below core/snapshot, core/serving and core/offline;
   - core/records includes no other room of the code;
   - the rooms of core/ include each other without a circle.
 Usage: python3 include_rules_test.py [SOURCE_DIR]  (default: the checkout
@@ -21,6 +25,17 @@ PROGRAMS = ("builder", "server", "client", "eval", "gen")
 TOOLS = ("bench", "fuzz", "tests")  # may include anything; nothing includes them but tests
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
 SOURCE_SUFFIXES = (".h", ".cc", ".proto")
+# (from room, to room, why): arrows between core rooms that must not exist.
+FORBIDDEN = (
+    ("core/snapshot", "core/maec", "core/snapshot knows nothing of core/maec"),
+    ("core/snapshot", "core/model", "core/snapshot stores records without the model"),
+    ("core/serving", "core/maec", "core/serving scores through core/model, not core/maec"),
+    ("core/offline", "core/serving", "core/offline builds without the request path"),
+    ("core/maec", "core/model", "core/model sits above core/maec"),
+    ("core/model", "core/serving", "core/model sits below core/serving"),
+    ("core/model", "core/offline", "core/model sits below core/offline"),
+    ("core/model", "core/snapshot", "core/model reads records, not snapshots"),
+)
 
 
 def source_files(root, top):
@@ -67,8 +82,9 @@ def violations(root):
                         bad(path, number, target, "core/ includes no program")
                     if head in ("proto", "grpcpp", "grpc") or target.startswith("graphsieve/v1/"):
                         bad(path, number, target, "core/ has no gRPC or proto types")
-                    if room == "core/snapshot" and target.startswith("core/maec/"):
-                        bad(path, number, target, "core/snapshot knows nothing of core/maec")
+                    for source, forbidden, rule in FORBIDDEN:
+                        if room == source and head == "core" and room_of(target) == forbidden:
+                            bad(path, number, target, rule)
                     if room == "core/records" and head == "core" and room_of(target) != room:
                         bad(path, number, target, "core/records includes no other room")
                     if head == "core" and room_of(target) != room:
@@ -135,7 +151,10 @@ class CheckerTest(unittest.TestCase):
         root = self.tree({
             "core/records/r.h": '#include <vector>\n',
             "core/maec/m.h": '#include "core/records/r.h"\n',
+            "core/model/u.h": '#include "core/maec/m.h"\n#include "core/records/r.h"\n',
             "core/snapshot/s.h": '#include "core/records/r.h"\n',
+            "core/serving/b.h": '#include "core/model/u.h"\n#include "core/snapshot/s.h"\n',
+            "core/offline/j.h": '#include "core/model/u.h"\n#include "core/snapshot/s.h"\n',
             "server/a.cc": '#include "server/a.h"\n#include "core/snapshot/s.h"\n',
             "client/cli/c.cc": '#include "client/b.h"\n',
         })
@@ -145,8 +164,12 @@ class CheckerTest(unittest.TestCase):
         root = self.tree({
             "core/io/x.h": '#include "server/s.h"\n#include "graphsieve/v1/sampling.pb.h"\n',
             "core/io/y.h": '#include "core/records/r.h"\n',
-            "core/snapshot/s.h": '#include "core/maec/unseen.h"\n',
-            "core/maec/unseen.h": '#include "core/records/r.h"\n',
+            "core/snapshot/s.h": '#include "core/maec/rates.h"\n#include "core/model/unseen.h"\n',
+            "core/maec/rates.h": '#include "core/model/unseen.h"\n',
+            "core/model/unseen.h": ('#include "core/records/r.h"\n#include "core/serving/b.h"\n'
+                                    '#include "core/offline/j.h"\n#include "core/snapshot/f.h"\n'),
+            "core/serving/b.h": '#include "core/maec/rates.h"\n',
+            "core/offline/j.h": '#include "core/serving/b.h"\n',
             "core/records/r.h": '#include "core/io/x.h"\n',
             "server/a.cc": '#include "client/canary_stats.h"\n',
             "eval/d.cc": '  #  include "builder/build_job.h"\n',
@@ -155,14 +178,20 @@ class CheckerTest(unittest.TestCase):
         found = "\n".join(violations(root))
         for expected in ('core/io/x.h:1: includes "server/s.h"',
                          'core/io/x.h:2: includes "graphsieve/v1/sampling.pb.h"',
-                         'core/snapshot/s.h:1: includes "core/maec/unseen.h"',
+                         'core/snapshot/s.h:1: includes "core/maec/rates.h"',
+                         'core/snapshot/s.h:2: includes "core/model/unseen.h"',
+                         'core/maec/rates.h:1: includes "core/model/unseen.h" (core/model sits above',
+                         'core/model/unseen.h:2: includes "core/serving/b.h"',
+                         'core/model/unseen.h:3: includes "core/offline/j.h"',
+                         'core/model/unseen.h:4: includes "core/snapshot/f.h"',
+                         'core/serving/b.h:1: includes "core/maec/rates.h"',
+                         'core/offline/j.h:1: includes "core/serving/b.h"',
                          'core/records/r.h:1: includes "core/io/x.h"',
                          'server/a.cc:1: includes "client/canary_stats.h"',
                          'eval/d.cc:1: includes "builder/build_job.h"',
                          'proto/graphsieve/v1/m.h:1: includes "core/serving/rate_source.h"',
                          "in a circle: core/io -> core/records -> core/io"):
             self.assertIn(expected, found)
-
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and not sys.argv[1].startswith("-"):

@@ -12,8 +12,8 @@
 
 #include "core/maec/pipeline.h"
 #include "core/maec/rates.h"
-#include "core/maec/unseen.h"
-#include "core/serving/node_default.h"
+#include "core/model/node_default_fit.h"
+#include "core/model/unseen.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {

@@ -5,7 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "core/maec/unseen.h"
+#include "absl/strings/str_cat.h"
+#include "core/model/unseen.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {
@@ -132,7 +133,8 @@ TEST(Pipeline, OptionsAreValidated) {
   // Below kMinAlpha the rates underflow or the negative-mean gate cannot check them.
   o = PipelineOptions();
   o.alpha = 1e-300;
-  EXPECT_EQ(std::string(o.Validate().message()), "alpha must be in [1e-6, 1], got 1e-300");
+  EXPECT_EQ(std::string(o.Validate().message()),
+            absl::StrCat("alpha must be in [", kMinAlpha, ", 1], got 1e-300"));
   o.alpha = kMinAlpha;
   EXPECT_TRUE(o.Validate().ok());
   EXPECT_FALSE(ParseMethod("maecx").ok());

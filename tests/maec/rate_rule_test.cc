@@ -9,7 +9,7 @@
 
 #include "core/maec/pipeline.h"
 #include "core/maec/rates.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {

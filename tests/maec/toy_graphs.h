@@ -153,7 +153,7 @@ inline Eigen::MatrixXd LineGraphOperator(const PairTable& t, bool symmetric) {
 }
 
 // The normalised hardness z an unseen pair (u, i) gets from the stored sketch
-// rows (ScoreUnseenPair's first step, core/maec/unseen.cc): g = 1 / ‖row_u −
+// rows (ScoreUnseenPair's first step, core/model/unseen.cc): g = 1 / ‖row_u −
 // row_i‖² within a component, 0 across, min-max scaled by the model's range.
 inline double UnseenZ(const NodeTable& nt, const UnseenModel& m, size_t u, size_t i) {
   double rs = 0;

@@ -15,7 +15,7 @@
 
 #include "core/maec/pipeline_options.h"
 #include "core/maec/resistance.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "tests/maec/toy_graphs.h"
 
 namespace graphsieve {
@@ -187,7 +187,7 @@ TEST(UnseenControlVariate, DensePcgAndPlainRowsAgreeWhereTheyShould) {
 }
 
 // The scorer's ‖row_u − row_v‖² sums in four running sums with a tail
-// (core/maec/unseen.cc): every element counts once, for any row length.
+// (core/model/unseen.cc): every element counts once, for any row length.
 // A pair of rows differing in one element j reads back d_j² exactly; random
 // rows read back the plain double sum to the float output's precision.
 TEST(UnseenRowDistance, EveryElementCountsOnceForAnyRowLength) {

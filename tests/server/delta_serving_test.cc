@@ -12,6 +12,7 @@
 #include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/memory_index.h"
+#include "core/snapshot/version_opener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/rate_profile.h"
@@ -87,16 +88,16 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
   d.build = Options(delta_log, root);
   auto delta = RunDeltaBuild(d, BuildObserver());
   ASSERT_TRUE(delta.ok()) << delta.status();
-  const MemoryIndex* base_index = (*server)->manager().Current()->reader->memory_index();
+  const MemoryIndex* base_index = ServingIndex(*(*server)->manager().Current()->reader);
   ASSERT_NE(base_index, nullptr);
   ASSERT_TRUE(base_index->mapped());
   ASSERT_TRUE((*server)->manager().PollOnce().ok());
   // The base is now held for pinned requests, but base + delta serves from the
   // same mapped index: its pages stay resident.
-  EXPECT_EQ((*server)->manager().Current()->reader->memory_index(), base_index);
+  EXPECT_EQ(ServingIndex(*(*server)->manager().Current()->reader), base_index);
   EXPECT_EQ(base_index->resident_releases(), 0);
 
-  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  auto layered = VersionOpener().Open(root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(layered.ok()) << layered.status();
   const uint64_t us[1] = {user}, is[1] = {item};
   bool found[1];
@@ -140,7 +141,7 @@ TEST(DeltaServingTest, RefresherAdoptsBasePlusDeltaAndDefaultBecomesExact) {
   std::shared_ptr<const ServingSnapshot> first = (*server)->manager().Current();
   const auto* first_layers = dynamic_cast<const LayeredSnapshotReader*>(first->reader.get());
   ASSERT_NE(first_layers, nullptr);
-  const MemoryIndex* first_delta_index = first_layers->delta().memory_index();
+  const MemoryIndex* first_delta_index = ServingIndex(first_layers->delta());
   ASSERT_NE(first_delta_index, nullptr);
   ASSERT_TRUE(first_delta_index->mapped());
   EXPECT_EQ(first_delta_index->resident_releases(), 0);
@@ -167,7 +168,7 @@ TEST(DeltaServingTest, ProfileOfBasePlusDeltaSamplesAsManyPairsAsAsked) {
   d.build = Options(delta_log, root);
   auto delta = RunDeltaBuild(d, BuildObserver());
   ASSERT_TRUE(delta.ok()) << delta.status();
-  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  auto layered = VersionOpener().Open(root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(layered.ok()) << layered.status();
   const auto& l = static_cast<const LayeredSnapshotReader&>(**layered);
   const uint64_t base_pairs = l.base().manifest().pairs, delta_pairs = l.delta().manifest().pairs;

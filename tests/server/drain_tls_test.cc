@@ -32,6 +32,7 @@
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/missing_dependency.h"
+#include "tests/server/server_test_access.h"
 #include "tests/server/test_snapshots.h"
 #include "tests/temp_dir.h"
 
@@ -135,18 +136,17 @@ int Inflight(int admin_port) {
   return -1;
 }
 
-// Deterministic: the server runs with --testing-hold-tagged-calls-until-drain,
-// so a tagged call stays in its handler until SIGTERM starts the drain
-// (server/options.h). The test sends SIGTERM only once the server's in-flight
+// Deterministic: graphsieve-server-testing (the shipped main with the seam of
+// server_test_access.h) keeps a tagged call in its handler until SIGTERM
+// starts the drain. The test sends SIGTERM only once the server's in-flight
 // gauge shows it in the handler — no timer decides whether a call
 // was in flight when the signal arrived (docs/RELIABILITY.md, "No flaky tests").
 TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
   const std::string root = testing::NewTempDir("drain");
   ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
-  Child child =
-      Spawn({GRAPHSIEVE_SERVER_BINARY, "--snapshot-root", root, "--host", "127.0.0.1", "--port",
-             "0", "--admin-port", "0", "--admin-host", "127.0.0.1", "--poll-interval-seconds", "0",
-             "--drain-grace-seconds", "20", "--testing-hold-tagged-calls-until-drain"});
+  Child child = Spawn({GRAPHSIEVE_SERVER_TESTING_BINARY, "--snapshot-root", root, "--host",
+                       "127.0.0.1", "--port", "0", "--admin-port", "0", "--admin-host", "127.0.0.1",
+                       "--poll-interval-seconds", "0", "--drain-grace-seconds", "20"});
   ASSERT_GT(child.port, 0);
   ASSERT_GT(child.admin_port, 0);
   auto probe = testing::Connect(child.port);
@@ -178,7 +178,7 @@ TEST(DrainTest, SigtermLetsInFlightCallsFinishAndExitsZero) {
       auto stub = testing::Connect(child.port);
       v1::GetSamplingRateResponse resp;
       grpc::ClientContext ctx;
-      ctx.AddMetadata(kTestingHoldMetadataKey, "1");
+      ctx.AddMetadata(kHoldMetadataKey, "1");
       ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
       statuses[t] = stub->GetSamplingRate(&ctx, big, &resp);
       sizes[t] = resp.rates_size();

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/missing_dependency.h"
@@ -91,7 +92,7 @@ TEST(EndToEndTest, EveryServedRateEqualsTheBuildersExport) {
     auto rocks = GraphsieveServer::Create(ro);
     ASSERT_TRUE(rocks.ok()) << rocks.status();
     ASSERT_TRUE((*rocks)->manager().PollOnce().ok());
-    ASSERT_EQ((*rocks)->manager().Current()->reader->memory_index(), nullptr);
+    ASSERT_EQ(ServingIndex(*(*rocks)->manager().Current()->reader), nullptr);
     auto rocks_stub = testing::Connect((*rocks)->port());
     v1::GetSamplingRateResponse rocks_resp;
     grpc::ClientContext rocks_ctx;

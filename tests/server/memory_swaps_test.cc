@@ -50,7 +50,7 @@ TEST(MemorySwapsTest, NoRocksDbStaysOpenAfterManySwapsOfMappedVersions) {
     EXPECT_GT(profile["pairs"].get<uint64_t>(), 0u) << "swap " << k;
     // Serving (and holding) a mapped version needs no RocksDB; the scan's
     // instance closed with the scan.
-    EXPECT_EQ(OpenRocksDbInstances(), 0) << "swap " << k;
+    EXPECT_EQ(s.manager().opener().OpenRocksDbInstances(), 0) << "swap " << k;
   }
   EXPECT_FALSE(s.manager().State().held.empty());  // a held version too, and still none open
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/rate_profile.h"
 #include "server/traffic_window.h"
@@ -235,7 +236,7 @@ TEST(ProfileSnapshot, HistogramMeanAndSampleOfARealSnapshot) {
   absl::StatusOr<std::string> version = testing::PublishSnapshot(root, snap);
   ASSERT_TRUE(version.ok()) << version.status();
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-      SnapshotReader::Open(root, *version, SnapshotReaderOptions{});
+      VersionOpener().OpenStored(root, *version, SnapshotReaderOptions{});
   ASSERT_TRUE(reader.ok()) << reader.status();
 
   // The reference: every stored pair of the synthetic snapshot.

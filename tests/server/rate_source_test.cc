@@ -8,6 +8,7 @@
 
 #include "core/serving/batch_scorer.h"
 #include "core/serving/keep_rule.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/options.h"
 #include "server/rate_service.h"
@@ -25,7 +26,7 @@ TEST(RateSourceTest, MapsEachCoreSourceToItsProtoValue) {
 }
 
 // What the server logs once per loaded version when positive-rate cannot
-// apply (the fallback's rates are tested in tests/serving/node_default_test.cc).
+// apply (the fallback's rates are tested in tests/model/node_default_test.cc).
 TEST(RateSourceTest, PositiveRateFallbackNoteNamesTheSidesWithoutAFit) {
   const DefaultPolicy positive = *DefaultPolicy::Parse("positive-rate");
   UnseenModel fitted;
@@ -71,7 +72,7 @@ TEST(RateSourceTest, ServerAnswersWhatTheCoreGivesInProcess) {
   const size_t n = static_cast<size_t>(req.user_ids_size());
   ASSERT_EQ(static_cast<size_t>(resp.sources_size()), n);
 
-  auto reader = SnapshotReader::Open(root, *version, SnapshotReaderOptions());
+  auto reader = VersionOpener().OpenStored(root, *version, SnapshotReaderOptions());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const BatchScorer scorer(o.default_policy, /*chunk_pairs=*/64);
   std::vector<float> rates(n);

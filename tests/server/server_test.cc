@@ -12,11 +12,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/io/ids.h"
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 #include "gmock/gmock.h"
 #include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/server/server_test_access.h"
 #include "tests/server/test_snapshots.h"
 #include "tests/temp_dir.h"
 
@@ -28,10 +29,11 @@ using testing::SyntheticSnapshot;
 
 class ServerTest : public ::testing::Test {
  protected:
-  void StartServer(const std::string& root, ServerOptions o = {}) {
+  void StartServer(const std::string& root, ServerOptions o = {}, bool hold_tagged_calls = false) {
     o = testing::LoopbackOptions(root, o);
     o.admin_port = 0;
-    auto server = GraphsieveServer::Create(o);
+    auto server = hold_tagged_calls ? GraphsieveServerTestAccess::CreateHoldingTaggedCalls(o)
+                                    : GraphsieveServer::Create(o);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);
     stub_ = testing::Connect(server_->port());
@@ -286,7 +288,7 @@ TEST_F(ServerTest, EveryBadRequestIsRejectedWithTheFieldNamed) {
 }
 
 // The deadline expires on the server, between two chunks of a batch: the call
-// is held in its handler (ServerOptions::testing_hold_tagged_calls_until_drain)
+// is held in its handler (GraphsieveServerTestAccess::CreateHoldingTaggedCalls)
 // until its deadline has passed, then released; the scorer's check after the
 // first chunk must stop it. The server's own verdict is read from its metrics
 // (the client's timer would report DEADLINE_EXCEEDED whatever the server did):
@@ -296,9 +298,8 @@ TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
   const std::string root = testing::NewTempDir("deadline");
   ASSERT_TRUE(testing::PublishSnapshot(root, SyntheticSnapshot::Make(1)).ok());
   ServerOptions o;
-  o.testing_hold_tagged_calls_until_drain = true;
   o.chunk_pairs = 1000;
-  StartServer(root, o);
+  StartServer(root, o, /*hold_tagged_calls=*/true);
   ASSERT_TRUE(server_->manager().PollOnce().ok());
   v1::GetSamplingRateRequest req;
   for (int k = 0; k < 100000; ++k) {  // 100 chunks
@@ -309,7 +310,7 @@ TEST_F(ServerTest, DeadlineExpiringBetweenChunksStopsTheBatch) {
   grpc::Status st;
   std::thread client([&] {
     grpc::ClientContext ctx;
-    ctx.AddMetadata(kTestingHoldMetadataKey, "1");
+    ctx.AddMetadata(kHoldMetadataKey, "1");
     ctx.set_deadline(deadline);
     v1::GetSamplingRateResponse resp;
     st = stub_->GetSamplingRate(&ctx, req, &resp);

@@ -14,6 +14,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "core/snapshot/version_opener.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_snapshots.h"
@@ -32,7 +33,7 @@ class VersionProfilerTest : public ::testing::Test {
         testing::PublishSnapshot(dir_.path(), testing::SyntheticSnapshot::Make(g));
     EXPECT_TRUE(v.ok()) << v.status();
     absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
-        SnapshotReader::Open(dir_.path(), *v, SnapshotReaderOptions{});
+        VersionOpener().OpenStored(dir_.path(), *v, SnapshotReaderOptions{});
     EXPECT_TRUE(reader.ok()) << reader.status();
     auto snap = std::make_shared<ServingSnapshot>();
     snap->version = *v;
@@ -44,7 +45,7 @@ class VersionProfilerTest : public ::testing::Test {
   // starts while `hold_` is set until `release_`.
   VersionProfilerOptions Recording() {
     VersionProfilerOptions o;
-    o.testing_before_scan = [this](const std::string& version) {
+    o.on_scan_started = [this](const std::string& version) {
       bool hold = false;
       {
         absl::MutexLock lock(&mu_);

@@ -15,7 +15,9 @@
 #include "absl/time/clock.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
+#include "tests/serving/block_pool_test_access.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
 
@@ -70,7 +72,7 @@ class BatchScorerTest : public ::testing::Test {
   std::shared_ptr<const SnapshotReader> Open(LookupMode mode) const {
     SnapshotReaderOptions options;
     options.lookup = mode;
-    auto reader = SnapshotReader::Open(dir_.path(), s_.info.version, options);
+    auto reader = VersionOpener().OpenStored(dir_.path(), s_.info.version, options);
     EXPECT_TRUE(reader.ok()) << reader.status();
     return reader.ok() ? *reader : nullptr;
   }
@@ -149,7 +151,8 @@ TEST_F(BatchScorerTest, ShouldStopAbortsBetweenChunks) {
 TEST_F(BatchScorerTest, AChunkSplitAcrossHelpersGivesTheSameAnswers) {
   const size_t n = users_.size();  // 2403 pairs: 19 blocks of 128
   BlockPool pool(/*helpers=*/1);
-  pool.SetTestingHooks(/*helper_before_claims=*/nullptr, /*caller_waits_for_helper=*/true);
+  BlockPoolTestAccess::SetHooks(pool, /*helper_before_claims=*/nullptr,
+                                /*caller_waits_for_helper=*/true);
   const BatchScorer alone(DefaultPolicy(), /*chunk_pairs=*/4096);
   const BatchScorer split(DefaultPolicy(), /*chunk_pairs=*/4096, &pool);
   for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {

@@ -10,6 +10,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/serving/block_pool_test_access.h"
 
 namespace graphsieve {
 namespace {
@@ -28,7 +29,8 @@ std::vector<std::unique_ptr<std::atomic<int>>> Zeros(uint32_t blocks) {
 
 TEST(BlockPoolTest, EveryBlockRunsOnceAndAHelperTakesPart) {
   BlockPool pool(/*helpers=*/1);
-  pool.SetTestingHooks(/*helper_before_claims=*/nullptr, /*caller_waits_for_helper=*/true);
+  BlockPoolTestAccess::SetHooks(pool, /*helper_before_claims=*/nullptr,
+                                /*caller_waits_for_helper=*/true);
   for (int call = 0; call < 20; ++call) {
     const uint32_t blocks = 2 + call * 7;
     auto runs = Zeros(blocks);
@@ -43,7 +45,8 @@ TEST(BlockPoolTest, TheCallerFinishesAloneWhileTheHelperIsHeld) {
   BlockPool pool(/*helpers=*/1);
   absl::Notification helper_woke, release_helper;
   std::atomic<bool> hold{true};
-  pool.SetTestingHooks(
+  BlockPoolTestAccess::SetHooks(
+      pool,
       [&] {
         if (!hold.load()) return;
         helper_woke.Notify();
@@ -95,7 +98,7 @@ TEST(BlockPoolTest, NoHelpersOrOneBlockRunsNothing) {
 
 TEST(BlockPoolTest, SeveralHelpersShareTheBlocks) {
   BlockPool pool(/*helpers=*/3);
-  pool.SetTestingHooks(nullptr, /*caller_waits_for_helper=*/true);
+  BlockPoolTestAccess::SetHooks(pool, nullptr, /*caller_waits_for_helper=*/true);
   const uint32_t blocks = 500;
   auto runs = Zeros(blocks);
   ASSERT_TRUE(pool.TryRun(blocks, [&](uint32_t b, bool) { runs[b]->fetch_add(1); }));

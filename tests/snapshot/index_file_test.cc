@@ -18,6 +18,7 @@
 #include "core/snapshot/snapshot_reader_internal.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
@@ -41,7 +42,7 @@ std::shared_ptr<const SnapshotReader> OpenOk(const std::string& root, const std:
                                              LookupMode mode) {
   SnapshotReaderOptions options;
   options.lookup = mode;
-  auto reader = SnapshotReader::Open(root, version, options);
+  auto reader = VersionOpener().OpenStored(root, version, options);
   EXPECT_TRUE(reader.ok()) << reader.status();
   return reader.ok() ? *reader : nullptr;
 }
@@ -99,8 +100,8 @@ TEST(IndexFileTest, MappedIndexAnswersExactlyAsTheRocksDbStore) {
   ASSERT_NE(mapped, nullptr);
   ASSERT_NE(rocks, nullptr);
   EXPECT_TRUE(mapped->load_stats().index_mapped);
-  ASSERT_NE(mapped->memory_index(), nullptr);
-  EXPECT_TRUE(mapped->memory_index()->mapped());
+  ASSERT_NE(ServingIndex(*mapped), nullptr);
+  EXPECT_TRUE(ServingIndex(*mapped)->mapped());
   EXPECT_GT(mapped->manifest().index_bytes, 0u);
   ExpectSameAnswers(s, *mapped, *rocks);
   // ForEachPair opens the RocksDB side on first use.
@@ -124,8 +125,9 @@ TEST(IndexFileTest, AScanOnlyOpenLoadsNoBloomFilter) {
   ASSERT_TRUE(vdir.ok()) << vdir.status();
   uint64_t readers_bytes[2] = {0, 0};
   for (bool scan_only : {false, true}) {
-    auto db = snapshot_internal::OpenRocksDb(*vdir, snapshot::TableFormat::kBlockBased,
-                                             SnapshotReaderOptions(), scan_only);
+    auto db =
+        snapshot_internal::OpenRocksDb(*vdir, snapshot::TableFormat::kBlockBased,
+                                       SnapshotReaderOptions(), /*open_dbs=*/nullptr, scan_only);
     ASSERT_TRUE(db.ok()) << db.status();
     ASSERT_TRUE((*db)->db->GetIntProperty((*db)->handles[1], "rocksdb.estimate-table-readers-mem",
                                           &readers_bytes[scan_only]));
@@ -158,7 +160,7 @@ TEST(IndexFileTest, MappedIndexAnswersTheSameWithAndWithoutHugePages) {
   for (bool huge : {true, false, true}) {
     SnapshotReaderOptions options;
     options.index_huge_pages = huge;
-    auto mapped = SnapshotReader::Open(dir.path(), version, options);
+    auto mapped = VersionOpener().OpenStored(dir.path(), version, options);
     ASSERT_TRUE(mapped.ok()) << mapped.status();
     EXPECT_TRUE((*mapped)->load_stats().index_mapped) << huge;
     ExpectSameAnswers(s, **mapped, *rocks);
@@ -175,7 +177,7 @@ TEST(IndexFileTest, VersionWithoutIndexFileBuildsTheIndexOnLoad) {
   auto rocks = OpenOk(dir.path(), version, LookupMode::kRocksDb);
   ASSERT_NE(built, nullptr);
   EXPECT_FALSE(built->load_stats().index_mapped);
-  EXPECT_FALSE(built->memory_index()->mapped());
+  EXPECT_FALSE(ServingIndex(*built)->mapped());
   ExpectSameAnswers(s, *built, *rocks);
 }
 
@@ -197,19 +199,19 @@ TEST(IndexFileTest, TheManifestStatesTheRegionOrderAndTheReaderProbesByIt) {
   EXPECT_EQ(m["storage"]["serving_index"]["region_order"], "key");
   auto mapped = OpenOk(dir.path(), version, LookupMode::kMemory);
   ASSERT_NE(mapped, nullptr);
-  EXPECT_EQ(mapped->memory_index()->region_order(), RegionOrder::kKeyOrdered);
+  EXPECT_EQ(ServingIndex(*mapped)->region_order(), RegionOrder::kKeyOrdered);
   ExpectSameAnswers(s, *mapped, *rocks);
 
   m["storage"]["serving_index"].erase("region_order");
   ASSERT_TRUE(snapshot::WriteFileAtomic(manifest_path, m.dump(2)).ok());
   auto plain = OpenOk(dir.path(), version, LookupMode::kMemory);
   ASSERT_NE(plain, nullptr);
-  EXPECT_EQ(plain->memory_index()->region_order(), RegionOrder::kInsertion);
+  EXPECT_EQ(ServingIndex(*plain)->region_order(), RegionOrder::kInsertion);
   ExpectSameAnswers(s, *plain, *rocks);
 
   m["storage"]["serving_index"]["region_order"] = "hashed";
   ASSERT_TRUE(snapshot::WriteFileAtomic(manifest_path, m.dump(2)).ok());
-  auto unknown = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  auto unknown = VersionOpener().OpenStored(dir.path(), version, SnapshotReaderOptions());
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(
@@ -241,7 +243,7 @@ TEST(IndexFileTest, AFlippedByteAnywhereInTheIndexFileIsRejected) {
                                 static_cast<std::streamoff>(digest->size_bytes) - 1}) {
     FlipByte(path, offset);
     SnapshotReaderOptions options;
-    auto reader = SnapshotReader::Open(dir.path(), version, options);
+    auto reader = VersionOpener().OpenStored(dir.path(), version, options);
     ASSERT_FALSE(reader.ok()) << "offset " << offset;
     EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss);
     EXPECT_TRUE(absl::StrContains(reader.status().message(), "index.gsi: checksum mismatch"))
@@ -269,7 +271,7 @@ TEST(IndexFileTest, AFlipBehindARewrittenManifestDigestIsRejected) {
     if (f["path"] == "index.gsi") f["xxh3"] = snapshot::Hex64(digest->xxh3);
   }
   ASSERT_TRUE(snapshot::WriteFileAtomic(vdir + "/MANIFEST.json", m.dump(2)).ok());
-  auto reader = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions());
+  auto reader = VersionOpener().OpenStored(dir.path(), version, SnapshotReaderOptions());
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(absl::StrContains(reader.status().message(), "its header says")) << reader.status();
@@ -283,13 +285,13 @@ TEST(IndexFileTest, StructureIsCheckedEvenWithoutChecksums) {
   SnapshotReaderOptions options;
   options.verify_checksums = false;
   FlipByte(path, 0);  // magic
-  auto reader = SnapshotReader::Open(dir.path(), version, options);
+  auto reader = VersionOpener().OpenStored(dir.path(), version, options);
   ASSERT_FALSE(reader.ok());
   EXPECT_TRUE(absl::StrContains(reader.status().message(), "not a graphsieve index file"))
       << reader.status();
   FlipByte(path, 0);
   FlipByte(path, 32);  // the pair count's low byte
-  reader = SnapshotReader::Open(dir.path(), version, options);
+  reader = VersionOpener().OpenStored(dir.path(), version, options);
   ASSERT_FALSE(reader.ok());
   EXPECT_TRUE(absl::StrContains(reader.status().message(), "header checksum mismatch"))
       << reader.status();

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
@@ -42,7 +43,7 @@ TEST(NodeCacheTest, KnownUnknownStableAndBounded) {
   const std::string version = WriteAndPublish(dir.path(), s);
   SnapshotReaderOptions options;
   options.lookup = LookupMode::kRocksDb;
-  auto reader = SnapshotReader::Open(dir.path(), version, options);
+  auto reader = VersionOpener().OpenStored(dir.path(), version, options);
   ASSERT_TRUE(reader.ok()) << reader.status();
   NodeCache cache(**reader, /*max_unknown=*/3);
 
@@ -93,7 +94,7 @@ TEST(FindNodeTest, SameAnswerInBothLookupModes) {
   for (LookupMode mode : {LookupMode::kMemory, LookupMode::kRocksDb}) {
     SnapshotReaderOptions options;
     options.lookup = mode;
-    auto reader = SnapshotReader::Open(dir.path(), version, options);
+    auto reader = VersionOpener().OpenStored(dir.path(), version, options);
     ASSERT_TRUE(reader.ok()) << reader.status();
     for (size_t k = 0; k < t.ids.size(); ++k) {
       NodeView view;

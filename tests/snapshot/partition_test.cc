@@ -18,6 +18,7 @@
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
@@ -78,7 +79,7 @@ TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
   Synthetic s = MakeSynthetic(60, 50, 8, 22);
   const std::string version = PublishParts(dir.path(), s, 3);
   SnapshotReaderOptions whole;
-  auto refused = SnapshotReader::Open(dir.path(), version, whole);
+  auto refused = VersionOpener().OpenStored(dir.path(), version, whole);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "is partitioned")) << refused.status();
@@ -86,7 +87,7 @@ TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
   for (int p = 0; p < 3; ++p) {
     SnapshotReaderOptions o;
     o.partition = p;
-    auto reader = SnapshotReader::Open(dir.path(), version, o);
+    auto reader = VersionOpener().OpenStored(dir.path(), version, o);
     ASSERT_TRUE(reader.ok()) << reader.status();
     EXPECT_EQ((*reader)->manifest().partition, static_cast<uint32_t>(p));
     EXPECT_EQ((*reader)->manifest().num_partitions, 3u);
@@ -109,7 +110,7 @@ TEST(PartitionedVersionTest, EachPartOpensByPartitionAndAnswersItsPairs) {
   EXPECT_EQ(found_total, s.pairs.num_pairs());
   SnapshotReaderOptions beyond;
   beyond.partition = 3;
-  auto missing = SnapshotReader::Open(dir.path(), version, beyond);
+  auto missing = VersionOpener().OpenStored(dir.path(), version, beyond);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(missing.status().message(), "has no partition 3"))
@@ -122,12 +123,12 @@ TEST(PartitionedVersionTest, AnUnpartitionedVersionIsItsOwnPartitionZero) {
   const std::string version = PublishParts(dir.path(), s, 1);
   SnapshotReaderOptions zero;
   zero.partition = 0;
-  auto reader = SnapshotReader::Open(dir.path(), version, zero);
+  auto reader = VersionOpener().OpenStored(dir.path(), version, zero);
   ASSERT_TRUE(reader.ok()) << reader.status();
   EXPECT_EQ((*reader)->manifest().num_partitions, 1u);
   SnapshotReaderOptions one;
   one.partition = 1;
-  auto refused = SnapshotReader::Open(dir.path(), version, one);
+  auto refused = VersionOpener().OpenStored(dir.path(), version, one);
   ASSERT_FALSE(refused.ok());
   EXPECT_TRUE(absl::StrContains(refused.status().message(), "is not partitioned"))
       << refused.status();
@@ -166,7 +167,7 @@ TEST(PartitionedVersionTest, APartWithNoPairsIsWrittenOnlyWhenAllowedAndReadsBac
       o.partition = p;
       o.lookup = mode.lookup;
       o.use_index_file = mode.index_file;
-      auto reader = SnapshotReader::Open(dir.path(), version, o);
+      auto reader = VersionOpener().OpenStored(dir.path(), version, o);
       ASSERT_TRUE(reader.ok()) << reader.status();
       const bool mine = static_cast<uint32_t>(p) == home;
       EXPECT_EQ((*reader)->manifest().pairs, mine ? s.pairs.num_pairs() : 0u);
@@ -200,7 +201,7 @@ TEST(PartitionedVersionTest, PartsOpenedAsOneReaderRouteUsersToTheirPart) {
   const std::string version = PublishParts(dir.path(), s, 3);
   auto store = SnapshotStore::Create({dir.path()});
   ASSERT_TRUE(store.ok());
-  auto whole = PartitionedSnapshotReader::Open(**store, version, SnapshotReaderOptions());
+  auto whole = VersionOpener().OpenAllParts(**store, version, SnapshotReaderOptions());
   ASSERT_TRUE(whole.ok()) << whole.status();
   EXPECT_EQ(static_cast<const PartitionedSnapshotReader&>(**whole).num_parts(), 3u);
   EXPECT_EQ((*whole)->manifest().num_partitions, 3u);

@@ -19,6 +19,7 @@
 #include "core/snapshot/file_util.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
@@ -70,7 +71,7 @@ TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
   ScopedTempDir dir;
   Synthetic s = MakeSynthetic(/*users=*/300, /*items=*/500, /*pairs_per_user=*/40, /*seed=*/7);
   const std::string version = WriteAndPublish(dir.path(), s, format());
-  auto reader = SnapshotReader::Open(dir.path(), version, options());
+  auto reader = VersionOpener().OpenStored(dir.path(), version, options());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const SnapshotReader& r = **reader;
   EXPECT_EQ(r.manifest().version, version);
@@ -78,7 +79,7 @@ TEST_P(RoundTripTest, EveryPairAndNodeReadsBack) {
   EXPECT_EQ(r.manifest().users, 300u);
   EXPECT_EQ(r.manifest().pairs_table_format, snapshot::TableFormatName(format()));
   EXPECT_EQ(r.model().sketch_dim, 4);
-  EXPECT_EQ(r.memory_index() != nullptr, std::get<1>(GetParam()) == LookupMode::kMemory);
+  EXPECT_EQ(ServingIndex(r) != nullptr, std::get<1>(GetParam()) == LookupMode::kMemory);
   EXPECT_DOUBLE_EQ(r.model().rho, 1.5);
 
   // All pairs in a shuffled order, in one call (crosses MultiGet chunks).
@@ -131,7 +132,7 @@ TEST_P(RoundTripTest, MultiGetReportsAbsentKeysInsideAndOutsideTheRange) {
   ScopedTempDir dir;
   Synthetic s = MakeSynthetic(50, 80, 10, /*seed=*/11);
   const std::string version = WriteAndPublish(dir.path(), s, format());
-  auto reader = SnapshotReader::Open(dir.path(), version, options());
+  auto reader = VersionOpener().OpenStored(dir.path(), version, options());
   ASSERT_TRUE(reader.ok()) << reader.status();
   const uint64_t u0 = s.pairs.user_ids[s.pairs.pair_user[0]];
   const uint64_t i0 = s.pairs.item_ids[s.pairs.pair_item[0]];
@@ -189,10 +190,10 @@ class CorruptionTest : public ::testing::Test {
     s_ = MakeSynthetic(100, 100, 20, /*seed=*/5);
     version_ = WriteAndPublish(dir_.path(), s_, TableFormat::kCuckoo);
     vdir_ = dir_.path() + "/" + version_;
-    ASSERT_TRUE(SnapshotReader::Open(dir_.path(), version_, {}).ok());
+    ASSERT_TRUE(VersionOpener().OpenStored(dir_.path(), version_, {}).ok());
   }
   absl::Status OpenStatus() {
-    return SnapshotReader::Open(dir_.path(), version_, SnapshotReaderOptions()).status();
+    return VersionOpener().OpenStored(dir_.path(), version_, SnapshotReaderOptions()).status();
   }
   ScopedTempDir dir_;
   Synthetic s_;
@@ -237,8 +238,8 @@ TEST_F(CorruptionTest, FlippedByteInPairsSstNamesTheFile) {
   FlipByte(sst, static_cast<off_t>(std::filesystem::file_size(sst) / 2));
   SnapshotReaderOptions rocks;
   rocks.lookup = LookupMode::kRocksDb;
-  for (absl::Status s : {SnapshotReader::Open(dir_.path(), version_, rocks).status(),
-                         SnapshotReader::Open(dir_.path(), version_, {}).status()}) {
+  for (absl::Status s : {VersionOpener().OpenStored(dir_.path(), version_, rocks).status(),
+                         VersionOpener().OpenStored(dir_.path(), version_, {}).status()}) {
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_TRUE(absl::StrContains(s.message(), std::filesystem::path(sst).filename().string()))
         << s;
@@ -256,7 +257,7 @@ TEST_F(CorruptionTest, RocksDbChecksumCatchesAFlipTheManifestDigestMissed) {
   PatchManifestDigest(vdir_, sst);
   SnapshotReaderOptions rocks;
   rocks.lookup = LookupMode::kRocksDb;
-  absl::Status s = SnapshotReader::Open(dir_.path(), version_, rocks).status();
+  absl::Status s = VersionOpener().OpenStored(dir_.path(), version_, rocks).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
   EXPECT_TRUE(absl::StrContains(s.message(), "/db")) << s;
 }
@@ -340,7 +341,7 @@ TEST(PairsBlockCorruptionTest, BothLookupModesCatchAFlipBehindARewrittenDigest) 
     PatchManifestDigest(vdir, sst);
     SnapshotReaderOptions o;
     o.lookup = mode;
-    absl::Status st = SnapshotReader::Open(dir.path(), version, o).status();
+    absl::Status st = VersionOpener().OpenStored(dir.path(), version, o).status();
     EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << LookupModeName(mode) << ": " << st;
   }
 }
@@ -358,20 +359,22 @@ TEST(PairsBlockCorruptionTest, ManifestPairCountDisagreeingWithTheTableIsDataLos
   nlohmann::json m = nlohmann::json::parse(*text);
   m["counts"]["pairs"] = m["counts"]["pairs"].get<uint64_t>() + 1;
   ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
-  absl::Status st = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions()).status();
+  absl::Status st =
+      VersionOpener().OpenStored(dir.path(), version, SnapshotReaderOptions()).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
   EXPECT_TRUE(absl::StrContains(st.message(), "the manifest says")) << st;
 
   // An absurd count is refused before any memory is mapped for it.
   m["counts"]["pairs"] = uint64_t{1} << 40;
   ASSERT_TRUE(snapshot::WriteFileAtomic(path, m.dump(2)).ok());
-  st = SnapshotReader::Open(dir.path(), version, SnapshotReaderOptions()).status();
+  st = VersionOpener().OpenStored(dir.path(), version, SnapshotReaderOptions()).status();
   EXPECT_EQ(st.code(), absl::StatusCode::kDataLoss) << st;
   EXPECT_TRUE(absl::StrContains(st.message(), "bytes of table files can hold")) << st;
 }
 
 TEST_F(CorruptionTest, UnknownVersionIsNotFound) {
-  absl::Status s = SnapshotReader::Open(dir_.path(), "20200101T000000Z-00000000", {}).status();
+  absl::Status s =
+      VersionOpener().OpenStored(dir_.path(), "20200101T000000Z-00000000", {}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
 }
 

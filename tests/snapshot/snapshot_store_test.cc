@@ -79,7 +79,7 @@ TEST(SnapshotStoreTest, PublishMovesTempAndReplacesCurrent) {
   EXPECT_EQ(*store->ReadCurrent(), a);
 }
 
-// The one place that maps a version to its directory (SnapshotReader::Open asks it).
+// The one place that maps a version to its directory (VersionOpener::OpenStored asks it).
 TEST(SnapshotStoreTest, PublishedVersionDirChecksTheIdAndThePublication) {
   ScopedTempDir dir;
   auto store = MakeStore(dir.path());

@@ -17,6 +17,7 @@
 #include "core/snapshot/manifest.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "tests/snapshot/synthetic.h"
 #include "tests/temp_dir.h"
@@ -65,7 +66,7 @@ void ExpectAllPairs(const std::string& root, const std::string& version, const S
                     LookupMode mode) {
   SnapshotReaderOptions ro;
   ro.lookup = mode;  // verify_checksums (default): every file's digest against the manifest
-  auto reader = SnapshotReader::Open(root, version, ro);
+  auto reader = VersionOpener().OpenStored(root, version, ro);
   ASSERT_TRUE(reader.ok()) << reader.status();
   const PairTable& t = s.pairs;
   const size_t n = t.num_pairs();

@@ -1,11 +1,11 @@
-#include "core/maec/unseen.h"
+#include "core/model/unseen.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "core/maec/pipeline_options.h"
-#include "core/maec/rates.h"
+#include "core/maec/method.h"
+#include "core/maec/rate_rule.h"
 
 namespace graphsieve {
 namespace {

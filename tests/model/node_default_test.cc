@@ -1,10 +1,11 @@
-// The positive-rate DEFAULT policy (core/serving/node_default.h): per-node
+// The positive-rate DEFAULT policy (core/model/node_default.h, its fit
+// node_default_fit.h): per-node
 // counts from a hand-made pair table, the fit against hand-computed rates
 // and the budget, the policy through DefaultPolicy, and end to end through
 // real snapshots — counts written and read back in both lookup modes, and a
 // version in the layout before format 3 (index format 1, no fit) still
 // served, with node-mean answers.
-#include "core/serving/node_default.h"
+#include "core/model/node_default.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "core/maec/pipeline_options.h"
 #include "core/maec/rates.h"
+#include "core/model/node_default_fit.h"
 #include "core/serving/batch_scorer.h"
 #include "core/serving/default_policy.h"
 #include "core/snapshot/file_util.h"
@@ -22,6 +24,7 @@
 #include "core/snapshot/memory_index.h"
 #include "core/snapshot/snapshot_store.h"
 #include "core/snapshot/snapshot_writer.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/snapshot/synthetic.h"
@@ -255,7 +258,7 @@ class NodeDefaultSnapshotTest : public ::testing::Test {
   std::shared_ptr<const SnapshotReader> Open(LookupMode mode) const {
     SnapshotReaderOptions options;
     options.lookup = mode;
-    auto reader = SnapshotReader::Open(dir_.path(), s_.info.version, options);
+    auto reader = VersionOpener().OpenStored(dir_.path(), s_.info.version, options);
     EXPECT_TRUE(reader.ok()) << reader.status();
     return reader.ok() ? *reader : nullptr;
   }

@@ -1,21 +1,18 @@
-// The positive-rate DEFAULT policy (docs/METHOD.md "Pairs the builder never
-// saw"): a pair with one unknown node is rated from the known node's smoothed
-// positive rate q = (positives + m·p̄) / (impressions + m) — for a new user, a
-// negative's hardness p(click) is about the item's positive rate — mapped by
-// the snapshot's rate rule with its own ρ (and h̄), fitted at build time so
-// that the mean DEFAULT rate over the training log's negative instances at
-// that side's nodes is α (the same closed-form fit as the pair rates,
-// core/maec/rates.h). The counts travel in the node record (snapshot format
-// 3), the fit in meta/unseen_model (UnseenModel::default_*).
+// The build-time fit of the positive-rate DEFAULT policy (node_default.h,
+// docs/METHOD.md "Pairs the builder never saw"): the per-node counts and, per
+// side, ρ (and h̄) fitted so that the mean DEFAULT rate over the training
+// log's negative instances at that side's nodes is α (the same closed-form
+// fit as the pair rates, core/maec/rates.h).
 //
 // Thread-safety: pure functions.
-#ifndef GRAPHSIEVE_CORE_SERVING_NODE_DEFAULT_H_
-#define GRAPHSIEVE_CORE_SERVING_NODE_DEFAULT_H_
+#ifndef GRAPHSIEVE_CORE_MODEL_NODE_DEFAULT_FIT_H_
+#define GRAPHSIEVE_CORE_MODEL_NODE_DEFAULT_FIT_H_
 
 #include "absl/status/status.h"
-#include "core/maec/pair_table.h"
-#include "core/maec/pipeline.h"
-#include "core/maec/unseen.h"
+#include "core/records/node_record.h"
+#include "core/records/pair_table.h"
+#include "core/records/pipeline_result.h"
+#include "core/records/unseen_model.h"
 
 namespace graphsieve {
 
@@ -46,14 +43,6 @@ absl::Status FitNodeDefault(const NodeTable& nodes, const NodeDefaultOptions& op
 absl::Status AttachNodeDefault(const PairTable& pairs, const NodeDefaultOptions& options,
                                PipelineResult* result);
 
-// Whether the model holds a fit for a known user (is_item false) or item.
-bool HasNodeDefault(const UnseenModel& model, bool is_item);
-// q = (positives + m·p̄) / (impressions + m) with the model's m and p̄.
-double SmoothedPositiveRate(const NodeRecord& record, const UnseenModel& model);
-// The rule applied to q with the side's fit: mixture min(1, ρ(q/h̄ + κ)),
-// floor min(max(ρq, ϱ), 1). REQUIRES HasNodeDefault(model, is_item).
-double NodeDefaultRate(const NodeRecord& record, bool is_item, const UnseenModel& model);
-
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_CORE_SERVING_NODE_DEFAULT_H_
+#endif  // GRAPHSIEVE_CORE_MODEL_NODE_DEFAULT_FIT_H_

@@ -1,4 +1,4 @@
-#include "core/serving/node_default.h"
+#include "core/model/node_default_fit.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "core/maec/pipeline_options.h"
+#include "core/maec/method.h"
 #include "core/maec/rates.h"
+#include "core/model/node_default.h"
 
 namespace graphsieve {
 namespace {
@@ -103,24 +104,6 @@ absl::Status AttachNodeDefault(const PairTable& pairs, const NodeDefaultOptions&
                                PipelineResult* result) {
   if (absl::Status s = CountNodeImpressions(pairs, &result->nodes); !s.ok()) return s;
   return FitNodeDefault(result->nodes, options, &result->model);
-}
-
-bool HasNodeDefault(const UnseenModel& m, bool is_item) {
-  return (is_item ? m.default_item_rho : m.default_user_rho) > 0.0;
-}
-
-double SmoothedPositiveRate(const NodeRecord& r, const UnseenModel& m) {
-  const double pos = std::min(r.positives, r.impressions);
-  return (pos + m.default_smoothing * m.default_prior) / (r.impressions + m.default_smoothing);
-}
-
-double NodeDefaultRate(const NodeRecord& r, bool is_item, const UnseenModel& m) {
-  const double q = SmoothedPositiveRate(r, m);
-  const double rho = is_item ? m.default_item_rho : m.default_user_rho;
-  if (m.rate_rule == static_cast<int>(RateRule::kMixture)) {
-    return MixtureRate(q, rho, is_item ? m.default_item_mean : m.default_user_mean, m.kappa);
-  }
-  return FloorRate(q, rho, m.floor);
 }
 
 }  // namespace graphsieve

@@ -6,8 +6,8 @@
 // function in its tests, so builder and server cannot drift apart.
 //
 // Thread-safety: pure functions.
-#ifndef GRAPHSIEVE_CORE_MAEC_UNSEEN_H_
-#define GRAPHSIEVE_CORE_MAEC_UNSEEN_H_
+#ifndef GRAPHSIEVE_CORE_MODEL_UNSEEN_H_
+#define GRAPHSIEVE_CORE_MODEL_UNSEEN_H_
 
 #include "core/records/node_record.h"
 #include "core/records/unseen_model.h"
@@ -35,4 +35,4 @@ float ScoreUnknownNodePair(const NodeView* user, const NodeView* item, const Uns
 
 }  // namespace graphsieve
 
-#endif  // GRAPHSIEVE_CORE_MAEC_UNSEEN_H_
+#endif  // GRAPHSIEVE_CORE_MODEL_UNSEEN_H_

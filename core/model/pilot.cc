@@ -54,8 +54,16 @@ void Step(float* param, float* accum, float grad, float lr) {
   *param -= lr * grad / std::sqrt(*accum);
 }
 
+// Which parameters an epoch moves: all (a fit), or only the rows of the
+// nodes not marked fixed (a fold-in; the global bias stays).
+struct Movable {
+  const std::vector<uint8_t>* user_fixed = nullptr;
+  const std::vector<uint8_t>* item_fixed = nullptr;
+  bool bias = true;
+};
+
 void Epoch(const PilotData& data, const std::vector<uint32_t>& train, uint64_t seed, int epoch,
-           float lr, PilotFactors* f, Accumulators* acc) {
+           float lr, const Movable& movable, PilotFactors* f, Accumulators* acc) {
   std::vector<uint32_t> order = train;
   Rng rng(Mix64(seed) ^ Mix64(0x5eedULL + static_cast<uint64_t>(epoch)));
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
@@ -71,22 +79,33 @@ void Epoch(const PilotData& data, const std::vector<uint32_t>& train, uint64_t s
     // d(loss)/dg = n·σ(g) − y: the pair's instances at once.
     const float grad =
         static_cast<float>(n * PilotSigmoid(PilotLogit(f->bias, pu, qi, dim)) - data.positives[p]);
-    acc->bias += static_cast<double>(grad) * grad;
-    f->bias -= lr * grad / std::sqrt(acc->bias);
+    if (movable.bias) {
+      acc->bias += static_cast<double>(grad) * grad;
+      f->bias -= lr * grad / std::sqrt(acc->bias);
+    }
+    const bool move_u = movable.user_fixed == nullptr || !(*movable.user_fixed)[u];
+    const bool move_i = movable.item_fixed == nullptr || !(*movable.item_fixed)[v];
     for (int k = 1; k <= dim; ++k) gu[k - 1] = grad * qi[k], gi[k - 1] = grad * pu[k];
-    Step(pu, au, grad, lr);
-    Step(qi, ai, grad, lr);
+    if (move_u) Step(pu, au, grad, lr);
+    if (move_i) Step(qi, ai, grad, lr);
     for (int k = 1; k <= dim; ++k) {
-      Step(pu + k, au + k, gu[k - 1], lr);
-      Step(qi + k, ai + k, gi[k - 1], lr);
+      if (move_u) Step(pu + k, au + k, gu[k - 1], lr);
+      if (move_i) Step(qi + k, ai + k, gi[k - 1], lr);
     }
   }
 }
 
 // One proximal Adagrad step of the L2 penalty per coordinate.
-void ApplyL2(float step, const std::vector<float>& accum, std::vector<float>* param) {
+// `fixed` (may be null) marks the rows (of param->size() / fixed->size()
+// floats) that stay.
+void ApplyL2(float step, const std::vector<float>& accum, std::vector<float>* param,
+             const std::vector<uint8_t>* fixed) {
   if (step == 0.0f) return;
-  for (size_t c = 0; c < param->size(); ++c) (*param)[c] /= 1.0f + step / std::sqrt(accum[c]);
+  const size_t row = fixed == nullptr || fixed->empty() ? 1 : param->size() / fixed->size();
+  for (size_t c = 0; c < param->size(); ++c) {
+    if (fixed != nullptr && (*fixed)[c / row]) continue;
+    (*param)[c] /= 1.0f + step / std::sqrt(accum[c]);
+  }
 }
 
 }  // namespace
@@ -181,12 +200,57 @@ PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& o, int ind
   const float lr = static_cast<float>(o.learning_rate);
   const uint64_t seed = Mix64(o.seed) ^ Mix64(0xab1eULL + static_cast<uint64_t>(index));
   for (int e = 1; e <= o.epochs; ++e) {
-    Epoch(data, train, seed, e, lr, &f, &acc);
+    Epoch(data, train, seed, e, lr, Movable(), &f, &acc);
     const float step = static_cast<float>(o.learning_rate * o.l2);
-    ApplyL2(step, acc.user_rows, &f.user_rows);
-    ApplyL2(step, acc.item_rows, &f.item_rows);
+    ApplyL2(step, acc.user_rows, &f.user_rows, nullptr);
+    ApplyL2(step, acc.item_rows, &f.item_rows, nullptr);
   }
   return f;
+}
+
+absl::Status FoldInPilotRows(const PilotData& data, const PilotOptions& o,
+                             const std::vector<uint8_t>& user_fixed,
+                             const std::vector<uint8_t>& item_fixed, PilotFactors* f) {
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  if (absl::Status s = data.Validate(o.folds); !s.ok()) return s;
+  const size_t row = size_t(f->dim) + 1;
+  if (f->dim < 1 || user_fixed.size() != data.num_users || item_fixed.size() != data.num_items ||
+      f->user_rows.size() != data.num_users * row || f->item_rows.size() != data.num_items * row) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "pilot fold-in: factors of dim ", f->dim, " with ", f->user_rows.size(), " + ",
+        f->item_rows.size(), " floats for ", data.num_users, " users and ", data.num_items,
+        " items (", user_fixed.size(), " + ", item_fixed.size(), " fixed marks)"));
+  }
+  // The moving rows start as a fit's do: bias 0, a small seeded embedding.
+  Rng init(Mix64(o.seed) ^ Mix64(0xf01d1bULL));
+  for (auto [rows, fixed] : {std::pair{&f->user_rows, &user_fixed}, {&f->item_rows, &item_fixed}}) {
+    for (size_t n = 0; n < fixed->size(); ++n) {
+      if ((*fixed)[n]) continue;
+      (*rows)[n * row] = 0.0f;
+      for (size_t k = 1; k < row; ++k) {
+        (*rows)[n * row + k] = static_cast<float>(o.init_std * init.Normal());
+      }
+    }
+  }
+  std::vector<uint32_t> train;
+  for (size_t p = 0; p < data.size(); ++p) {
+    if (!user_fixed[data.user[p]] || !item_fixed[data.item[p]]) {
+      train.push_back(static_cast<uint32_t>(p));
+    }
+  }
+  const float a0 = static_cast<float>(o.initial_accumulator);
+  Accumulators acc{o.initial_accumulator, std::vector<float>(f->user_rows.size(), a0),
+                   std::vector<float>(f->item_rows.size(), a0)};
+  const float lr = static_cast<float>(o.learning_rate);
+  const Movable movable{&user_fixed, &item_fixed, /*bias=*/false};
+  const uint64_t seed = Mix64(o.seed) ^ Mix64(0xf01d1bULL + 1);
+  for (int e = 1; e <= o.epochs; ++e) {
+    Epoch(data, train, seed, e, lr, movable, f, &acc);
+    const float step = static_cast<float>(o.learning_rate * o.l2);
+    ApplyL2(step, acc.user_rows, &f->user_rows, &user_fixed);
+    ApplyL2(step, acc.item_rows, &f->item_rows, &item_fixed);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<PilotFactors>> FitPilotModels(const PilotData& data,

@@ -80,6 +80,15 @@ uint32_t PilotFold(uint64_t user_id, uint64_t item_id, uint64_t seed, int folds)
 // and options.Validate() are OK.
 PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& options, int index);
 
+// A delta's fold-in (docs/METHOD.md "The built-in pilot"): the rows of the
+// nodes not marked fixed start afresh and are fitted on the pairs that touch
+// them, as a fit would (options.epochs passes, Adagrad, proximal L2), with
+// the fixed rows and the global bias held. `data.fold` is not used (0s).
+// Errors: INVALID_ARGUMENT when the factors do not match the data.
+absl::Status FoldInPilotRows(const PilotData& data, const PilotOptions& options,
+                             const std::vector<uint8_t>& user_fixed,
+                             const std::vector<uint8_t>& item_fixed, PilotFactors* factors);
+
 // The K + 1 models, those with index ≡ rank (mod ranks) fitted here (on
 // options.threads threads), the others left empty (dim 0) for the caller to
 // fill from the other ranks (SerializePilotFactors).

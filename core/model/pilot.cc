@@ -49,9 +49,92 @@ struct Accumulators {
   std::vector<float> user_rows, item_rows;
 };
 
-void Step(float* param, float* accum, float grad, float lr) {
-  *accum += grad * grad;
-  *param -= lr * grad / std::sqrt(*accum);
+// One training pair, weighted: n and y are the instances and positives times
+// the pair's weight (1, or 1/negative_rate for a sampled all-negative pair).
+struct TrainRecord {
+  uint32_t user, item;
+  float n, y;
+  uint32_t fold;
+};
+
+// The training order. Each record has a seeded hash key of its pair; the
+// records are sorted by it and the key's top bits put them into blocks (about
+// 1024 records each); each epoch visits the blocks in a new seeded order,
+// the records of a block in key order. The place of a pair in a model's
+// order depends on the pairs the model trains on only, never on whether a
+// pair it leaves out (its held-out fold) was sampled: no label of the fold
+// reaches the model that scores it, not even through the order.
+constexpr size_t kBlock = 1024;
+
+struct TrainingSetT {
+  std::vector<TrainRecord> records;
+  std::vector<size_t> block_start;  // blocks + 1 offsets into records
+};
+
+// Every pair with a positive, and each all-negative pair with probability
+// negative_rate (a hash of its indices and the seed) at weight 1/rate. The
+// same set on every rank (the indices are global).
+TrainingSetT TrainingSet(const PilotData& d, const PilotOptions& o) {
+  TrainingSetT out;
+  std::vector<std::pair<uint64_t, TrainRecord>> keyed;
+  const double rate = o.negative_rate > 0.0 ? o.negative_rate : AutoNegativeRate(d);
+  const float weight = static_cast<float>(1.0 / rate);
+  const uint64_t sample_key = Mix64(o.seed ^ 0x5a3b1eULL), order_key = Mix64(o.seed ^ 0x0bdeULL);
+  for (size_t p = 0; p < d.size(); ++p) {
+    const bool positive = d.positives[p] > 0;
+    if (!positive && rate < 1.0) {
+      const uint64_t h = Mix64(Mix64(sample_key ^ d.user[p]) ^ d.item[p]);
+      if (static_cast<double>(h >> 11) * 0x1.0p-53 >= rate) continue;
+    }
+    const float w = positive || rate >= 1.0 ? 1.0f : weight;
+    keyed.push_back(
+        {Mix64(Mix64(order_key ^ d.user[p]) ^ d.item[p]),
+         {d.user[p], d.item[p], float(d.instances[p]) * w, float(d.positives[p]), d.fold[p]}});
+  }
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  // The block count from the label-free expected size: every pair at the rate.
+  const uint64_t blocks =
+      std::max<uint64_t>(1, static_cast<uint64_t>(double(d.size()) * rate / kBlock));
+  out.records.reserve(keyed.size());
+  out.block_start.assign(blocks + 1, keyed.size());
+  uint64_t next_block = 0;
+  for (size_t r = 0; r < keyed.size(); ++r) {
+    const uint64_t b =
+        static_cast<uint64_t>((static_cast<unsigned __int128>(keyed[r].first) * blocks) >> 64);
+    while (next_block <= b) out.block_start[next_block++] = r;
+    out.records.push_back(keyed[r].second);
+  }
+  return out;
+}
+
+// One Adagrad step of a row pair (1 + dim floats each: bias, embedding) for
+// d(loss)/dg = grad; the embedding's gradients use the rows before the step.
+void StepRows(float* __restrict pu, float* __restrict qi, float* __restrict au,
+              float* __restrict ai, int dim, float grad, float lr, bool move_u, bool move_i) {
+  if (move_u) au[0] += grad * grad, pu[0] -= lr * grad / std::sqrt(au[0]);
+  if (move_i) ai[0] += grad * grad, qi[0] -= lr * grad / std::sqrt(ai[0]);
+  if (move_u && move_i) {
+    for (int k = 1; k <= dim; ++k) {
+      const float gu = grad * qi[k], gi = grad * pu[k];
+      au[k] += gu * gu;
+      ai[k] += gi * gi;
+      pu[k] -= lr * gu / std::sqrt(au[k]);
+      qi[k] -= lr * gi / std::sqrt(ai[k]);
+    }
+  } else if (move_u) {
+    for (int k = 1; k <= dim; ++k) {
+      const float gu = grad * qi[k];
+      au[k] += gu * gu;
+      pu[k] -= lr * gu / std::sqrt(au[k]);
+    }
+  } else if (move_i) {
+    for (int k = 1; k <= dim; ++k) {
+      const float gi = grad * pu[k];
+      ai[k] += gi * gi;
+      qi[k] -= lr * gi / std::sqrt(ai[k]);
+    }
+  }
 }
 
 // Which parameters an epoch moves: all (a fit), or only the rows of the
@@ -62,35 +145,35 @@ struct Movable {
   bool bias = true;
 };
 
-void Epoch(const PilotData& data, const std::vector<uint32_t>& train, uint64_t seed, int epoch,
-           float lr, const Movable& movable, PilotFactors* f, Accumulators* acc) {
-  std::vector<uint32_t> order = train;
+// One pass over the records not in fold `skip` (skip > any fold: all).
+void Epoch(const TrainingSetT& set, uint32_t skip, uint64_t seed, int epoch, float lr,
+           const Movable& movable, PilotFactors* f, Accumulators* acc) {
+  const std::vector<TrainRecord>& train = set.records;
+  const size_t blocks = set.block_start.size() - 1;
+  std::vector<uint32_t> order(blocks);
+  std::iota(order.begin(), order.end(), 0u);
   Rng rng(Mix64(seed) ^ Mix64(0x5eedULL + static_cast<uint64_t>(epoch)));
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
+  for (size_t i = blocks; i > 1; --i) std::swap(order[i - 1], order[rng.Below(i)]);
   const int dim = f->dim, row = dim + 1;
-  std::vector<float> gu(dim), gi(dim);
-  for (uint32_t p : order) {
-    const uint32_t u = data.user[p], v = data.item[p];
-    float* pu = f->user_rows.data() + size_t(u) * row;
-    float* qi = f->item_rows.data() + size_t(v) * row;
-    float* au = acc->user_rows.data() + size_t(u) * row;
-    float* ai = acc->item_rows.data() + size_t(v) * row;
-    const double n = data.instances[p];
-    // d(loss)/dg = n·σ(g) − y: the pair's instances at once.
-    const float grad =
-        static_cast<float>(n * PilotSigmoid(PilotLogit(f->bias, pu, qi, dim)) - data.positives[p]);
-    if (movable.bias) {
-      acc->bias += static_cast<double>(grad) * grad;
-      f->bias -= lr * grad / std::sqrt(acc->bias);
-    }
-    const bool move_u = movable.user_fixed == nullptr || !(*movable.user_fixed)[u];
-    const bool move_i = movable.item_fixed == nullptr || !(*movable.item_fixed)[v];
-    for (int k = 1; k <= dim; ++k) gu[k - 1] = grad * qi[k], gi[k - 1] = grad * pu[k];
-    if (move_u) Step(pu, au, grad, lr);
-    if (move_i) Step(qi, ai, grad, lr);
-    for (int k = 1; k <= dim; ++k) {
-      if (move_u) Step(pu + k, au + k, gu[k - 1], lr);
-      if (move_i) Step(qi + k, ai + k, gi[k - 1], lr);
+  for (uint32_t b : order) {
+    for (size_t r = set.block_start[b]; r < set.block_start[b + 1]; ++r) {
+      const TrainRecord& t = train[r];
+      if (t.fold == skip) continue;
+      float* pu = f->user_rows.data() + size_t(t.user) * row;
+      float* qi = f->item_rows.data() + size_t(t.item) * row;
+      float dot = 0.0f;
+      for (int k = 1; k <= dim; ++k) dot += pu[k] * qi[k];
+      const double g = f->bias + double(pu[0]) + double(qi[0]) + double(dot);
+      // d(loss)/dg = n·σ(g) − y: the pair's instances at once.
+      const float grad = static_cast<float>(t.n * PilotSigmoid(g) - t.y);
+      if (movable.bias) {
+        acc->bias += static_cast<double>(grad) * grad;
+        f->bias -= lr * grad / std::sqrt(acc->bias);
+      }
+      const bool move_u = movable.user_fixed == nullptr || !(*movable.user_fixed)[t.user];
+      const bool move_i = movable.item_fixed == nullptr || !(*movable.item_fixed)[t.item];
+      StepRows(pu, qi, acc->user_rows.data() + size_t(t.user) * row,
+               acc->item_rows.data() + size_t(t.item) * row, dim, grad, lr, move_u, move_i);
     }
   }
 }
@@ -137,6 +220,10 @@ absl::Status PilotOptions::Validate() const {
     return absl::InvalidArgumentError(
         absl::StrCat("pilot init_std must be in [0, 1], got ", init_std));
   }
+  if (!(negative_rate >= 0.0 && negative_rate <= 1.0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--pilot_negative_rate must be in [0, 1] (0 = auto), got ", negative_rate));
+  }
   if (threads < 1) {
     return absl::InvalidArgumentError(absl::StrCat("--threads must be >= 1, got ", threads));
   }
@@ -168,12 +255,22 @@ double PilotFactors::Logit(uint32_t u, uint32_t i) const {
 
 double PilotFactors::Probability(uint32_t u, uint32_t i) const { return PilotSigmoid(Logit(u, i)); }
 
+double AutoNegativeRate(const PilotData& data) {
+  size_t negative_pairs = 0;
+  for (uint32_t y : data.positives) negative_pairs += y == 0;
+  if (negative_pairs == 0) return 1.0;
+  return std::clamp(kAutoNegativePairs / double(negative_pairs), 0.1, 1.0);
+}
+
 uint32_t PilotFold(uint64_t user_id, uint64_t item_id, uint64_t seed, int folds) {
   const uint64_t h = Mix64(Mix64(Mix64(seed ^ 0xf01dULL) ^ user_id) ^ item_id);
   return static_cast<uint32_t>((static_cast<unsigned __int128>(h) * uint64_t(folds)) >> 64);
 }
 
-PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& o, int index) {
+namespace {
+
+PilotFactors FitOnTrainingSet(const PilotData& data, const TrainingSetT& train,
+                              const PilotOptions& o, int index) {
   PilotFactors f;
   f.dim = o.dim;
   const size_t row = size_t(o.dim) + 1;
@@ -185,12 +282,10 @@ PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& o, int ind
       if (c % row != 0) (*rows)[c] = static_cast<float>(o.init_std * init.Normal());
     }
   }
-  std::vector<uint32_t> train;
-  double pos = 0, inst = 0;
-  for (size_t p = 0; p < data.size(); ++p) {
-    if (data.fold[p] == index) continue;  // index == folds: no pair is left out
-    train.push_back(static_cast<uint32_t>(p));
-    pos += data.positives[p], inst += data.instances[p];
+  double pos = 0, inst = 0;  // the base rate of the pairs it trains on (weighted)
+  for (const TrainRecord& t : train.records) {
+    if (t.fold == static_cast<uint32_t>(index)) continue;  // index == folds: no pair is left out
+    pos += t.y, inst += t.n;
   }
   const double base = std::clamp(inst > 0 ? pos / inst : 0.5, 1e-6, 1.0 - 1e-6);
   f.bias = std::log(base / (1.0 - base));
@@ -200,12 +295,18 @@ PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& o, int ind
   const float lr = static_cast<float>(o.learning_rate);
   const uint64_t seed = Mix64(o.seed) ^ Mix64(0xab1eULL + static_cast<uint64_t>(index));
   for (int e = 1; e <= o.epochs; ++e) {
-    Epoch(data, train, seed, e, lr, Movable(), &f, &acc);
+    Epoch(train, static_cast<uint32_t>(index), seed, e, lr, Movable(), &f, &acc);
     const float step = static_cast<float>(o.learning_rate * o.l2);
     ApplyL2(step, acc.user_rows, &f.user_rows, nullptr);
     ApplyL2(step, acc.item_rows, &f.item_rows, nullptr);
   }
   return f;
+}
+
+}  // namespace
+
+PilotFactors FitPilotModel(const PilotData& data, const PilotOptions& o, int index) {
+  return FitOnTrainingSet(data, TrainingSet(data, o), o, index);
 }
 
 absl::Status FoldInPilotRows(const PilotData& data, const PilotOptions& o,
@@ -232,12 +333,9 @@ absl::Status FoldInPilotRows(const PilotData& data, const PilotOptions& o,
       }
     }
   }
-  std::vector<uint32_t> train;
-  for (size_t p = 0; p < data.size(); ++p) {
-    if (!user_fixed[data.user[p]] || !item_fixed[data.item[p]]) {
-      train.push_back(static_cast<uint32_t>(p));
-    }
-  }
+  PilotOptions every = o;
+  every.negative_rate = 1.0;  // a delta's new nodes have few pairs: all of them
+  const TrainingSetT train = TrainingSet(data, every);  // pairs of fixed nodes only: no step
   const float a0 = static_cast<float>(o.initial_accumulator);
   Accumulators acc{o.initial_accumulator, std::vector<float>(f->user_rows.size(), a0),
                    std::vector<float>(f->item_rows.size(), a0)};
@@ -245,7 +343,7 @@ absl::Status FoldInPilotRows(const PilotData& data, const PilotOptions& o,
   const Movable movable{&user_fixed, &item_fixed, /*bias=*/false};
   const uint64_t seed = Mix64(o.seed) ^ Mix64(0xf01d1bULL + 1);
   for (int e = 1; e <= o.epochs; ++e) {
-    Epoch(data, train, seed, e, lr, movable, f, &acc);
+    Epoch(train, ~0u, seed, e, lr, movable, f, &acc);
     const float step = static_cast<float>(o.learning_rate * o.l2);
     ApplyL2(step, acc.user_rows, &f->user_rows, &user_fixed);
     ApplyL2(step, acc.item_rows, &f->item_rows, &item_fixed);
@@ -264,10 +362,11 @@ absl::StatusOr<std::vector<PilotFactors>> FitPilotModels(const PilotData& data,
   std::vector<PilotFactors> models(size_t(o.folds) + 1);
   std::vector<int> mine;
   for (int m = rank; m <= o.folds; m += ranks) mine.push_back(m);
+  const TrainingSetT train = TrainingSet(data, o);
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t t = next.fetch_add(1); t < mine.size(); t = next.fetch_add(1)) {
-      models[mine[t]] = FitPilotModel(data, o, mine[t]);
+      models[mine[t]] = FitOnTrainingSet(data, train, o, mine[t]);
     }
   };
   std::vector<std::thread> pool;

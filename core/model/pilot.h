@@ -7,10 +7,18 @@
 //   data     one row per pair: user, item, instances n, positives y; the loss
 //            is the instances' log-loss Σ n·[−ȳ log σ(g) − (1−ȳ) log(1−σ(g))],
 //            ȳ = y/n (the same as training on the instances one by one).
-//   fit      Adagrad over the pairs in a seeded shuffled order, one pair at a
-//            time, a fixed number of epochs, then per epoch one proximal L2
-//            step per coordinate (as eval/model.cc); sequential, so the
-//            factors depend only on the data, the options and the model index.
+//   sample   every pair with a positive, and a seeded share negative_rate of
+//            the all-negative pairs at weight 1/negative_rate (the loss's
+//            expectation is unchanged); by default every one of up to 10⁶
+//            all-negative pairs, 10⁶ of them on larger logs, at least a tenth.
+//   fit      Adagrad (per coordinate) over the sampled pairs, ordered by a
+//            seeded hash of the pair and visited in blocks of ~1024 in a new
+//            seeded block order each epoch (a pair's place never depends on
+//            whether a held-out pair was sampled), one pair at a time, a
+//            fixed number of epochs,
+//            then per epoch one proximal L2 step per coordinate (as
+//            eval/model.cc); sequential, so the factors depend only on the
+//            data, the options and the model index.
 //   folds    pair p is in fold PilotFold(user_id, item_id, seed, K); model k
 //            < K is fitted without fold k and scores fold k; model K on every
 //            pair is the one the snapshot stores for INFERRED pairs.
@@ -40,8 +48,12 @@ struct PilotOptions {
   double initial_accumulator = 0.1;  // Adagrad's starting sum of squared gradients, > 0
   double l2 = 1.0;                   // proximal L2 weight per epoch (not the global bias), >= 0
   double init_std = 0.01;            // std of the embeddings' normal initialisation, in [0, 1]
-  uint64_t seed = 42;                // folds, initialisation and shuffling
-  int threads = 2;                   // fits in parallel (the result does not depend on it)
+  // Share of the all-negative pairs the fit trains on, each kept at weight
+  // 1/rate (pairs with a positive are always kept), in [0, 1]; 1 = every
+  // pair; 0 = auto: AutoNegativeRate of the data.
+  double negative_rate = 0.0;
+  uint64_t seed = 42;  // folds, initialisation and shuffling
+  int threads = 2;     // fits in parallel (the result does not depend on it)
   // INVALID_ARGUMENT naming the graphsieve-build flag (--pilot_dim, ...).
   absl::Status Validate() const;
 };
@@ -70,6 +82,12 @@ struct PilotFactors {
   double Logit(uint32_t u, uint32_t i) const;
   double Probability(uint32_t u, uint32_t i) const;
 };
+
+// The automatic negative_rate: every all-negative pair up to
+// kAutoNegativePairs of them, above that that many (the fit's cost is then
+// about fixed) but never below a tenth.
+inline constexpr double kAutoNegativePairs = 1e6;
+double AutoNegativeRate(const PilotData& data);
 
 // The fold of a pair: a hash of its ids and the seed, mod `folds` (the same
 // on every rank and for every pair order).

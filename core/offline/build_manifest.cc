@@ -65,6 +65,7 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
     params["pilot_folds"] = o.pilot.folds;
     params["pilot_learning_rate"] = o.pilot.learning_rate;
     params["pilot_l2"] = o.pilot.l2;
+    params["pilot_negative_rate"] = o.pilot.negative_rate;
   }
   return params;
 }

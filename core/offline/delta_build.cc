@@ -67,6 +67,7 @@ constexpr MustMatch kMustMatch[] = {{"method", "method"},
                                     {"pilot_folds", "pilot_folds"},
                                     {"pilot_learning_rate", "pilot_learning_rate"},
                                     {"pilot_l2", "pilot_l2"},
+                                    {"pilot_negative_rate", "pilot_negative_rate"},
                                     {"id_mode", "id_mode"}};
 
 // `v` as a command-line value: numbers and booleans as JSON writes them,

@@ -170,7 +170,8 @@ INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixtu
 // pilot column under mpirun -np 2 gives np = 1's rates and stores the same
 // pilot rows; np = 1 runs on 2 threads, np = 2 on 1 each.
 TEST_F(DistBuildTest, BuiltInPilotNpTwoGivesTheRatesAndFactorsOfNpOne) {
-  const std::string pilot = " --method opt --pilot_epochs 3 --pilot_dim 4 --export ";
+  const std::string pilot =
+      " --method opt --pilot_epochs 3 --pilot_dim 4 --pilot_negative_rate 0.2 --export ";
   Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("p1")) + " --threads 2" + pilot +
                           files_.Path("pe1.csv"));
   ASSERT_EQ(np1.exit_code, 0) << np1.output;

@@ -152,6 +152,7 @@ TEST(PilotCrossFitTest, NoPairsLabelEntersItsOwnScore) {
   PilotData d = RandomTable(40, 30, 8, 5, 9);
   PilotOptions o;
   o.dim = 4, o.epochs = 3;
+  o.negative_rate = 0.1;  // the flip also changes whether the pair is sampled
   auto models = FitPilotModels(d, o);
   ASSERT_TRUE(models.ok());
   const std::vector<float> before = CrossFittedScores(d, *models);
@@ -178,6 +179,42 @@ TEST(PilotCrossFitTest, NoPairsLabelEntersItsOwnScore) {
   // And the model the snapshot stores (every pair) sees it.
   EXPECT_NE((*models)[5].Probability(d.user[flipped], d.item[flipped]),
             (*refit)[5].Probability(d.user[flipped], d.item[flipped]));
+}
+
+TEST(PilotFitTest, AutoNegativeRateKeepsSmallLogsWholeAndBoundsLargeOnes) {
+  PilotData d;
+  d.positives.assign(500000, 0);
+  EXPECT_EQ(AutoNegativeRate(d), 1.0);
+  d.positives.assign(4000000, 0);
+  d.positives.resize(4100000, 1);  // positives do not count
+  EXPECT_DOUBLE_EQ(AutoNegativeRate(d), 0.25);
+  d.positives.assign(50000000, 0);
+  EXPECT_DOUBLE_EQ(AutoNegativeRate(d), 0.1);
+}
+
+TEST(PilotFitTest, SampledNegativesAreReweighted) {
+  // 40 users x 50 items, one instance each, 1 in 20 positive: the model's
+  // mean probability over every pair must stay near the log's rate when only
+  // a quarter of the negative pairs is trained on (at weight 4); unweighted,
+  // the sample's rate would be about 4x the log's.
+  std::vector<std::array<uint32_t, 4>> rows;
+  double positives = 0;
+  for (uint32_t u = 0; u < 40; ++u) {
+    for (uint32_t i = 0; i < 50; ++i) {
+      const uint32_t y = (u * 7 + i * 13) % 20 == 0;
+      rows.push_back({u, i, 1, y});
+      positives += y;
+    }
+  }
+  const PilotData d = Table(40, 50, rows, 2, 4);
+  for (double rate : {1.0, 0.25}) {
+    PilotOptions o;
+    o.dim = 2, o.epochs = 20, o.negative_rate = rate;
+    const PilotFactors f = FitPilotModel(d, o, o.folds);
+    double mean = 0;
+    for (size_t p = 0; p < d.size(); ++p) mean += f.Probability(d.user[p], d.item[p]);
+    EXPECT_NEAR(mean / positives, 1.0, 0.3) << "rate " << rate;
+  }
 }
 
 TEST(PilotCrossFitTest, FoldsSplitThePairsEvenly) {

@@ -397,6 +397,33 @@ double CrossFittedLogLoss(const PilotData& data, const std::vector<float>& score
   return n > 0 ? loss / n : 0.0;
 }
 
+PilotData PilotDataFromPairs(const PairTable& pairs, const PilotOptions& o) {
+  PilotData d;
+  d.num_users = static_cast<uint32_t>(pairs.num_users());
+  d.num_items = static_cast<uint32_t>(pairs.num_items());
+  d.user = pairs.pair_user, d.item = pairs.pair_item, d.instances = pairs.instances;
+  d.positives.resize(pairs.num_pairs());
+  d.fold.resize(pairs.num_pairs());
+  for (size_t p = 0; p < pairs.num_pairs(); ++p) {
+    d.positives[p] = pairs.instances[p] - pairs.negatives[p];
+    d.fold[p] = static_cast<uint8_t>(PilotFold(
+        pairs.user_ids[pairs.pair_user[p]], pairs.item_ids[pairs.pair_item[p]], o.seed, o.folds));
+  }
+  return d;
+}
+
+absl::StatusOr<std::vector<float>> CrossFittedPilotScores(const PairTable& pairs,
+                                                          const PilotOptions& o,
+                                                          PilotFactors* full) {
+  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  const PilotData data = PilotDataFromPairs(pairs, o);
+  absl::StatusOr<std::vector<PilotFactors>> models = FitPilotModels(data, o);
+  if (!models.ok()) return models.status();
+  std::vector<float> scores = CrossFittedScores(data, *models);
+  if (full != nullptr) *full = std::move(models->back());
+  return scores;
+}
+
 std::string SerializePilotFactors(const PilotFactors& f) {
   const uint64_t head[3] = {static_cast<uint64_t>(f.dim), f.user_rows.size(), f.item_rows.size()};
   std::string out(sizeof head + sizeof(double) + 4 * (f.user_rows.size() + f.item_rows.size()),

@@ -37,6 +37,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "core/records/pair_table.h"
 
 namespace graphsieve {
 
@@ -121,6 +122,16 @@ std::vector<float> CrossFittedScores(const PilotData& data,
 
 // The mean instance log-loss of `models`' cross-fitted scores (for reports).
 double CrossFittedLogLoss(const PilotData& data, const std::vector<float>& scores);
+
+// One process's data from a pair table (its order, folds from its ids).
+PilotData PilotDataFromPairs(const PairTable& pairs, const PilotOptions& options);
+
+// The built-in pilot in one call (what graphsieve-build does on one rank):
+// every pair's cross-fitted probability, in the table's order, ready for
+// `pairs.pilot_mean`; `full` (may be null) gets the model on every pair.
+absl::StatusOr<std::vector<float>> CrossFittedPilotScores(const PairTable& pairs,
+                                                          const PilotOptions& options,
+                                                          PilotFactors* full = nullptr);
 
 // Bytes of a model (between ranks of one build; not a file format).
 std::string SerializePilotFactors(const PilotFactors& f);

@@ -27,6 +27,7 @@ void Append(PilotData* d, const PairRecord& r) {
 // Every rank's pairs in the single process's order: (user index, item
 // index), the order of the pair table of one process. One rank: the table.
 PilotData GatherPilotData(Communicator& comm, const PairTable& pairs, const PilotOptions& o) {
+  if (comm.size() == 1) return PilotDataFromPairs(pairs, o);
   PilotData d;
   d.num_users = static_cast<uint32_t>(pairs.num_users());
   d.num_items = static_cast<uint32_t>(pairs.num_items());

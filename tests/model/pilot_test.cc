@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/model/pilot_row.h"
+#include "core/records/pair_table.h"
 #include "gtest/gtest.h"
 
 namespace graphsieve {
@@ -215,6 +216,32 @@ TEST(PilotFitTest, SampledNegativesAreReweighted) {
     for (size_t p = 0; p < d.size(); ++p) mean += f.Probability(d.user[p], d.item[p]);
     EXPECT_NEAR(mean / positives, 1.0, 0.3) << "rate " << rate;
   }
+}
+
+TEST(PilotCrossFitTest, OneCallFromAPairTableIsTheModelsCrossFit) {
+  PairTable t;
+  t.user_ids = {10, 20, 30};
+  t.item_ids = {5, 6, 7, 8};
+  for (uint32_t u = 0; u < 3; ++u) {
+    for (uint32_t i = 0; i < 4; ++i) {
+      t.pair_user.push_back(u), t.pair_item.push_back(i);
+      t.instances.push_back(2 + u), t.negatives.push_back((u + i) % 3 == 0 ? 1 : 2 + u);
+      t.label.push_back(t.negatives.back() < t.instances.back());
+    }
+  }
+  PilotOptions o;
+  o.dim = 2, o.epochs = 4, o.folds = 3;
+  PilotFactors full;
+  auto scores = CrossFittedPilotScores(t, o, &full);
+  ASSERT_TRUE(scores.ok()) << scores.status();
+  const PilotData d = PilotDataFromPairs(t, o);
+  ASSERT_EQ(d.size(), 12u);
+  EXPECT_EQ(d.positives[0], 1u);  // (10, 5): 2 instances, 1 negative
+  EXPECT_EQ(d.fold[5], PilotFold(20, 6, o.seed, 3));
+  auto models = FitPilotModels(d, o);
+  ASSERT_TRUE(models.ok());
+  EXPECT_EQ(*scores, CrossFittedScores(d, *models));
+  EXPECT_EQ(full.user_rows, models->back().user_rows);
 }
 
 TEST(PilotCrossFitTest, FoldsSplitThePairsEvenly) {

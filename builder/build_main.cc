@@ -65,6 +65,19 @@ ABSL_FLAG(
 ABSL_FLAG(double, kappa, 1, "Mixture rule: uniform share of the MA-EC score, > 0.");
 ABSL_FLAG(double, pilot_kappa, -1,
           "Mixture rule: uniform share of the pilot score; < 0 = --kappa.");
+// The built-in pilot (docs/METHOD.md "The built-in pilot"): fitted when a
+// pilot-based --method has no --pilot_col.
+ABSL_FLAG(int32_t, pilot_folds, 5,
+          "Built-in pilot: cross-fitting folds of the pairs, in [2, 64] (each pair is scored by "
+          "the model fitted without its fold).");
+ABSL_FLAG(int32_t, pilot_dim, 16, "Built-in pilot: embedding dimension, in [1, 256].");
+ABSL_FLAG(int32_t, pilot_epochs, 8, "Built-in pilot: passes over the pairs, in [1, 1000].");
+ABSL_FLAG(double, pilot_learning_rate, 0.05, "Built-in pilot: Adagrad step size, in (0, 10].");
+ABSL_FLAG(double, pilot_l2, 1.0, "Built-in pilot: L2 weight per epoch, in [0, 1e6].");
+ABSL_FLAG(double, pilot_negative_rate, 0,
+          "Built-in pilot: share of the all-negative pairs it trains on (at weight 1/rate; pairs "
+          "with a positive always), in [0, 1]; 0 = auto: all of up to 1e6 such pairs, 1e6 of "
+          "more, at least a tenth.");
 ABSL_FLAG(double, product_kappa, 0.25,
           "Mixture rule: uniform share of the product ensemble's refit.");
 ABSL_FLAG(double, score_power, 1.0,
@@ -198,6 +211,12 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   p.solver_max_iterations = absl::GetFlag(FLAGS_solver_max_iterations);
   p.seed = absl::GetFlag(FLAGS_seed);
   p.threads = absl::GetFlag(FLAGS_threads);
+  o.pilot.folds = absl::GetFlag(FLAGS_pilot_folds);
+  o.pilot.dim = absl::GetFlag(FLAGS_pilot_dim);
+  o.pilot.epochs = absl::GetFlag(FLAGS_pilot_epochs);
+  o.pilot.learning_rate = absl::GetFlag(FLAGS_pilot_learning_rate);
+  o.pilot.l2 = absl::GetFlag(FLAGS_pilot_l2);
+  o.pilot.negative_rate = absl::GetFlag(FLAGS_pilot_negative_rate);
 
   o.snapshot_root = absl::GetFlag(FLAGS_snapshot_root);
   o.keep_versions = absl::GetFlag(FLAGS_keep);

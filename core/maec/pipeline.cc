@@ -282,7 +282,7 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
             : o.method == Method::kOpt   ? o.PilotFloor()
                                          : o.floor;
   m.rate_rule = static_cast<int>(o.rate_rule);
-  m.kappa = o.kappa;
+  m.kappa = o.method == Method::kOpt ? o.PilotKappa() : o.kappa;  // the rule `fit` was made by
   m.score_power = o.score_power;
   m.exposure_power = o.method == Method::kMaec ? o.exposure_power : 0.0;
   m.score_mean = fit.score_mean;

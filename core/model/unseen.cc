@@ -6,6 +6,7 @@
 
 #include "core/maec/method.h"
 #include "core/maec/rate_rule.h"
+#include "core/model/pilot_row.h"
 
 namespace graphsieve {
 namespace {
@@ -42,12 +43,22 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
   };
   const Method method = static_cast<Method>(m.method);
   if (method == Method::kUniform) return static_cast<float>(m.alpha);
+  // The graph's part of the node rows; the built-in pilot's rows follow it.
+  const size_t graph = static_cast<size_t>(std::max(m.GraphRowFloats(), 0));
+  if (method == Method::kOpt && m.pilot_dim > 0 && user.sketch.size() == size_t(m.sketch_dim) &&
+      item.sketch.size() == size_t(m.sketch_dim)) {
+    // The built-in pilot's score from the stored rows, then the pilot's rule.
+    const double s = PilotSigmoid(PilotLogit(m.pilot_bias, user.sketch.data() + graph,
+                                             item.sketch.data() + graph, m.pilot_dim));
+    return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
+                                      : FloorRate(s, m.rho, m.floor));
+  }
   if (method != Method::kMaec)
     return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
 
   // Effective conductance from the sketch rows; 0 across components.
   double g = 0.0;
-  const size_t k = std::min(user.sketch.size(), item.sketch.size());
+  const size_t k = std::min({user.sketch.size(), item.sketch.size(), graph});
   if (user.record.component == item.record.component && k > 0) {
     const double r = SquaredDistance(user.sketch.data(), item.sketch.data(), k);
     g = r > 0.0 ? 1.0 / r : m.geff_max;

@@ -22,6 +22,7 @@
 #include "absl/time/clock.h"
 #include "core/maec/conductance.h"
 #include "core/model/node_default_fit.h"
+#include "core/offline/build_pilot.h"
 #include "core/offline/build_stage.h"
 #include "core/offline/build_stages.h"
 #include "core/offline/dist_exchange.h"
@@ -367,10 +368,23 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
   });
   if (!s.ok()) return s;
 
+  PilotFactors pilot;
+  if (build_internal::UsesBuiltInPilot(options)) {
+    s = Stage(comm, obs, &report, "pilot", [&] {
+      return build_internal::FitBuiltInPilot(options, comm, &pairs, &pilot,
+                                             &report.pilot_cross_fitted_log_loss);
+    });
+    if (!s.ok()) return s;
+    report.built_in_pilot = true;
+    const std::string hint = build_internal::BuiltInPilotWarning(options);
+    if (root && !hint.empty()) report.warnings.push_back(hint);
+  }
+
   PipelineResult result;
   s = PipelineStage(options, obs, comm, pairs, &report, &result);
   ::malloc_trim(0);  // the pipeline's freed scratch back to the system before the gather and write
   if (!s.ok()) return s;
+  if (report.built_in_pilot) build_internal::AttachPilotRows(pilot, &result);
 
   const uint64_t my_pairs = pairs.num_pairs(), my_instances = pairs.total_instances;
   // On several ranks the export is written in per-rank parts now, so the

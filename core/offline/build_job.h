@@ -12,6 +12,10 @@
 //              digesting them for the manifest on a thread of its own
 //   pair_table rows go to rank PartitionOfUser(user, N) (core/io/partition.h);
 //              a pair table per rank with global user/item indices
+//   pilot      (a pilot-based --method without --pilot_col) the built-in
+//              pilot fitted, cross-fitted over folds of the pairs: every
+//              rank's pairs all-gathered, the fits split over ranks, the
+//              models all-gathered (build_pilot.h)
 //   pipeline   the positive pairs all-gathered (every rank holds the graph);
 //              resistance columns split across ranks; node sums, the
 //              hardness range and the α fit (one global ρ, exact) all-reduced
@@ -51,6 +55,7 @@
 #include "core/distributed/communicator.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
+#include "core/model/pilot.h"
 #include "core/snapshot/format.h"
 #include "nlohmann/json.hpp"
 
@@ -64,8 +69,11 @@ struct BuildOptions {
   std::vector<std::string> inputs;  // log files, read in order and concatenated
   LogReaderOptions reader;          // columns, label rule, delimiter, id mode, bad rows
   PipelineOptions pipeline;         // method, alpha, floor, gamma, resistance, seed, threads
-  std::string snapshot_root;        // where versions are published; empty only with dry_run
-  int keep_versions = 5;            // retention: newest N (plus CURRENT and pinned ones)
+  // The built-in pilot (build_pilot.h), fitted when a pilot-based method has
+  // no reader.pilot_column; its seed and threads are the pipeline's.
+  PilotOptions pilot;
+  std::string snapshot_root;  // where versions are published; empty only with dry_run
+  int keep_versions = 5;      // retention: newest N (plus CURRENT and pinned ones)
   snapshot::TableFormat pairs_format = snapshot::TableFormat::kBlockBased;
   // Parts of the version, split by core/io/partition.h (docs/SNAPSHOT.md
   // "Partitioned versions"); 1 = one unpartitioned version directory.
@@ -121,6 +129,10 @@ struct BuildReport {
   std::vector<std::string> deleted_versions;
   std::vector<std::string> removed_temporaries;
   std::vector<std::string> warnings;
+  // The built-in pilot (build_pilot.h), when fitted: the mean instance
+  // log-loss of its cross-fitted scores over every pair (JSON "pilot").
+  bool built_in_pilot = false;
+  double pilot_cross_fitted_log_loss = 0;
   // A build over several ranks, on rank 0: one object per rank with rank,
   // pairs, instances, wall_seconds, cpu_seconds, peak_rss_bytes. Null otherwise.
   nlohmann::json ranks;

@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "core/model/pilot_row.h"
 #include "core/offline/build_job.h"
+#include "core/offline/build_pilot.h"
 #include "core/offline/build_stages.h"
 #include "core/snapshot/manifest.h"
 
@@ -36,7 +38,7 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"propagation_max_iterations", p.propagation_max_iterations},
       // Floats per stored node row (what readers check the rows against);
       // sketch_columns is k (docs/SNAPSHOT.md).
-      {"sketch_dim", p.NodeRowDim()},
+      {"sketch_dim", p.NodeRowDim() + (UsesBuiltInPilot(o) ? PilotRowFloats(o.pilot.dim) : 0)},
       {"sketch_columns", p.sketch_dim},
       {"unseen_control_variate", p.unseen_control_variate},
       {"solver_tolerance", p.solver_tolerance},
@@ -56,6 +58,15 @@ nlohmann::json ParametersJson(const BuildOptions& o) {
       {"pairs_table_format", snapshot::TableFormatName(o.pairs_format)},
   };
   if (o.partitions > 1) params["partitions"] = o.partitions;
+  if (UsesBuiltInPilot(o)) {  // the built-in pilot (build_pilot.h); absent = none
+    params["pilot"] = "built-in";
+    params["pilot_dim"] = o.pilot.dim;
+    params["pilot_epochs"] = o.pilot.epochs;
+    params["pilot_folds"] = o.pilot.folds;
+    params["pilot_learning_rate"] = o.pilot.learning_rate;
+    params["pilot_l2"] = o.pilot.l2;
+    params["pilot_negative_rate"] = o.pilot.negative_rate;
+  }
   return params;
 }
 
@@ -116,6 +127,7 @@ nlohmann::json BuildReport::ToJson() const {
                       {"removed_temporaries", removed_temporaries},
                       {"warnings", warnings}};
   if (!ranks.is_null()) j["ranks"] = ranks;
+  if (built_in_pilot) j["pilot"] = {{"cross_fitted_log_loss", pilot_cross_fitted_log_loss}};
   return j;
 }
 

@@ -53,6 +53,10 @@ absl::Status PublishStage(const BuildOptions& options, const BuildObserver& obs,
                           const SnapshotStore& store, const PublishLock& lock,
                           const std::string& version, BuildReport* report);
 
+// For a pilot-based --method without --pilot_col: a warning naming the
+// input's column that looks like a pilot score, or empty.
+std::string BuiltInPilotWarning(const BuildOptions& options);
+
 // Fills the report's counts from the pipeline's result.
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
                           BuildReport* report);

@@ -56,10 +56,14 @@ std::vector<std::string> HeaderColumns(const std::string& path, char delimiter) 
   return names;
 }
 
-// Why --method needs --pilot_col, and what to pass: a column of the first
-// input's header that looks like a pilot score (its name says pilot, or
-// score), when there is one.
-std::string MissingPilotMessage(const BuildOptions& o) {
+}  // namespace
+
+namespace build_internal {
+
+// A pilot-based --method without --pilot_col fits the built-in pilot; when the
+// first input's header has a column that looks like a pilot score (its name
+// says pilot, or score), the warning names the flag that would use it.
+std::string BuiltInPilotWarning(const BuildOptions& o) {
   const LogReaderOptions& r = o.reader;
   const std::vector<std::string> names =
       !r.column_names.empty() ? r.column_names : HeaderColumns(o.inputs.front(), r.delimiter);
@@ -70,20 +74,12 @@ std::string MissingPilotMessage(const BuildOptions& o) {
       if (guess.empty() && absl::StrContains(absl::AsciiStrToLower(name), word)) guess = name;
     }
   }
-  const std::string head = absl::StrCat("--method=", MethodName(o.pipeline.method),
-                                        " rates from a pilot model's score per row, but no "
-                                        "--pilot_col was given; pass --pilot_col=");
-  if (!guess.empty()) {
-    return absl::StrCat(head, guess, " (a column of ", o.inputs.front(), ")");
-  }
-  return absl::StrCat(head,
-                      "COLUMN naming the log's pilot score column (values in [0, 1]), or "
-                      "use --method=maec, which needs none");
+  if (guess.empty()) return "";
+  return absl::StrCat("--method=", MethodName(o.pipeline.method),
+                      " without --pilot_col fits the built-in pilot; to rate from the log's own "
+                      "pilot score instead pass --pilot_col=",
+                      guess, " (a column of ", o.inputs.front(), ")");
 }
-
-}  // namespace
-
-namespace build_internal {
 
 // Stages 4 and 5: the validation gates, then the optional per-pair CSV.
 absl::Status GatesAndExportStage(const BuildOptions& options, const BuildObserver& obs,
@@ -139,8 +135,8 @@ absl::Status BuildOptions::Validate() const {
   // The method's options are checked once, by PipelineOptions::Validate;
   // its field names are the flags' names.
   if (absl::Status s = pipeline.Validate(); !s.ok()) return bad(absl::StrCat("--", s.message()));
-  if (NeedsPilot(pipeline.method) && reader.pilot_column.empty()) {
-    return bad(MissingPilotMessage(*this));
+  if (NeedsPilot(pipeline.method) && reader.pilot_column.empty()) {  // the built-in pilot
+    if (absl::Status s = pilot.Validate(); !s.ok()) return s;
   }
   const PipelineOptions& p = pipeline;
   // Checked whatever the rate rule (an unused NaN is still a typo to report).

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "core/maec/pair_table.h"
+#include "core/offline/build_pilot.h"
 #include "core/offline/build_stage.h"
 #include "core/offline/build_stages.h"
 #include "core/offline/delta_records.h"
@@ -62,6 +63,12 @@ constexpr MustMatch kMustMatch[] = {{"method", "method"},
                                     {"item_col", "item_col"},
                                     {"label_rule", "label"},
                                     {"pilot_col", "pilot_col"},
+                                    {"pilot_dim", "pilot_dim"},
+                                    {"pilot_epochs", "pilot_epochs"},
+                                    {"pilot_folds", "pilot_folds"},
+                                    {"pilot_learning_rate", "pilot_learning_rate"},
+                                    {"pilot_l2", "pilot_l2"},
+                                    {"pilot_negative_rate", "pilot_negative_rate"},
                                     {"id_mode", "id_mode"}};
 
 // `v` as a command-line value: numbers and booleans as JSON writes them,
@@ -311,6 +318,7 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
     ro.sketch_columns = params.value("sketch_columns", 0);
     ro.control_variate = params.value("unseen_control_variate", false) &&
                          params.value("method", std::string()) == "maec";
+    ro.pilot = build_internal::BuiltInPilotOptions(options.build);
     auto r = ComputeDeltaRecords(*base, *fresh, ro);
     if (!r.ok()) return r.status();
     d = std::move(*r);

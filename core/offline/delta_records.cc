@@ -20,6 +20,7 @@ constexpr uint32_t kNewClusterBase = 0x80000000u;
 // The working state of one touched node (users 0..U-1, then items).
 struct Work {
   int dim = 0, columns = 0;
+  int graph = 0;  // the graph's floats of a row; the pilot's row follows them
   bool cv = false;
   size_t users = 0;
   std::vector<uint8_t> known;
@@ -64,7 +65,7 @@ absl::Status LoadBaseNodes(const SnapshotReader& base, const PairTable& fresh, W
 // Jacobi sweeps of the harmonic extension over the touched nodes' rows (the
 // first `columns` floats with the control variate, all of them without).
 void ExtendRows(int sweeps, Work* w) {
-  const int z = w->cv ? w->columns : w->dim;
+  const int z = w->cv ? w->columns : w->graph;
   std::vector<size_t> touched;
   for (size_t n = 0; n < w->nbrs.size(); ++n) {
     if (!w->nbrs[n].empty()) touched.push_back(n);
@@ -162,6 +163,40 @@ void ScaleSums(const std::vector<uint32_t>& base_degree, const PairTable& fresh,
   }
 }
 
+// The new nodes' pilot rows fitted on the new log's pairs, with the base
+// nodes' rows held (delta_records.h "pilot").
+absl::Status FoldInPilot(const PairTable& fresh, const UnseenModel& model, PilotOptions o,
+                         Work* w) {
+  PilotData d;
+  d.num_users = static_cast<uint32_t>(fresh.num_users());
+  d.num_items = static_cast<uint32_t>(fresh.num_items());
+  d.user = fresh.pair_user, d.item = fresh.pair_item, d.instances = fresh.instances;
+  d.positives.resize(fresh.num_pairs());
+  for (size_t p = 0; p < fresh.num_pairs(); ++p)
+    d.positives[p] = fresh.instances[p] - fresh.negatives[p];
+  d.fold.assign(fresh.num_pairs(), 0);
+  PilotFactors f;
+  f.dim = model.pilot_dim;
+  f.bias = model.pilot_bias;
+  const size_t row = size_t(f.dim) + 1;
+  std::vector<uint8_t> user_fixed(w->known.begin(), w->known.begin() + w->users);
+  std::vector<uint8_t> item_fixed(w->known.begin() + w->users, w->known.end());
+  for (size_t n = 0; n < w->known.size(); ++n) {
+    std::vector<float>& rows = n < w->users ? f.user_rows : f.item_rows;
+    rows.insert(rows.end(), w->Row(n) + w->graph, w->Row(n) + w->graph + row);
+  }
+  o.dim = f.dim;
+  absl::Status s = FoldInPilotRows(d, o, user_fixed, item_fixed, &f);
+  if (!s.ok()) return s;
+  for (size_t n = 0; n < w->known.size(); ++n) {
+    if (w->known[n]) continue;
+    const float* from = n < w->users ? f.UserRow(static_cast<uint32_t>(n))
+                                     : f.ItemRow(static_cast<uint32_t>(n - w->users));
+    std::copy_n(from, row, w->Row(n) + w->graph);
+  }
+  return absl::OkStatus();
+}
+
 uint32_t SaturatingAdd(uint32_t a, uint64_t b) {
   return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a} + b, 0xFFFFFFFFu));
 }
@@ -179,9 +214,11 @@ absl::StatusOr<DeltaRecords> ComputeDeltaRecords(const SnapshotReader& base, con
   w.dim = model.sketch_dim;
   w.columns = options.sketch_columns;
   w.cv = options.control_variate;
-  if (w.cv && w.columns + 2 != w.dim) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "base rows hold ", w.dim, " floats; the control variate layout needs ", w.columns, " + 2"));
+  w.graph = model.GraphRowFloats();
+  if (w.graph < 0 || (w.cv && w.columns + 2 != w.graph)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("base rows hold ", w.graph, " graph floats; the control variate layout needs ",
+                     w.columns, " + 2"));
   }
   absl::Status s = LoadBaseNodes(base, fresh, &w);
   if (!s.ok()) return s;
@@ -220,6 +257,9 @@ absl::StatusOr<DeltaRecords> ComputeDeltaRecords(const SnapshotReader& base, con
     }
   }
   ExtendRows(options.sweeps, &w);
+  if (model.pilot_dim > 0) {
+    if (absl::Status s = FoldInPilot(fresh, model, options.pilot, &w); !s.ok()) return s;
+  }
   AssignComponents(&w);
   ScaleSums(base_degree, fresh, stored, &w);
 

@@ -17,6 +17,10 @@
 //           the mean of their rows after one sweep.
 //   sums    Σ B̂ and Σ score keep the base's per-pair mean at the new degree
 //           (a new node: the mean of its partners' per-pair means).
+//   pilot   (a base with the built-in pilot's rows, UnseenModel::pilot_dim >
+//           0) the new nodes' pilot rows folded in (FoldInPilotRows) on the
+//           new log's pairs, the base nodes' rows and the global bias held;
+//           a base node keeps its row
 //   rates   ScoreUnseenPair (core/model/unseen.h) on the updated records: the
 //           rule the server applies to pairs the builder never saw.
 //
@@ -27,6 +31,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "core/model/pilot.h"
 #include "core/records/pair_table.h"
 #include "core/records/pipeline_result.h"
 #include "core/snapshot/snapshot_reader.h"
@@ -39,6 +44,8 @@ struct DeltaRecordOptions {
   // whether the rows carry the control variate's two exact slots after them.
   int sketch_columns = 0;
   bool control_variate = false;
+  // The built-in pilot's fold-in (its dim comes from the base's model).
+  PilotOptions pilot;
 };
 
 struct DeltaRecords {

@@ -28,7 +28,15 @@ struct UnseenModel {
   bool uncertainty_propagation = true;
   bool score_propagation = true;
   bool symmetric_normalisation = false;
-  int sketch_dim = 0;
+  int sketch_dim = 0;  // floats per stored node row: the graph's row, then the pilot's
+  // The built-in pilot (core/model/pilot_row.h, docs/SNAPSHOT.md "Pilot
+  // factors"): its embedding dimension (0 = none: no pilot row) and global
+  // bias. A node row ends with 1 + pilot_dim floats (the node's bias, then its
+  // embedding); the graph's part is the first sketch_dim − (1 + pilot_dim).
+  int pilot_dim = 0;
+  double pilot_bias = 0.0;
+  int PilotRowFloats() const { return pilot_dim > 0 ? pilot_dim + 1 : 0; }
+  int GraphRowFloats() const { return sketch_dim - PilotRowFloats(); }
   // The positive-rate DEFAULT policy's fit (core/model/node_default.h,
   // docs/METHOD.md "Pairs the builder never saw"); 0 = not fitted (older
   // snapshots, uniform): the policy falls back to node-mean.

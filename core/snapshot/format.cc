@@ -129,7 +129,11 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
                       {"score_mean", m.score_mean},
                       {"score_power", m.score_power}};
   if (m.exposure_power != 0.0) j["exposure_power"] = m.exposure_power;  // absent = 0 (off)
-  if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {           // format 3, fitted
+  if (m.pilot_dim > 0) {  // the built-in pilot's rows end every node row; absent = none
+    j["pilot_dim"] = m.pilot_dim;
+    j["pilot_bias"] = m.pilot_bias;
+  }
+  if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {  // format 3, fitted
     j["default_prior"] = m.default_prior;
     j["default_smoothing"] = m.default_smoothing;
     j["default_user_rho"] = m.default_user_rho;
@@ -165,6 +169,9 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     m.score_mean = NumberFieldOr(j, "score_mean", 0.0);
     m.score_power = NumberFieldOr(j, "score_power", 1.0);        // added later; 1 = the score
     m.exposure_power = NumberFieldOr(j, "exposure_power", 0.0);  // added later; 0 = no discount
+    // The built-in pilot's rows (added later); absent = no pilot rows.
+    m.pilot_dim = j.contains("pilot_dim") ? IntegerField<int>(j, "pilot_dim") : 0;
+    m.pilot_bias = NumberFieldOr(j, "pilot_bias", 0.0);
     // Format 3: the positive-rate DEFAULT fit; absent = not fitted.
     m.default_prior = NumberFieldOr(j, "default_prior", 0.0);
     m.default_smoothing = NumberFieldOr(j, "default_smoothing", 0.0);
@@ -180,6 +187,12 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
   }
   if (m.sketch_dim < 0 || m.sketch_dim > 65536) {
     return absl::DataLossError(absl::StrCat("meta/unseen_model: sketch_dim ", m.sketch_dim));
+  }
+  if (m.pilot_dim < 0 || m.pilot_dim > 256 || m.PilotRowFloats() > m.sketch_dim ||
+      !std::isfinite(m.pilot_bias)) {
+    return absl::DataLossError(absl::StrCat("meta/unseen_model: pilot_dim ", m.pilot_dim,
+                                            " with sketch_dim ", m.sketch_dim, ", pilot_bias ",
+                                            m.pilot_bias));
   }
   if (m.rate_rule != 0 && m.rate_rule != 1) {
     return absl::DataLossError(

@@ -410,33 +410,45 @@ TEST_F(BuilderBinaryTest, SummarySaysWhichBadRowsWereSkipped) {
   EXPECT_EQ(j["bad_row_examples"].size(), 2u) << r.out;
 }
 
-// A pilot-based --method without --pilot-col is refused up front (exit 2),
-// naming the flag to pass and, when the log's header has a column that looks
-// like a pilot score, that column.
-TEST_F(BuilderBinaryTest, PilotMethodWithoutPilotColumnSaysWhichColumnToPass) {
+// A pilot-based --method without --pilot-col fits the built-in pilot
+// (docs/METHOD.md "The built-in pilot"); when the log's header has a column
+// that looks like a pilot score, a warning names the flag that would use it.
+TEST_F(BuilderBinaryTest, PilotMethodWithoutPilotColumnFitsTheBuiltInPilot) {
   const std::string with = dir_.path() + "/with_pilot.csv";
-  std::ofstream(with) << "user_id,item_id,clicked,pilot_score\nu1,1,0,0.5\nu1,2,1,0.7\n";
-  auto r = RunBuildBinary(
-      {"--input=" + with, "--label-col=clicked", "--method=opt", "--dry-run", "--quiet"},
-      dir_.path());
-  EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.err,
-                                "--method=opt rates from a pilot model's score per row, "
-                                "but no --pilot_col was given; pass "
+  std::ofstream(with) << "user_id,item_id,clicked,pilot_score\nu1,1,0,0.5\nu1,2,1,0.7\n"
+                      << "u2,1,1,0.6\nu2,2,0,0.2\n";
+  auto r = RunBuildBinary({"--input=" + with, "--label-col=clicked", "--method=opt", "--dry-run",
+                           "--json", "--sketch_dim=8"},
+                          dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("pilot")) << r.out;
+  ASSERT_EQ(j["warnings"].size(), 1u) << r.out;
+  EXPECT_TRUE(absl::StrContains(j["warnings"][0].get<std::string>(),
+                                "to rate from the log's own pilot score instead pass "
                                 "--pilot_col=pilot_score (a column of " +
                                     with + ")"))
-      << r.err;
-  r = RunBuildBinary({"--input=" + log_, "--label-col=clicked", "--method=max", "--dry-run"},
+      << r.out;
+  r = RunBuildBinary({"--input=" + log_, "--label-col=clicked", "--method=max", "--dry-run",
+                      "--json", "--sketch_dim=8"},
+                     dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j.contains("pilot")) << r.out;
+  EXPECT_TRUE(j["warnings"].empty()) << r.out;
+  // A user's pilot column wins: no built-in pilot.
+  r = RunBuildBinary({"--input=" + with, "--label-col=clicked", "--method=opt",
+                      "--pilot-col=pilot_score", "--dry-run", "--json", "--sketch_dim=8"},
+                     dir_.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(j.contains("pilot")) << r.out;
+  // Its options are checked, naming the flag.
+  r = RunBuildBinary({"--input=" + with, "--label-col=clicked", "--method=opt", "--pilot_folds=1",
+                      "--dry-run", "--quiet"},
                      dir_.path());
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.err,
-                                "pass --pilot_col=COLUMN naming the log's pilot score "
-                                "column"))
-      << r.err;
-  r = RunBuildBinary({"--input=" + with, "--label-col=clicked", "--method=opt",
-                      "--pilot-col=pilot_score", "--dry-run", "--quiet", "--sketch_dim=8"},
-                     dir_.path());
-  EXPECT_FALSE(absl::StrContains(r.err, "no --pilot_col")) << r.err;  // given: no refusal
+  EXPECT_TRUE(absl::StrContains(r.err, "--pilot_folds must be in [2, 64], got 1")) << r.err;
 }
 
 // --dataset=movielens names the columns of a file without a header; on a

@@ -168,6 +168,62 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
 
+// The built-in pilot (core/offline/build_pilot.h): --method opt without a
+// pilot column under mpirun -np 2 gives np = 1's rates and stores the same
+// pilot rows; np = 1 runs on 2 threads, np = 2 on 1 each.
+TEST_F(DistBuildTest, BuiltInPilotNpTwoGivesTheRatesAndFactorsOfNpOne) {
+  const std::string pilot =
+      " --method opt --pilot_epochs 3 --pilot_dim 4 --pilot_negative_rate 0.2 --export ";
+  Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("p1")) + " --threads 2" + pilot +
+                          files_.Path("pe1.csv"));
+  ASSERT_EQ(np1.exit_code, 0) << np1.output;
+  Result np2 = RunCommand(Mpirun(2) + Flags(files_.Path("p2")) + pilot + files_.Path("pe2.csv"));
+  ASSERT_EQ(np2.exit_code, 0) << np2.output;
+  EXPECT_THAT(np2.output, HasSubstr("pilot"));  // the stage ran
+  const std::map<std::string, double> r1 = Rates(files_.Path("pe1.csv")),
+                                      r2 = Rates(files_.Path("pe2.csv"));
+  ASSERT_GT(r1.size(), 100000u);
+  ASSERT_EQ(r1.size(), r2.size());
+  double worst = 0;
+  std::set<double> distinct;
+  for (const auto& [key, rate] : r1) {
+    ASSERT_EQ(r2.count(key), 1u) << key;
+    worst = std::max(worst, std::abs(r2.at(key) - rate) / rate);
+    if (distinct.size() < 1000) distinct.insert(rate);
+  }
+  EXPECT_LE(worst, 1e-6);
+  EXPECT_GT(distinct.size(), 100u);  // per-pair rates, not a constant
+  std::shared_ptr<const SnapshotReader> snap[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string root = files_.Path(absl::StrCat("p", k + 1));
+    std::string version = testing_io::ReadFile(root + "/CURRENT");
+    while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
+      version.pop_back();
+    auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    snap[k] = *reader;
+  }
+  const UnseenModel &m1 = snap[0]->model(), &m2 = snap[1]->model();
+  ASSERT_EQ(m1.pilot_dim, 4);
+  EXPECT_EQ(m2.pilot_dim, 4);
+  EXPECT_EQ(m1.pilot_bias, m2.pilot_bias);
+  EXPECT_EQ(m1.sketch_dim, m2.sketch_dim);
+  size_t rows = 0;
+  for (auto it = r1.begin(); it != r1.end() && rows < 2000; ++it, ++rows) {
+    const std::vector<std::string> ids = absl::StrSplit(it->first, ',');
+    for (int side = 0; side < 2; ++side) {
+      NodeView a, b;
+      ASSERT_TRUE(snap[0]->FindNode(side == 1, std::stoull(ids[side]), &a));
+      ASSERT_TRUE(snap[1]->FindNode(side == 1, std::stoull(ids[side]), &b));
+      const size_t tail = a.sketch.size() - m1.PilotRowFloats();
+      for (size_t k = tail; k < a.sketch.size(); ++k) {
+        ASSERT_EQ(a.sketch[k], b.sketch[k]) << it->first << " side " << side << " float " << k;
+      }
+    }
+  }
+  std::printf("built-in pilot: max relative rate difference np=2 vs np=1 %.3g\n", worst);
+}
+
 // Where rank 1 is killed, and the flags that make the build reach that stage
 // (`write` on a rank other than 0 needs per-rank parts: --partitions 2).
 struct KillPoint {

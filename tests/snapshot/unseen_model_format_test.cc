@@ -49,6 +49,32 @@ TEST(UnseenModelFormat, ModelWithoutRuleFieldsIsTheFloorRule) {
   EXPECT_DOUBLE_EQ(m->rho, 3.0);
 }
 
+// The built-in pilot's fields (docs/SNAPSHOT.md "Pilot factors"): written
+// only with pilot rows, round-trip, absent = none, and a pilot row wider than
+// the node row is refused.
+TEST(UnseenModelFormat, PilotFieldsRoundTripAndAreAbsentWithoutPilotRows) {
+  UnseenModel m;
+  m.method = 2;
+  m.sketch_dim = 8;
+  EXPECT_EQ(EncodeUnseenModel(m).find("pilot_dim"), std::string::npos);
+  absl::StatusOr<UnseenModel> back = DecodeUnseenModel(EncodeUnseenModel(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pilot_dim, 0);
+  EXPECT_EQ(back->PilotRowFloats(), 0);
+  EXPECT_EQ(back->GraphRowFloats(), 8);
+  m.sketch_dim = 8 + 5;
+  m.pilot_dim = 4;
+  m.pilot_bias = -3.25;
+  back = DecodeUnseenModel(EncodeUnseenModel(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->pilot_dim, 4);
+  EXPECT_DOUBLE_EQ(back->pilot_bias, -3.25);
+  EXPECT_EQ(back->GraphRowFloats(), 8);
+  m.sketch_dim = 4;  // a pilot row of 5 floats cannot end a row of 4
+  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(),
+              ::testing::HasSubstr("pilot_dim 4 with sketch_dim 4"));
+}
+
 TEST(UnseenModelFormat, UnknownRuleOrBadKappaIsDataLoss) {
   UnseenModel m;
   m.rate_rule = 2;

@@ -199,7 +199,7 @@ TEST_F(DistBuildTest, BuiltInPilotNpTwoGivesTheRatesAndFactorsOfNpOne) {
     std::string version = testing_io::ReadFile(root + "/CURRENT");
     while (!version.empty() && (version.back() == '\n' || version.back() == ' '))
       version.pop_back();
-    auto reader = SnapshotReader::Open(root, version, SnapshotReaderOptions());
+    auto reader = VersionOpener().OpenStored(root, version, SnapshotReaderOptions());
     ASSERT_TRUE(reader.ok()) << reader.status();
     snap[k] = *reader;
   }

@@ -1,4 +1,5 @@
-// Times the pipeline's stages and reports them to PipelineOptions::progress.
+// Times the pipeline's stages and reports them to PipelineOptions::progress
+// (and their peak RSS with GRAPHSIEVE_DEBUG_RSS, rss_probe.h).
 // Internal to core/maec.
 //
 // Thread-safety: one StageClock per pipeline run, used from one thread.
@@ -10,7 +11,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/pipeline_options.h"
+#include "core/maec/rss_probe.h"
 #include "core/records/solve_summary.h"
 
 namespace graphsieve {
@@ -27,6 +30,7 @@ class StageClock {
     timings_->push_back({stage, absl::ToDoubleSeconds(now - last_)});
     last_ = now;
     if (o_.progress) o_.progress(stage, 1.0);
+    ReportStageRss(o_.comm != nullptr ? o_.comm->rank() : 0, "  " + stage);
   }
 
  private:

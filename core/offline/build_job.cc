@@ -75,7 +75,8 @@ void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
 uint64_t PeakRssBytes() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  // GRAPHSIEVE_DEBUG_RSS resets the kernel's peak at each stage (rss_probe.h).
+  return std::max<uint64_t>(static_cast<uint64_t>(ru.ru_maxrss) * 1024, ProbedPeakRssBytes());
 }
 
 namespace {

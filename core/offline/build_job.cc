@@ -258,6 +258,9 @@ absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs
   return Stage(comm, obs, report, "pipeline", [&]() -> absl::Status {
     PipelineOptions po = options.pipeline;
     po.comm = ranks ? &comm : nullptr;
+    // Without --export the write needs the rates only (docs/SCALING.md
+    // "Memory per impression").
+    po.per_pair_details = !options.export_csv.empty();
     po.progress = [&](const std::string& stage, double f) {
       if (obs.progress) obs.progress("pipeline: " + stage, f, 0);
     };
@@ -266,7 +269,7 @@ absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs
                                           po)
               : ComputeConductance(pairs, po);
     if (!cond.ok()) return cond.status();
-    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, *cond, po);
+    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, std::move(*cond), po);
     if (!r.ok()) return r.status();
     r->timings.insert(r->timings.begin(), cond->timings.begin(), cond->timings.end());
     *result = std::move(*r);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -36,14 +37,12 @@ struct Corrected {
 // M_pp·Δ (M_pp = 1 for a step that is switched off):
 //   B⁽⁰⁾: 1 − z → z          B̂ᶜᶠ = B̂ + M_pp (2z − 1)
 //   Ẑ⁽⁰⁾: 1 − B̂ → B̂ᶜᶠ       Ẑᶜᶠ = Ẑ + M_pp (B̂ᶜᶠ − (1 − B̂))
-// `b` holds B̂ of the positive pairs in pair order, `score` Ẑ of every pair
-// (before clipping); returns max(Ẑᶜᶠ, 0) of the positive pairs in pair order.
-template <typename Z>
-std::vector<double> CounterfactualPositives(const PairTable& pairs,
-                                            absl::Span<const uint32_t> degrees, const Z& z,
-                                            const std::vector<double>& b,
-                                            const std::vector<double>& score,
-                                            const PipelineOptions& o) {
+// `z` and `b` hold z and B̂ of the positive pairs in pair order, `score` Ẑ of
+// every pair (before clipping); returns max(Ẑᶜᶠ, 0) of the positive pairs in
+// pair order.
+std::vector<double> CounterfactualPositives(
+    const PairTable& pairs, absl::Span<const uint32_t> degrees, const std::vector<double>& z,
+    const std::vector<double>& b, const std::vector<double>& score, const PipelineOptions& o) {
   const bool any_step = o.uncertainty_propagation || o.score_propagation;
   const std::vector<double> self =
       any_step ? SelfInfluenceOfPositives(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
@@ -53,7 +52,7 @@ std::vector<double> CounterfactualPositives(const PairTable& pairs,
     if (!pairs.label[p]) continue;
     const double mb = o.uncertainty_propagation ? self[k] : 1.0;
     const double ms = o.score_propagation ? self[k] : 1.0;
-    const double b_cf = b[k] + mb * (2.0 * z(p) - 1.0);
+    const double b_cf = b[k] + mb * (2.0 * z[k] - 1.0);
     const double s_cf = score[p] + ms * (b_cf - (1.0 - b[k]));
     out.push_back(std::max(s_cf, 0.0));
     ++k;
@@ -64,9 +63,11 @@ std::vector<double> CounterfactualPositives(const PairTable& pairs,
 // docs/DESIGN.md §2.5–2.6 applied to a base prediction z(p) ∈ [0, 1] per
 // pair. `node_sums`: also the node sums of B̂ and Ẑ (the node records');
 // `pair_floats`: also B̂ and Ẑ per pair as floats (PipelineResult's).
+// z is read once per pair, then `z_done` runs (what z reads may be freed).
 template <typename Z>
 Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, const Z& z,
-                  const PipelineOptions& o, bool node_sums, bool pair_floats) {
+                  const PipelineOptions& o, bool node_sums, bool pair_floats,
+                  const std::function<void()>& z_done = nullptr) {
   Corrected c;
   PropagationOptions po;
   po.gamma = o.gamma;
@@ -78,7 +79,13 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
   const size_t P = pairs.num_pairs();
   std::vector<double>& x = c.rate_score;
   x.resize(P);
-  for (size_t p = 0; p < P; ++p) x[p] = std::abs(double(pairs.label[p]) - z(p));
+  std::vector<double> positive_z;  // z of the positive pairs, for their counterfactual
+  for (size_t p = 0; p < P; ++p) {
+    const double zp = z(p);
+    x[p] = std::abs(double(pairs.label[p]) - zp);
+    if (o.counterfactual_positives && pairs.label[p]) positive_z.push_back(zp);
+  }
+  if (z_done) z_done();
   if (o.uncertainty_propagation) c.uncertainty_report = Propagate(pairs, degrees, po, &x);
   // x = B̂.
   if (node_sums) {
@@ -96,8 +103,9 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
   // x = Ẑ.
   std::vector<double> positive_cf;
   if (o.counterfactual_positives) {
-    positive_cf = CounterfactualPositives(pairs, degrees, z, positive_b, x, o);
+    positive_cf = CounterfactualPositives(pairs, degrees, positive_z, positive_b, x, o);
     positive_b = std::vector<double>();
+    positive_z = std::vector<double>();
   }
   for (double& s : x) s = std::max(s, 0.0);
   if (node_sums) {
@@ -150,12 +158,17 @@ HardnessRange RangeOf(const std::vector<float>& hardness, Communicator* comm) {
 
 // MA-EC prediction: min-max normalised hardness, then correction.
 Corrected MaecScore(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                    const ConductanceResult& cond, const HardnessRange& range,
-                    const PipelineOptions& o) {
+                    const ConductanceResult& cond, ConductanceResult* take,
+                    const HardnessRange& range, const PipelineOptions& o) {
   const double span = range.max - range.min;
   const float* hardness = cond.hardness.data();
   auto z = [&](size_t p) { return span > 0 ? (hardness[p] - range.min) / span : 0.0; };
-  return Correct(pairs, degrees, z, o, /*node_sums=*/true, o.per_pair_details);
+  // Consumed and not wanted in the result: the hardness goes once z is read.
+  std::function<void()> z_done;
+  if (take != nullptr && !o.per_pair_details) {
+    z_done = [take] { take->hardness = std::vector<float>(); };
+  }
+  return Correct(pairs, degrees, z, o, /*node_sums=*/true, o.per_pair_details, z_done);
 }
 
 struct MethodRates {
@@ -363,7 +376,7 @@ absl::StatusOr<PipelineResult> MethodHalf(const PairTable& pairs, const Conducta
   const std::vector<uint32_t> degrees = NodeDegrees(pairs, o.comm);
 
   const HardnessRange range = RangeOf(cond.hardness, o.comm);
-  Corrected maec = MaecScore(pairs, degrees, cond, range, o);
+  Corrected maec = MaecScore(pairs, degrees, cond, take, range, o);
   if (o.per_pair_details) {
     res.geff = take != nullptr ? std::move(take->geff) : cond.geff;
     res.hardness = take != nullptr ? std::move(take->hardness) : cond.hardness;

@@ -9,7 +9,11 @@
 #
 # Flag sets: default, with and without --export; --method max with the log's pilot column; a delta over
 # the default build; np = 2 under mpirun with --partitions 2 (when mpirun is
-# there). Prints one line per flag set and exits 1 if anything differs.
+# there); and, within the new binary, the default build against the one with
+# --export (two code paths of the pipeline). Prints one line per comparison
+# and exits 1 if anything differs. With --base = --new it is the CI test
+# tests/distributed "dist_compare_builds" (the cross-binary lines then check
+# that a build is deterministic).
 set -euo pipefail
 
 BASE="" NEW="" GEN="" SCALE=0.05 WORK="" MPIRUN="${MPIRUN:-mpirun}"
@@ -95,6 +99,9 @@ for side in base new; do
   run "$bin" "$WORK/$side-default" --input "$NEWROWS" --delta_of CURRENT
 done
 compare "default" "$WORK/base-plain" "$WORK/new-plain"
+# Within the new binary: without --export the pipeline keeps no per-pair
+# details (PipelineOptions::per_pair_details), with it all of them.
+compare "new binary: default against --export" "$WORK/new-plain" "$WORK/new-export"
 compare "default, --export" "$WORK/base-export" "$WORK/new-export" \
   "$WORK/base-default.export.csv" "$WORK/new-default.export.csv"
 compare "--method max --pilot_col pilot_score" "$WORK/base-max" "$WORK/new-max" \

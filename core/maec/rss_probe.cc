@@ -17,7 +17,7 @@ bool RssProbeEnabled() {
   return on;
 }
 
-void ReportStageRss(int rank, const std::string& stage) {
+void ReportStageRss(int rank, const std::string& stage, double seconds) {
   if (!RssProbeEnabled()) return;
   std::FILE* f = std::fopen("/proc/self/status", "r");
   if (f == nullptr) return;
@@ -28,8 +28,10 @@ void ReportStageRss(int rank, const std::string& stage) {
     std::sscanf(line, "VmRSS: %ld", &rss_kb);
   }
   std::fclose(f);
-  std::fprintf(stderr, "rss rank %d stage %-12s peak %.3f GiB end %.3f GiB\n", rank, stage.c_str(),
-               hwm_kb / 1048576.0, rss_kb / 1048576.0);
+  char wall[48] = "";
+  if (seconds >= 0) std::snprintf(wall, sizeof wall, " wall %.3f s", seconds);
+  std::fprintf(stderr, "rss rank %d stage %-12s peak %.3f GiB end %.3f GiB%s peak_kb %ld\n", rank,
+               stage.c_str(), hwm_kb / 1048576.0, rss_kb / 1048576.0, wall, hwm_kb);
   const uint64_t hwm = hwm_kb > 0 ? static_cast<uint64_t>(hwm_kb) * 1024 : 0;
   uint64_t seen = probed_peak.load();
   while (hwm > seen && !probed_peak.compare_exchange_weak(seen, hwm)) {

@@ -18,9 +18,10 @@ namespace graphsieve {
 // True when GRAPHSIEVE_DEBUG_RSS is set in the environment.
 bool RssProbeEnabled();
 
-// When enabled: prints "rss rank R stage NAME peak P GiB end E GiB" and
-// resets the peak. A no-op otherwise.
-void ReportStageRss(int rank, const std::string& stage);
+// When enabled: prints "rss rank R stage NAME peak P GiB end E GiB wall W s
+// peak_kb K" (wall when `seconds` >= 0) and resets the peak. A no-op
+// otherwise. bench/production_day.sh reads these lines.
+void ReportStageRss(int rank, const std::string& stage, double seconds = -1.0);
 
 // The largest stage peak ReportStageRss has reset away (0 when it never ran):
 // the process's true peak is the larger of this and getrusage's ru_maxrss.

@@ -27,10 +27,11 @@ class StageClock {
   // Records the time since the previous Done (or construction) under `stage`.
   void Done(const std::string& stage) {
     const absl::Time now = absl::Now();
-    timings_->push_back({stage, absl::ToDoubleSeconds(now - last_)});
+    const double seconds = absl::ToDoubleSeconds(now - last_);
+    timings_->push_back({stage, seconds});
     last_ = now;
     if (o_.progress) o_.progress(stage, 1.0);
-    ReportStageRss(o_.comm != nullptr ? o_.comm->rank() : 0, "  " + stage);
+    ReportStageRss(o_.comm != nullptr ? o_.comm->rank() : 0, "  " + stage, seconds);
   }
 
  private:

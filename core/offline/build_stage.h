@@ -42,8 +42,8 @@ inline double CpuSeconds() {
 // GRAPHSIEVE_DEBUG_RSS=1: each rank prints its peak RSS during the stage
 // and its RSS at the stage's end to stderr (core/maec/rss_probe.h) — how
 // docs/SCALING.md measured per-stage memory.
-inline void MaybeReportRss(const Communicator& comm, const char* stage) {
-  ReportStageRss(comm.rank(), stage);
+inline void MaybeReportRss(const Communicator& comm, const char* stage, double seconds = -1.0) {
+  ReportStageRss(comm.rank(), stage, seconds);
 }
 
 // Runs a stage on this rank, then agrees with every rank; the stage's wall
@@ -62,7 +62,7 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
     report->stage_cpu.push_back({name, CpuSeconds() - cpu0});
     if (obs.stage_done) obs.stage_done(name, seconds);
   }
-  MaybeReportRss(comm, name);
+  MaybeReportRss(comm, name, seconds);
   MaybeDie(comm, name);
   return s;
 }

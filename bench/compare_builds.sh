@@ -47,10 +47,10 @@ LOG="$WORK/log.csv" NEWROWS="$WORK/new_rows.csv"
 normalise() {
   python3 - "$1" <<'EOF'
 import json, sys
-# Times, version ids and the db/ files' digests (RocksDB's files carry a
+# Times, version ids and the db/ files' digests and total size (RocksDB's files carry a
 # session id and times); index.gsi is compared as a file.
 DROP = {"created_at", "version", "timings", "files", "base_version", "base_created_at",
-        "covers_from", "covers_through"}
+        "covers_from", "covers_through", "db_bytes"}
 def strip(v):
     if isinstance(v, dict):
         return {k: strip(x) for k, x in v.items() if k not in DROP}

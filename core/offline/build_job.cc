@@ -390,7 +390,7 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
     rest.export_csv.clear();
   }
   if (dist_internal::RanksWriteParts(rest, comm)) {  // no gather: each rank writes its parts
-    s = dist_internal::WritePartsOnEveryRank(rest, obs, comm, store.get(), created, pairs, &result,
+    s = dist_internal::WritePartsOnEveryRank(rest, obs, comm, store.get(), created, &pairs, &result,
                                              names, inputs, &report);
     if (!s.ok()) return s;
     AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);

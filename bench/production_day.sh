@@ -135,6 +135,14 @@ for np in nps:
     r = runs[np]
     row += f" |       {r['report']['total_seconds']:7.2f} {r['rank_peak'] / instances:6.1f}"
 print(row)
+print("\nCPU seconds per build stage (rank 0; the wall seconds above depend on the load):")
+for np in nps:
+    cpu = runs[np]["report"].get("stage_cpu_seconds", {})
+    ranks = runs[np]["report"].get("ranks") or []
+    every = sum(r["cpu_seconds"] for r in ranks) if ranks else sum(cpu.values())
+    print(f"np {np}: " + ", ".join(f"{k} {v:.2f}" for k, v in cpu.items() if v >= 0.005) +
+          f"; every rank's whole run {every:.2f} CPU-s = {1e6 * every / instances:.3f} CPU-us "
+          f"per instance")
 print("\n(B/imp: the largest rank's peak RSS during the stage over all the log's instances;")
 print(" sub-stages of the pipeline are indented; whole build: total seconds, largest rank's peak)")
 base = runs[first]["rank_peak"]

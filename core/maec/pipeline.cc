@@ -130,6 +130,11 @@ absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond,
                      "log with its pilot score column (LogReaderOptions::pilot_column; "
                      "graphsieve-build --pilot_col)"));
   }
+  if (o.per_pair_details && cond.geff.empty() && !cond.hardness.empty()) {
+    return absl::InvalidArgumentError(
+        "conductance was computed without per-pair details (no geff) but the pipeline is asked "
+        "for them: compute it with the same PipelineOptions::per_pair_details");
+  }
   if (cond.hardness.size() != pairs.num_pairs() ||
       (o.per_pair_details && cond.geff.size() != pairs.num_pairs())) {
     return absl::InvalidArgumentError("conductance was computed for a different pair table");

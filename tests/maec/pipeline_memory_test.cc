@@ -212,5 +212,20 @@ TEST(PipelineMemoryTest, DetailsOffAndConsumedConductanceGiveTheSameRatesForEver
   }
 }
 
+TEST(PipelineMemoryTest, DetailsAskedOfAConductanceComputedWithoutThemIsRefused) {
+  const PairTable t = Table();
+  PipelineOptions lean;
+  lean.alpha = 0.2;
+  lean.per_pair_details = false;
+  const ConductanceResult cond = *ComputeConductance(t, lean);
+  EXPECT_TRUE(cond.geff.empty());
+  PipelineOptions full = lean;
+  full.per_pair_details = true;
+  const absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(t, cond, full);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("per_pair_details"), std::string::npos) << r.status();
+}
+
 }  // namespace
 }  // namespace graphsieve

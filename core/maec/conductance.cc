@@ -31,13 +31,14 @@ absl::Status Conductance(const PairTable& pairs, const PositiveGraph& graph,
   c.resistance_route = r->route;
   clock.Done("resistance");
 
-  c.geff.resize(pairs.num_pairs());
+  if (o.per_pair_details) c.geff.resize(pairs.num_pairs());  // else only the hardness is needed
   c.hardness.resize(pairs.num_pairs());
+  const bool geff = o.per_pair_details;
   maec_internal::ParallelChunks(pairs.num_pairs(), o.threads, [&](int, size_t begin, size_t end) {
     for (size_t p = begin; p < end; ++p) {
       const double res = r->resistance[p];
       const double g = std::isfinite(res) && res > 0.0 ? 1.0 / res : 0.0;
-      c.geff[p] = static_cast<float>(g);
+      if (geff) c.geff[p] = static_cast<float>(g);
       // A positive edge is in parallel with the rest of the graph: G_eff − 1
       // is the conductance of the graph without it (0 for a bridge).
       c.hardness[p] = static_cast<float>(std::max(0.0, g - pairs.label[p]));

@@ -21,7 +21,7 @@
 namespace graphsieve {
 
 struct ConductanceResult {
-  std::vector<float> geff;          // per pair
+  std::vector<float> geff;          // per pair; empty without PipelineOptions::per_pair_details
   std::vector<float> hardness;      // per pair: geff - label (counterfactual for positives), >= 0
   std::vector<uint32_t> component;  // per node
   int sketch_dim = 0;

@@ -80,9 +80,8 @@ absl::Status CheckLog(const ImpressionLog& log) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) {
+// `consume` is null or &log: then the id columns are freed once ranked.
+absl::StatusOr<PairTable> Build(const ImpressionLog& log, ImpressionLog* consume, int threads) {
   if (threads < 1) return absl::InvalidArgumentError("BuildPairTable: threads must be >= 1");
   if (absl::Status s = CheckLog(log); !s.ok()) return s;
   const size_t n = log.size();
@@ -102,6 +101,10 @@ absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) 
   }
   if (!user_status.ok()) return user_status;
   if (!item_status.ok()) return item_status;
+  if (consume != nullptr) {  // the ranks replace the ids (docs/SCALING.md "Memory per impression")
+    std::vector<uint64_t>().swap(consume->user_ids);
+    std::vector<uint64_t>().swap(consume->item_ids);
+  }
   if (n > std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("impression log: more than 2^32-1 instances in one build");
   }
@@ -169,6 +172,16 @@ absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) 
   table.total_instances = n;
   for (uint32_t neg : table.negatives) table.total_negatives += neg;
   return table;
+}
+
+}  // namespace
+
+absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads) {
+  return Build(log, nullptr, threads);
+}
+
+absl::StatusOr<PairTable> BuildPairTableConsuming(ImpressionLog* log, int threads) {
+  return Build(*log, log, threads);
 }
 
 }  // namespace graphsieve

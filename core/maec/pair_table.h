@@ -16,6 +16,12 @@ namespace graphsieve {
 // columns, a label other than 0/1, a pilot score outside [0, 1], threads < 1).
 absl::StatusOr<PairTable> BuildPairTable(const ImpressionLog& log, int threads);
 
+// The same, freeing the log's id columns as soon as they are ranked (the
+// labels and pilot scores stay until the caller frees them): the builder's
+// pair-table peak falls by 16 bytes per instance (docs/SCALING.md "Memory per
+// impression"). On error the log may have lost its id columns.
+absl::StatusOr<PairTable> BuildPairTableConsuming(ImpressionLog* log, int threads);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_MAEC_PAIR_TABLE_H_

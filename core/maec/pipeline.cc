@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
 
@@ -18,11 +19,15 @@
 namespace graphsieve {
 namespace {
 
+// What the correction (docs/DESIGN.md §2.5–2.6) leaves. One per-pair array
+// of doubles is live at a time (docs/SCALING.md "Memory per impression"):
+// B̂ is propagated, its node sums and floats taken, then it becomes Ẑ⁽⁰⁾ in
+// place, is propagated, clipped, and becomes the rate score in place.
 struct Corrected {
-  std::vector<double>
-      uncertainty;            // B̂ per pair, propagated with every pair's own label (node sums)
-  std::vector<double> score;  // Ẑ per pair, likewise (node sums)
-  std::vector<double> rate_score;  // what rates are made from: Ẑ, counterfactual for positive pairs
+  std::vector<double> rate_score;  // what rates are made from: Ẑ ≥ 0, counterfactual for positives
+  std::vector<float> uncertainty;    // B̂ per pair, own labels (with per-pair outputs)
+  std::vector<float> score;          // Ẑ ≥ 0 per pair, own labels (with per-pair outputs)
+  std::vector<double> sum_b, sum_s;  // node sums of B̂ and of Ẑ ≥ 0 (with node sums)
   PropagationReport uncertainty_report, score_report;
 };
 
@@ -32,24 +37,37 @@ struct Corrected {
 // M_pp·Δ (M_pp = 1 for a step that is switched off):
 //   B⁽⁰⁾: 1 − z → z          B̂ᶜᶠ = B̂ + M_pp (2z − 1)
 //   Ẑ⁽⁰⁾: 1 − B̂ → B̂ᶜᶠ       Ẑᶜᶠ = Ẑ + M_pp (B̂ᶜᶠ − (1 − B̂))
-void CounterfactualPositives(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                             const std::vector<double>& z, const PipelineOptions& o, Corrected* c) {
+// `z` and `b` hold z and B̂ of the positive pairs in pair order, `score` Ẑ of
+// every pair (before clipping); returns max(Ẑᶜᶠ, 0) of the positive pairs in
+// pair order.
+std::vector<double> CounterfactualPositives(
+    const PairTable& pairs, absl::Span<const uint32_t> degrees, const std::vector<double>& z,
+    const std::vector<double>& b, const std::vector<double>& score, const PipelineOptions& o) {
   const bool any_step = o.uncertainty_propagation || o.score_propagation;
   const std::vector<double> self =
-      any_step ? SelfInfluence(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
-  for (size_t p = 0; p < z.size(); ++p) {
+      any_step ? SelfInfluenceOfPositives(pairs, degrees, o.gamma, o.comm) : std::vector<double>();
+  std::vector<double> out;
+  out.reserve(b.size());
+  for (size_t p = 0, k = 0; p < score.size(); ++p) {
     if (!pairs.label[p]) continue;
-    const double mb = o.uncertainty_propagation ? self[p] : 1.0;
-    const double ms = o.score_propagation ? self[p] : 1.0;
-    const double b_cf = c->uncertainty[p] + mb * (2.0 * z[p] - 1.0);
-    const double s_cf = c->score[p] + ms * (b_cf - (1.0 - c->uncertainty[p]));
-    c->rate_score[p] = std::max(s_cf, 0.0);
+    const double mb = o.uncertainty_propagation ? self[k] : 1.0;
+    const double ms = o.score_propagation ? self[k] : 1.0;
+    const double b_cf = b[k] + mb * (2.0 * z[k] - 1.0);
+    const double s_cf = score[p] + ms * (b_cf - (1.0 - b[k]));
+    out.push_back(std::max(s_cf, 0.0));
+    ++k;
   }
+  return out;
 }
 
-// docs/DESIGN.md §2.5–2.6 applied to a base prediction z ∈ [0, 1] per pair.
-Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                  const std::vector<double>& z, const PipelineOptions& o) {
+// docs/DESIGN.md §2.5–2.6 applied to a base prediction z(p) ∈ [0, 1] per
+// pair. `node_sums`: also the node sums of B̂ and Ẑ (the node records');
+// `pair_floats`: also B̂ and Ẑ per pair as floats (PipelineResult's).
+// z is read once per pair, then `z_done` runs (what z reads may be freed).
+template <typename Z>
+Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, const Z& z,
+                  const PipelineOptions& o, bool node_sums, bool pair_floats,
+                  const std::function<void()>& z_done = nullptr) {
   Corrected c;
   PropagationOptions po;
   po.gamma = o.gamma;
@@ -58,19 +76,47 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees,
   po.symmetric = o.symmetric_normalisation;
   po.threads = o.threads;
   po.comm = o.comm;
-  c.uncertainty.resize(z.size());
-  for (size_t p = 0; p < z.size(); ++p) c.uncertainty[p] = std::abs(double(pairs.label[p]) - z[p]);
-  if (o.uncertainty_propagation)
-    c.uncertainty_report = Propagate(pairs, degrees, po, &c.uncertainty);
-  c.score.resize(z.size());
-  for (size_t p = 0; p < c.score.size(); ++p) {
-    c.score[p] = pairs.label[p] ? 1.0 - c.uncertainty[p] : c.uncertainty[p];
+  const size_t P = pairs.num_pairs();
+  std::vector<double>& x = c.rate_score;
+  x.resize(P);
+  std::vector<double> positive_z;  // z of the positive pairs, for their counterfactual
+  for (size_t p = 0; p < P; ++p) {
+    const double zp = z(p);
+    x[p] = std::abs(double(pairs.label[p]) - zp);
+    if (o.counterfactual_positives && pairs.label[p]) positive_z.push_back(zp);
   }
-  if (o.score_propagation) c.score_report = Propagate(pairs, degrees, po, &c.score);
-  c.rate_score = c.score;
-  if (o.counterfactual_positives) CounterfactualPositives(pairs, degrees, z, o, &c);
-  for (double& s : c.score) s = std::max(s, 0.0);
-  for (double& s : c.rate_score) s = std::max(s, 0.0);
+  if (z_done) z_done();
+  if (o.uncertainty_propagation) c.uncertainty_report = Propagate(pairs, degrees, po, &x);
+  // x = B̂.
+  if (node_sums) {
+    c.sum_b = PropagationNodeSums(pairs, degrees, x, o.symmetric_normalisation, o.threads, o.comm);
+  }
+  if (pair_floats) c.uncertainty.assign(x.begin(), x.end());
+  std::vector<double> positive_b;
+  if (o.counterfactual_positives) {
+    for (size_t p = 0; p < P; ++p) {
+      if (pairs.label[p]) positive_b.push_back(x[p]);
+    }
+  }
+  for (size_t p = 0; p < P; ++p) x[p] = pairs.label[p] ? 1.0 - x[p] : x[p];
+  if (o.score_propagation) c.score_report = Propagate(pairs, degrees, po, &x);
+  // x = Ẑ.
+  std::vector<double> positive_cf;
+  if (o.counterfactual_positives) {
+    positive_cf = CounterfactualPositives(pairs, degrees, positive_z, positive_b, x, o);
+    positive_b = std::vector<double>();
+    positive_z = std::vector<double>();
+  }
+  for (double& s : x) s = std::max(s, 0.0);
+  if (node_sums) {
+    c.sum_s = PropagationNodeSums(pairs, degrees, x, o.symmetric_normalisation, o.threads, o.comm);
+  }
+  if (pair_floats) c.score.assign(x.begin(), x.end());
+  if (o.counterfactual_positives) {
+    for (size_t p = 0, k = 0; p < P; ++p) {
+      if (pairs.label[p]) x[p] = positive_cf[k++];
+    }
+  }
   return c;
 }
 
@@ -84,7 +130,13 @@ absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond,
                      "log with its pilot score column (LogReaderOptions::pilot_column; "
                      "graphsieve-build --pilot_col)"));
   }
-  if (cond.geff.size() != pairs.num_pairs()) {
+  if (o.per_pair_details && cond.geff.empty() && !cond.hardness.empty()) {
+    return absl::InvalidArgumentError(
+        "conductance was computed without per-pair details (no geff) but the pipeline is asked "
+        "for them: compute it with the same PipelineOptions::per_pair_details");
+  }
+  if (cond.hardness.size() != pairs.num_pairs() ||
+      (o.per_pair_details && cond.geff.size() != pairs.num_pairs())) {
     return absl::InvalidArgumentError("conductance was computed for a different pair table");
   }
   return absl::OkStatus();
@@ -111,17 +163,20 @@ HardnessRange RangeOf(const std::vector<float>& hardness, Communicator* comm) {
 
 // MA-EC prediction: min-max normalised hardness, then correction.
 Corrected MaecScore(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                    const ConductanceResult& cond, const HardnessRange& range,
-                    const PipelineOptions& o) {
+                    const ConductanceResult& cond, ConductanceResult* take,
+                    const HardnessRange& range, const PipelineOptions& o) {
   const double span = range.max - range.min;
-  std::vector<double> z(pairs.num_pairs());
-  for (size_t p = 0; p < z.size(); ++p)
-    z[p] = span > 0 ? (cond.hardness[p] - range.min) / span : 0.0;
-  return Correct(pairs, degrees, z, o);
+  const float* hardness = cond.hardness.data();
+  auto z = [&](size_t p) { return span > 0 ? (hardness[p] - range.min) / span : 0.0; };
+  // Consumed and not wanted in the result: the hardness goes once z is read.
+  std::function<void()> z_done;
+  if (take != nullptr && !o.per_pair_details) {
+    z_done = [take] { take->hardness = std::vector<float>(); };
+  }
+  return Correct(pairs, degrees, z, o, /*node_sums=*/true, o.per_pair_details, z_done);
 }
 
 struct MethodRates {
-  std::vector<double> score;  // what the rate was made from
   std::vector<double> rate;
   RateFit fit;
 };
@@ -158,66 +213,78 @@ absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTa
 absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs,
                                           const std::vector<double>& maec_score,
                                           const std::vector<double>& pilot,
-                                          const PipelineOptions& o) {
+                                          const PipelineOptions& o,
+                                          std::vector<float>* score_floats) {
   const size_t P = pairs.num_pairs();
   MethodRates out;
-  std::vector<double> rate_m, rate_o;
+  std::vector<double> rate_m, rate_o, score(P);
   absl::StatusOr<RateFit> fit = FitByRule(maec_score, pairs, MaecRule(o), o, &rate_m);
   if (!fit.ok()) return fit.status();
   fit = FitByRule(pilot, pairs, PilotRule(o), o, &rate_o);
   if (!fit.ok()) return fit.status();
-  out.score.resize(P);
   for (size_t p = 0; p < P; ++p) {
-    out.score[p] = o.method == Method::kMax    ? std::max(rate_m[p], rate_o[p])
-                   : o.method == Method::kMean ? 0.5 * (rate_m[p] + rate_o[p])
-                                               : rate_m[p] * rate_o[p];
+    score[p] = o.method == Method::kMax    ? std::max(rate_m[p], rate_o[p])
+               : o.method == Method::kMean ? 0.5 * (rate_m[p] + rate_o[p])
+                                           : rate_m[p] * rate_o[p];
   }
+  if (score_floats != nullptr) score_floats->assign(score.begin(), score.end());
   if (o.method == Method::kMean) {
     // The mean of two rates with mean α already has mean α.
-    out.rate = out.score;
+    out.rate = std::move(score);
     double sum = 0, w = 0;
     for (size_t p = 0; p < P; ++p) sum += pairs.negatives[p] * out.rate[p], w += pairs.negatives[p];
     if (o.comm != nullptr) sum = SumOverRanks(*o.comm, sum), w = SumOverRanks(*o.comm, w);
     out.fit = RateFit{1.0, w > 0 ? sum / w : o.alpha, 1.0, 0.0};
     return out;
   }
-  fit = FitByRule(out.score, pairs, CombinedRule(o), o, &out.rate);
+  fit = FitByRule(score, pairs, CombinedRule(o), o, &out.rate);
   if (!fit.ok()) return fit.status();
   out.fit = *fit;
   return out;
 }
 
-// Rates per method from the MA-EC score (and the pilot score).
+// Rates per method from the MA-EC score (and the pilot score), consumed;
+// `score_floats` (may be null) gets what each rate was made from.
 absl::StatusOr<MethodRates> RatesFor(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                     const std::vector<double>& maec_score,
-                                     const PipelineOptions& o) {
+                                     std::vector<double>&& maec_score, const PipelineOptions& o,
+                                     std::vector<float>* score_floats) {
   const size_t P = pairs.num_pairs();
   MethodRates out;
   if (o.method == Method::kUniform) {
-    out.score.assign(P, o.alpha);
+    if (score_floats != nullptr) score_floats->assign(P, static_cast<float>(o.alpha));
     out.rate.assign(P, o.alpha);
     out.fit = RateFit{0.0, o.alpha, 1.0, 0.0};
     return out;
   }
   RuleParams rule = MaecRule(o);
+  std::vector<double> score;
   if (o.method == Method::kMaec) {
-    out.score = maec_score;
+    score = std::move(maec_score);
   } else {
     std::vector<double> pilot(pairs.pilot_mean.begin(), pairs.pilot_mean.end());
-    if (o.correct_pilot) pilot = Correct(pairs, degrees, pilot, o).rate_score;
-    if (o.method != Method::kOpt) return EnsembleRates(pairs, maec_score, pilot, o);
-    out.score = std::move(pilot);
+    if (o.correct_pilot) {
+      const float* mean = pairs.pilot_mean.data();
+      auto z = [&](size_t p) { return double(mean[p]); };
+      pilot = Correct(pairs, degrees, z, o, /*node_sums=*/false, /*pair_floats=*/false).rate_score;
+    }
+    if (o.method != Method::kOpt) {
+      return EnsembleRates(pairs, maec_score, pilot, o, score_floats);
+    }
+    score = std::move(pilot);
     rule = PilotRule(o);
   }
-  absl::StatusOr<RateFit> fit = FitByRule(out.score, pairs, rule, o, &out.rate);
+  if (score_floats != nullptr) score_floats->assign(score.begin(), score.end());
+  // The rates replace the scores in place (rates.h): one array per pair.
+  absl::StatusOr<RateFit> fit = FitByRule(score, pairs, rule, o, &score);
   if (!fit.ok()) return fit.status();
+  out.rate = std::move(score);
   out.fit = *fit;
   return out;
 }
 
 // Per node: component, degree, propagation sums, mean rate (core/model/unseen.h).
 void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                   const ConductanceResult& cond, const Corrected& maec,
+                   const ConductanceResult& cond, ConductanceResult* take, const Corrected& maec,
                    const std::vector<double>& rate, const PipelineOptions& o, NodeTable* nt) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t N = degrees.size();
@@ -227,12 +294,14 @@ void FillNodeTable(const PairTable& pairs, absl::Span<const uint32_t> degrees,
   nt->is_item.assign(N, 1);
   std::fill(nt->is_item.begin(), nt->is_item.begin() + U, 0);
   nt->sketch_dim = cond.sketch_dim;
-  nt->sketch = cond.sketch;
+  if (take != nullptr) {
+    nt->sketch = std::move(take->sketch);
+  } else {
+    nt->sketch = cond.sketch;
+  }
   nt->records.resize(N);
-  const std::vector<double> sum_b = PropagationNodeSums(
-      pairs, degrees, maec.uncertainty, o.symmetric_normalisation, o.threads, o.comm);
-  const std::vector<double> sum_s =
-      PropagationNodeSums(pairs, degrees, maec.score, o.symmetric_normalisation, o.threads, o.comm);
+  const std::vector<double>& sum_b = maec.sum_b;
+  const std::vector<double>& sum_s = maec.sum_s;
   // Per node: Σ negatives·rate, Σ negatives, Σ rate, side by side (an item's
   // random lookup touches one line); a user's sums are added up in registers
   // over its run of pairs (pairs are sorted by user; same order: bit-identical).
@@ -299,16 +368,27 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
 
 }  // namespace
 
-absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
-                                                          const ConductanceResult& cond,
-                                                          const PipelineOptions& o) {
+namespace {
+
+// The method half on `cond`. `take` is null or &cond: then its per-pair
+// columns and node rows move into the result, or are freed as soon as they
+// are no longer needed.
+absl::StatusOr<PipelineResult> MethodHalf(const PairTable& pairs, const ConductanceResult& cond,
+                                          ConductanceResult* take, const PipelineOptions& o) {
   if (absl::Status s = CheckInputs(pairs, cond, o); !s.ok()) return s;
   PipelineResult res;
   maec_internal::StageClock clock(&res.timings, o);
   const std::vector<uint32_t> degrees = NodeDegrees(pairs, o.comm);
 
   const HardnessRange range = RangeOf(cond.hardness, o.comm);
-  Corrected maec = MaecScore(pairs, degrees, cond, range, o);
+  Corrected maec = MaecScore(pairs, degrees, cond, take, range, o);
+  if (o.per_pair_details) {
+    res.geff = take != nullptr ? std::move(take->geff) : cond.geff;
+    res.hardness = take != nullptr ? std::move(take->hardness) : cond.hardness;
+    res.uncertainty = std::move(maec.uncertainty);
+    res.propagated_score = std::move(maec.score);
+  }
+  if (take != nullptr) take->geff = std::vector<float>(), take->hardness = std::vector<float>();
   for (double& s : maec.rate_score) s = ScorePower(s, o.score_power);  // t(s) = s^β
   if (o.exposure_power != 0.0) {                                       // t(s) / n_i^η
     const std::vector<double> n = ItemImpressions(pairs, o.comm);
@@ -323,32 +403,44 @@ absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs
   res.score_converged = !o.score_propagation || maec.score_report.converged;
   clock.Done("propagation");
 
-  absl::StatusOr<MethodRates> rates = RatesFor(pairs, degrees, maec.rate_score, o);
+  absl::StatusOr<MethodRates> rates = RatesFor(pairs, degrees, std::move(maec.rate_score), o,
+                                               o.per_pair_details ? &res.score : nullptr);
   if (!rates.ok()) return rates.status();
+  maec.rate_score = std::vector<double>();
   res.rho = rates->fit.rho;
   res.achieved_negative_mean_rate = rates->fit.achieved_mean;
   clock.Done("rates");
 
-  res.geff = cond.geff;
-  res.hardness = cond.hardness;
-  res.uncertainty.assign(maec.uncertainty.begin(), maec.uncertainty.end());
-  res.propagated_score.assign(maec.score.begin(), maec.score.end());
-  res.score.assign(rates->score.begin(), rates->score.end());
-  res.rate.assign(rates->rate.begin(), rates->rate.end());
   res.num_components = cond.num_components;
   res.positive_pairs = cond.positive_pairs;
   res.solves = cond.solves;
   res.resistance_route = cond.resistance_route;
-  FillNodeTable(pairs, degrees, cond, maec, rates->rate, o, &res.nodes);
+  FillNodeTable(pairs, degrees, cond, take, maec, rates->rate, o, &res.nodes);
+  res.rate.assign(rates->rate.begin(), rates->rate.end());
+  rates->rate = std::vector<double>();
   res.model = MakeUnseenModel(o, rates->fit, range, cond.sketch_dim);
   clock.Done("node_table");
   return res;
 }
 
+}  // namespace
+
+absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
+                                                          const ConductanceResult& cond,
+                                                          const PipelineOptions& o) {
+  return MethodHalf(pairs, cond, /*take=*/nullptr, o);
+}
+
+absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
+                                                          ConductanceResult&& cond,
+                                                          const PipelineOptions& o) {
+  return MethodHalf(pairs, cond, /*take=*/&cond, o);
+}
+
 absl::StatusOr<PipelineResult> RunPipeline(const PairTable& pairs, const PipelineOptions& o) {
   absl::StatusOr<ConductanceResult> cond = ComputeConductance(pairs, o);
   if (!cond.ok()) return cond.status();
-  absl::StatusOr<PipelineResult> res = RunPipelineWithConductance(pairs, *cond, o);
+  absl::StatusOr<PipelineResult> res = RunPipelineWithConductance(pairs, std::move(*cond), o);
   if (!res.ok()) return res.status();
   res->timings.insert(res->timings.begin(), cond->timings.begin(), cond->timings.end());
   return res;

@@ -37,6 +37,12 @@ absl::StatusOr<PipelineResult> RunPipeline(const PairTable& pairs, const Pipelin
 absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
                                                           const ConductanceResult& conductance,
                                                           const PipelineOptions& options);
+// The same, consuming the conductance: its per-pair columns and node rows
+// move into the result or are freed as soon as they are used (the builder's
+// memory peak, docs/SCALING.md "Memory per impression"). Same result.
+absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
+                                                          ConductanceResult&& conductance,
+                                                          const PipelineOptions& options);
 
 }  // namespace graphsieve
 

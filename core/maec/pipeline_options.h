@@ -79,6 +79,12 @@ struct PipelineOptions {
   int64_t one_sided_max_solves = 20000;  // kAuto: one-sided exact while a component's smaller side
                                          // is at most this (else sketch)
   int block_columns = 32;                // right-hand sides per PCG block (one-sided route)
+  // PipelineResult's per-pair columns besides `rate` (geff, hardness,
+  // uncertainty, propagated_score, score). false = left empty: a build that
+  // exports nothing needs only the rates, and the pipeline's peak memory per
+  // pair is then ≈ 16 bytes lower (docs/SCALING.md "Memory per impression").
+  // The rates and node records are the same either way.
+  bool per_pair_details = true;
   uint64_t seed = 42;
   int threads = 2;
   std::function<void(const std::string& stage, double fraction)> progress;  // may be empty

@@ -193,21 +193,29 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
   return report;
 }
 
-std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees,
-                                  double gamma, Communicator* comm) {
+namespace {
+
+// M_pp of every pair (positives_only = false) or of the positive pairs only,
+// in pair order. 1/d_p is recomputed where it is needed instead of held per
+// pair (the same expression: bit-identical).
+std::vector<double> SelfInfluenceOf(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                    double gamma, Communicator* comm, bool positives_only) {
   const uint32_t U = static_cast<uint32_t>(pairs.num_users());
   const size_t P = pairs.num_pairs();
-  std::vector<double> inv_d(P), s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
+  auto inverse_d = [&](uint32_t u, uint32_t v) {
+    const double d = PairNeighbours(degrees, u, v);
+    return d > 0 ? 1.0 / d : 0.0;
+  };
+  std::vector<double> s1(degrees.size(), 0.0), s2(degrees.size(), 0.0);
   for (size_t p = 0;
        p < P;) {  // a user's sums in registers over its run (same order: bit-identical)
     const uint32_t u = pairs.pair_user[p];
     double u1 = 0.0, u2 = 0.0;
     for (; p < P && pairs.pair_user[p] == u; ++p) {
       const uint32_t v = U + pairs.pair_item[p];
-      const double d = PairNeighbours(degrees, u, v);
-      inv_d[p] = d > 0 ? 1.0 / d : 0.0;
-      u1 += inv_d[p], s1[v] += inv_d[p];
-      u2 += inv_d[p] * inv_d[p], s2[v] += inv_d[p] * inv_d[p];
+      const double inv_d = inverse_d(u, v);
+      u1 += inv_d, s1[v] += inv_d;
+      u2 += inv_d * inv_d, s2[v] += inv_d * inv_d;
     }
     s1[u] += u1, s2[u] += u2;
   }
@@ -215,20 +223,39 @@ std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint3
     comm->AllReduceSum(absl::MakeSpan(s1));
     comm->AllReduceSum(absl::MakeSpan(s2));
   }
-  std::vector<double> m(P, 1.0);
+  std::vector<double> m;
+  m.reserve(positives_only ? 0 : P);
   const double g2 = gamma * gamma, g3 = g2 * gamma;
   for (size_t p = 0; p < P; ++p) {
-    if (inv_d[p] == 0.0) continue;  // no neighbours: x_p stays x⁽⁰⁾_p
+    if (positives_only && !pairs.label[p]) continue;
     const uint32_t u = pairs.pair_user[p], v = U + pairs.pair_item[p];
+    const double inv_d = inverse_d(u, v);
+    if (inv_d == 0.0) {  // no neighbours: x_p stays x⁽⁰⁾_p
+      m.push_back(1.0);
+      continue;
+    }
     double second = 0.0, third = 0.0;
     for (uint32_t w : {u, v}) {
-      const double a = s1[w] - inv_d[p], b = s2[w] - inv_d[p] * inv_d[p];
+      const double a = s1[w] - inv_d, b = s2[w] - inv_d * inv_d;
       second += a;
       third += a * a - b;
     }
-    m[p] = (1.0 - gamma) * (1.0 + g2 * inv_d[p] * second + g3 * inv_d[p] * third);
+    m.push_back((1.0 - gamma) * (1.0 + g2 * inv_d * second + g3 * inv_d * third));
   }
   return m;
+}
+
+}  // namespace
+
+std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees,
+                                  double gamma, Communicator* comm) {
+  return SelfInfluenceOf(pairs, degrees, gamma, comm, /*positives_only=*/false);
+}
+
+std::vector<double> SelfInfluenceOfPositives(const PairTable& pairs,
+                                             absl::Span<const uint32_t> degrees, double gamma,
+                                             Communicator* comm) {
+  return SelfInfluenceOf(pairs, degrees, gamma, comm, /*positives_only=*/true);
 }
 
 }  // namespace graphsieve

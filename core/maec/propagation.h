@@ -75,6 +75,12 @@ PropagationReport Propagate(const PairTable& pairs, absl::Span<const uint32_t> d
 std::vector<double> SelfInfluence(const PairTable& pairs, absl::Span<const uint32_t> degrees,
                                   double gamma, Communicator* comm = nullptr);
 
+// The same values at the positive pairs (label 1) only, in pair order: what
+// the counterfactual of positive pairs reads, without a value per pair.
+std::vector<double> SelfInfluenceOfPositives(const PairTable& pairs,
+                                             absl::Span<const uint32_t> degrees, double gamma,
+                                             Communicator* comm = nullptr);
+
 }  // namespace graphsieve
 
 #endif  // GRAPHSIEVE_CORE_MAEC_PROPAGATION_H_

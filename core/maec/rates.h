@@ -50,7 +50,9 @@ struct RateFit {
 // (checked in debug builds).
 // Errors: INVALID_ARGUMENT naming the valid α range when α is unreachable
 // or a score is negative or not finite; FAILED_PRECONDITION when Σ weights == 0.
-// `rates` (may be null) receives π per entry.
+// `rates` (may be null) receives π per entry; it may be the vector `scores`
+// views (the rates then replace the scores: each score is read before its
+// rate is written, and none is written before the fit succeeded).
 absl::StatusOr<RateFit> FitRates(absl::Span<const double> scores,
                                  absl::Span<const uint32_t> weights, double alpha, double floor,
                                  std::vector<double>* rates, int threads = 1,
@@ -68,6 +70,7 @@ absl::StatusOr<RateFit> FloorRuleRange(double total_w, double zero_w, double alp
 // give the uniform rate α for every entry (ρ = α/κ).
 // REQUIRES: as FitRates, and κ in (0, 1e6] (checked in debug builds).
 // Errors: INVALID_ARGUMENT when a score is negative or not finite.
+// `rates` as FitRates' (it may replace the scores in place).
 absl::StatusOr<RateFit> FitMixtureRates(absl::Span<const double> scores,
                                         absl::Span<const uint32_t> weights, double alpha,
                                         double kappa, std::vector<double>* rates, int threads = 1,

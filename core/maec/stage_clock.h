@@ -1,4 +1,5 @@
-// Times the pipeline's stages and reports them to PipelineOptions::progress.
+// Times the pipeline's stages and reports them to PipelineOptions::progress
+// (and their peak RSS with GRAPHSIEVE_DEBUG_RSS, rss_probe.h).
 // Internal to core/maec.
 //
 // Thread-safety: one StageClock per pipeline run, used from one thread.
@@ -10,7 +11,9 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "core/distributed/communicator.h"
 #include "core/maec/pipeline_options.h"
+#include "core/maec/rss_probe.h"
 #include "core/records/solve_summary.h"
 
 namespace graphsieve {
@@ -24,9 +27,11 @@ class StageClock {
   // Records the time since the previous Done (or construction) under `stage`.
   void Done(const std::string& stage) {
     const absl::Time now = absl::Now();
-    timings_->push_back({stage, absl::ToDoubleSeconds(now - last_)});
+    const double seconds = absl::ToDoubleSeconds(now - last_);
+    timings_->push_back({stage, seconds});
     last_ = now;
     if (o_.progress) o_.progress(stage, 1.0);
+    ReportStageRss(o_.comm != nullptr ? o_.comm->rank() : 0, "  " + stage, seconds);
   }
 
  private:

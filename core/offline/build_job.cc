@@ -76,7 +76,8 @@ void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
 uint64_t PeakRssBytes() {
   struct rusage ru;
   ::getrusage(RUSAGE_SELF, &ru);
-  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+  // GRAPHSIEVE_DEBUG_RSS resets the kernel's peak at each stage (rss_probe.h).
+  return std::max<uint64_t>(static_cast<uint64_t>(ru.ru_maxrss) * 1024, ProbedPeakRssBytes());
 }
 
 namespace {
@@ -258,6 +259,9 @@ absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs
   return Stage(comm, obs, report, "pipeline", [&]() -> absl::Status {
     PipelineOptions po = options.pipeline;
     po.comm = ranks ? &comm : nullptr;
+    // Without --export the write needs the rates only (docs/SCALING.md
+    // "Memory per impression").
+    po.per_pair_details = !options.export_csv.empty();
     po.progress = [&](const std::string& stage, double f) {
       if (obs.progress) obs.progress("pipeline: " + stage, f, 0);
     };
@@ -266,7 +270,7 @@ absl::Status PipelineStage(const BuildOptions& options, const BuildObserver& obs
                                           po)
               : ComputeConductance(pairs, po);
     if (!cond.ok()) return cond.status();
-    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, *cond, po);
+    absl::StatusOr<PipelineResult> r = RunPipelineWithConductance(pairs, std::move(*cond), po);
     if (!r.ok()) return r.status();
     r->timings.insert(r->timings.begin(), cond->timings.begin(), cond->timings.end());
     *result = std::move(*r);
@@ -400,7 +404,7 @@ absl::StatusOr<BuildReport> RunBuild(const BuildOptions& options, const BuildObs
     rest.export_csv.clear();
   }
   if (dist_internal::RanksWriteParts(rest, comm)) {  // no gather: each rank writes its parts
-    s = dist_internal::WritePartsOnEveryRank(rest, obs, comm, store.get(), created, pairs, &result,
+    s = dist_internal::WritePartsOnEveryRank(rest, obs, comm, store.get(), created, &pairs, &result,
                                              names, inputs, &report);
     if (!s.ok()) return s;
     AddRankTable(comm, t0, cpu0, my_pairs, my_instances, &report);

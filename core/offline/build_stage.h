@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/distributed/communicator.h"
+#include "core/maec/rss_probe.h"
 #include "core/offline/build_job.h"
 
 namespace graphsieve {
@@ -31,26 +32,10 @@ inline double CpuSeconds() {
 }
 
 // GRAPHSIEVE_DEBUG_RSS=1: each rank prints its peak RSS during the stage
-// (VmHWM, then reset through /proc/self/clear_refs) and its RSS at the
-// stage's end to stderr — how docs/SCALING.md measured per-stage memory.
-inline void MaybeReportRss(const Communicator& comm, const char* stage) {
-  static const bool on = std::getenv("GRAPHSIEVE_DEBUG_RSS") != nullptr;
-  if (!on) return;
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return;
-  char line[256];
-  long hwm_kb = -1, rss_kb = -1;
-  while (std::fgets(line, sizeof line, f) != nullptr) {
-    std::sscanf(line, "VmHWM: %ld", &hwm_kb);
-    std::sscanf(line, "VmRSS: %ld", &rss_kb);
-  }
-  std::fclose(f);
-  std::fprintf(stderr, "rss rank %d stage %-10s peak %.3f GiB end %.3f GiB\n", comm.rank(), stage,
-               hwm_kb / 1048576.0, rss_kb / 1048576.0);
-  if (std::FILE* c = std::fopen("/proc/self/clear_refs", "w")) {
-    std::fputs("5", c);  // resets VmHWM to the current RSS
-    std::fclose(c);
-  }
+// and its RSS at the stage's end to stderr (core/maec/rss_probe.h) — how
+// docs/SCALING.md measured per-stage memory.
+inline void MaybeReportRss(const Communicator& comm, const char* stage, double seconds = -1.0) {
+  ReportStageRss(comm.rank(), stage, seconds);
 }
 
 // Runs a stage on this rank, then agrees with every rank; the stage's wall
@@ -69,7 +54,7 @@ absl::Status Stage(Communicator& comm, const BuildObserver& obs, BuildReport* re
     report->stage_cpu.push_back({name, CpuSeconds() - cpu0});
     if (obs.stage_done) obs.stage_done(name, seconds);
   }
-  MaybeReportRss(comm, name);
+  MaybeReportRss(comm, name, seconds);
   return s;
 }
 

@@ -298,7 +298,7 @@ absl::Status BuildGlobalPairTable(Communicator& comm, int threads, ImpressionLog
                                   PairTable* pairs) {
   absl::Status status;
   if (log->size() > 0) {  // a rank may hold no user at all
-    absl::StatusOr<PairTable> t = BuildPairTable(*log, threads);
+    absl::StatusOr<PairTable> t = BuildPairTableConsuming(log, threads);
     if (t.ok())
       *pairs = std::move(*t);
     else

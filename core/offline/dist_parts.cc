@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "core/io/partition.h"
 #include "core/model/node_default_fit.h"
 #include "core/offline/build_stage.h"
 #include "core/offline/build_stages.h"
@@ -120,11 +121,79 @@ absl::Status PrepareOnRoot(const BuildOptions& options, SnapshotStore* store, ab
   return absl::OkStatus();
 }
 
-// This rank's parts p ≡ rank (mod N) into `tmp`/part-<p>/.
+// SlicePartition's part, moved out of `pairs` and `result`: their per-pair
+// columns are compacted in place to the part's pairs (the same order and
+// values) and handed over, so the part is never held twice. The nodes and
+// the version's constants come from SlicePartition over no pairs.
+PartSlice TakePartition(PairTable* pairs, PipelineResult* result, uint32_t partition,
+                        uint32_t num_partitions) {
+  const size_t users = pairs->num_users();
+  std::vector<uint32_t> new_index(users, UINT32_MAX);
+  uint32_t part_users = 0;
+  for (size_t u = 0; u < users; ++u) {
+    if (PartitionOfUser(pairs->user_ids[u], num_partitions) == partition)
+      new_index[u] = part_users++;
+  }
+  PairTable& t = *pairs;
+  PipelineResult& r = *result;
+  const size_t n = t.num_pairs();
+  uint64_t instances = 0, negatives = 0;
+  uint32_t positives = 0;
+  size_t k = 0;
+  auto keep = [&](auto& column, size_t from) {
+    if (from < column.size()) column[k] = column[from];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t u = new_index[t.pair_user[i]];
+    if (u == UINT32_MAX) continue;
+    t.pair_user[k] = u;
+    for (auto* c : {&t.pair_item, &t.instances, &t.negatives}) keep(*c, i);
+    keep(t.label, i);
+    keep(t.pilot_mean, i);
+    for (auto* c : {&r.geff, &r.hardness, &r.uncertainty, &r.propagated_score, &r.score, &r.rate})
+      keep(*c, i);
+    instances += t.instances[k], negatives += t.negatives[k], positives += t.label[k] != 0;
+    ++k;
+  }
+  auto cut = [&](auto& column) {
+    if (!column.empty()) column.resize(k);
+  };
+  PartSlice out;
+  PairTable& op = out.pairs;
+  PipelineResult columns;  // the per-pair columns, set aside while the shell is sliced
+  for (auto* c : {&t.pair_user, &t.pair_item, &t.instances, &t.negatives}) cut(*c);
+  cut(t.label);
+  cut(t.pilot_mean);
+  for (auto* c : {&r.geff, &r.hardness, &r.uncertainty, &r.propagated_score, &r.score, &r.rate})
+    cut(*c);
+  columns.geff = std::move(r.geff), columns.hardness = std::move(r.hardness);
+  columns.uncertainty = std::move(r.uncertainty);
+  columns.propagated_score = std::move(r.propagated_score);
+  columns.score = std::move(r.score), columns.rate = std::move(r.rate);
+  r.geff.clear(), r.hardness.clear(), r.uncertainty.clear(), r.propagated_score.clear();
+  r.score.clear(), r.rate.clear();
+  PairTable shell;
+  shell.user_ids = t.user_ids;
+  shell.item_ids = t.item_ids;
+  out = SlicePartition(shell, r, partition, num_partitions);
+  op.pair_user = std::move(t.pair_user), op.pair_item = std::move(t.pair_item);
+  op.label = std::move(t.label), op.instances = std::move(t.instances);
+  op.negatives = std::move(t.negatives), op.pilot_mean = std::move(t.pilot_mean);
+  op.total_instances = instances, op.total_negatives = negatives;
+  PipelineResult& o = out.result;
+  o.positive_pairs = positives;
+  o.geff = std::move(columns.geff), o.hardness = std::move(columns.hardness);
+  o.uncertainty = std::move(columns.uncertainty);
+  o.propagated_score = std::move(columns.propagated_score);
+  o.score = std::move(columns.score), o.rate = std::move(columns.rate);
+  return out;
+}
+
+// This rank's parts p ≡ rank (mod N) into `tmp`/part-<p>/; the last one is
+// moved out of `pairs` and `result` (TakePartition).
 absl::Status WriteMyParts(const BuildOptions& options, const Communicator& comm,
-                          const std::string& tmp, const PairTable& pairs,
-                          const PipelineResult& result, const snapshot::ManifestInfo& info,
-                          uint64_t* db_bytes) {
+                          const std::string& tmp, PairTable* pairs, PipelineResult* result,
+                          const snapshot::ManifestInfo& info, uint64_t* db_bytes) {
   const uint32_t parts = static_cast<uint32_t>(options.partitions);
   SnapshotWriterOptions wo;
   wo.pairs_format = options.pairs_format;
@@ -132,10 +201,13 @@ absl::Status WriteMyParts(const BuildOptions& options, const Communicator& comm,
   wo.num_partitions = parts;
   for (uint32_t p = static_cast<uint32_t>(comm.rank()); p < parts;
        p += static_cast<uint32_t>(comm.size())) {
-    const PartSlice slice = SlicePartition(pairs, result, p, parts);
+    const uint32_t all_users = static_cast<uint32_t>(pairs->num_users());
+    const bool last = p + static_cast<uint32_t>(comm.size()) >= parts;
+    const PartSlice slice =
+        last ? TakePartition(pairs, result, p, parts) : SlicePartition(*pairs, *result, p, parts);
     if (slice.pairs.num_pairs() == 0) {
       return absl::InvalidArgumentError(absl::StrCat("partition ", p, " of ", parts,
-                                                     " holds no pairs (", pairs.num_users(),
+                                                     " holds no pairs (", all_users,
                                                      " users in all): use fewer partitions"));
     }
     wo.partition = p;
@@ -156,20 +228,20 @@ bool RanksWriteParts(const BuildOptions& options, const Communicator& comm) {
 
 absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObserver& obs,
                                    Communicator& comm, SnapshotStore* store, absl::Time created,
-                                   const PairTable& pairs, PipelineResult* result,
+                                   PairTable* pairs, PipelineResult* result,
                                    const ImpressionLog& names,
                                    const std::vector<snapshot::InputFileInfo>& inputs,
                                    BuildReport* report) {
   const bool root = comm.rank() == 0;
   uint64_t totals[3] = {0, 0, 0};  // pairs, instances, negative instances over every rank
   absl::Status s = Stage(comm, obs, report, "gates", [&] {
-    absl::Status attached = AttachNodeDefaultOverRanks(comm, pairs, result);
+    absl::Status attached = AttachNodeDefaultOverRanks(comm, *pairs, result);
     if (!attached.ok()) return attached;  // the same status on every rank
-    return build_internal::CheckGatesOverRanks(comm, pairs, *result, options.pipeline.alpha,
+    return build_internal::CheckGatesOverRanks(comm, *pairs, *result, options.pipeline.alpha,
                                                options.gate_tolerance, totals);
   });
   if (!s.ok()) return s;
-  build_internal::RecordPipelineResult(pairs, *result, report);
+  build_internal::RecordPipelineResult(*pairs, *result, report);
   report->pairs = totals[0], report->instances = totals[1], report->negative_instances = totals[2];
 
   std::unique_ptr<PublishLock> lock;
@@ -183,7 +255,7 @@ absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObser
   const std::string tmp = comm.AllGather(root ? store->TempDir(info.version) : std::string())[0];
   uint64_t db_bytes = 0;
   s = Stage(comm, obs, report, "write",
-            [&] { return WriteMyParts(options, comm, tmp, pairs, *result, info, &db_bytes); });
+            [&] { return WriteMyParts(options, comm, tmp, pairs, result, info, &db_bytes); });
   comm.AllReduceSum(absl::MakeSpan(&db_bytes, 1));
   if (s.ok() && root) {  // every rank wrote its parts: the version is complete
     s = snapshot::FsyncTree(tmp);

@@ -34,9 +34,12 @@ bool RanksWriteParts(const BuildOptions& options, const Communicator& comm);
 // version), then rank 0 publishes after every rank has written. `store`,
 // `inputs` and `names` (global row counters) are rank 0's. A failure on any
 // rank (or a rank that dies before the last agreement) publishes nothing.
+// The rank's last part is moved out of `pairs` and `result` instead of copied
+// (docs/SCALING.md "Memory per impression"): their per-pair columns are left
+// holding that part only.
 absl::Status WritePartsOnEveryRank(const BuildOptions& options, const BuildObserver& obs,
                                    Communicator& comm, SnapshotStore* store, absl::Time created,
-                                   const PairTable& pairs, PipelineResult* result,
+                                   PairTable* pairs, PipelineResult* result,
                                    const ImpressionLog& names,
                                    const std::vector<snapshot::InputFileInfo>& inputs,
                                    BuildReport* report);

@@ -238,11 +238,17 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
   if (!auc.ok()) return auc.status();
   absl::StatusOr<double> ll = LogLoss(p, s.test.label);
   if (!ll.ok()) return ll.status();
+  absl::StatusOr<double> ne = NormalisedEntropy(p, s.test.label);
+  if (!ne.ok()) return ne.status();
+  absl::StatusOr<double> calibration = Calibration(p, s.test.label);
+  if (!calibration.ok()) return calibration.status();
   absl::StatusOr<NdcgResult> ndcg = NdcgAtK(s.test.user, p, s.test.label, o.ndcg_k);
   if (!ndcg.ok()) return ndcg.status();
   run->model = ModelKindName(kind);
   run->auc = *auc;
   run->log_loss = *ll;
+  run->normalised_entropy = *ne;
+  run->calibration = *calibration;
   run->ndcg = ndcg->ndcg;
   run->epochs = t->epochs_run;
   run->best_epoch = t->best_epoch;
@@ -339,12 +345,12 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
         if (o.progress) {
           o.progress(absl::StrFormat(
               "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f "
-              "ndcg=%.4f "
+              "calibration=%.3f ndcg=%.4f "
               "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
               seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa,
-              run.model, run.auc, run.log_loss, run.ndcg, run.kept_negative_fraction,
-              run.negatives_at_floor, run.negatives_at_one, run.rate_seconds, run.train_seconds,
-              run.epochs));
+              run.model, run.auc, run.log_loss, run.calibration, run.ndcg,
+              run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
+              run.rate_seconds, run.train_seconds, run.epochs));
         }
         result.runs.push_back(std::move(run));
       }

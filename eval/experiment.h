@@ -142,6 +142,8 @@ struct RunResult {
   std::string model;         // "lr" | "fm"
   uint64_t seed = 0;
   double auc = 0.0, log_loss = 0.0, ndcg = 0.0;
+  // On the test: log-loss over the base rate's entropy, and mean predicted / observed CTR.
+  double normalised_entropy = 0.0, calibration = 0.0;
   double kept_negative_fraction = 1.0;    // kept negative instances / training negatives
   uint64_t kept_instances = 0;            // training instances after sampling
   double mean_rate_positive_pairs = 1.0;  // mean counterfactual rate over positive pairs (offset)

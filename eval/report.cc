@@ -230,7 +230,9 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                          {"train_seconds", r.train_seconds},
                          {"source_exact", r.source_exact},
                          {"source_inferred", r.source_inferred},
-                         {"source_default", r.source_default}});
+                         {"source_default", r.source_default},
+                         {"oracle_cv2", r.oracle_cv2},
+                         {"predicted_recovery", r.predicted_recovery}});
   }
   for (const Summary& c : cells) {
     j["summary"].push_back({{"method", c.method},

@@ -37,6 +37,7 @@
 #include "eval/movielens.h"
 #include "eval/report.h"
 #include "eval/run_dir.h"
+#include "eval/select_command.h"
 #include "eval/unbiased.h"
 #include "eval/verdict.h"
 #include "graphsieve/version.h"
@@ -688,6 +689,18 @@ absl::Status GuardSnapshots(std::string* work_dir, RemovedAtEnd* at_end) {
 }
 
 int Main(int argc, char** argv) {
+  // graphsieve-eval select ROW=FILE.json...: the selection over finished runs
+  // (eval/select_command.h).
+  if (argc > 1 && std::string(argv[1]) == "select") {
+    std::vector<std::string> rows(argv + 2, argv + argc);
+    absl::StatusOr<std::string> md = RunSelect(rows, SelectionCriteria{});
+    if (!md.ok()) {
+      std::fprintf(stderr, "graphsieve-eval select: %s\n", md.status().ToString().c_str());
+      return kExitUsage;
+    }
+    std::cout << *md;
+    return 0;
+  }
   const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
   if (verdict) {
     graphsieve::ConfigureFlagUsage(

@@ -6,7 +6,7 @@
 # Rows (fm): MovieLens 100K offline (--mode=random) and deployed (the earlier period by rating
 # time is the snapshot's input: MovieLens split by time); the preference log (graphsieve-gen
 # --exposure=preference --truth, NI_SCALE, default 0.25) offline and deployed on its randomly
-# exposed test, and offline on its own test part. Each row has a main run (candidates at α 0.2,
+# exposed test and on its own test part. Each row has a main run (candidates at α 0.2,
 # full) and a budget run (uniform at α 0.3 and 0.5), paired by seed.
 # The candidates that transform the score (-lev, -levr, -pos, -user) exist offline only; on the
 # deployed rows the default (maec-prop-mix) and the pilot rule (opt-mix) run.
@@ -33,7 +33,9 @@ RUN[ml-deployed]="--movielens=${ML:-} --mode=deployed --methods=uniform,maec-pro
 RUN[pref-random-unbiased]="--log=$LOG --truth_col=true_prob --test=$TEST --mode=random --methods=$CANDIDATES,$ORACLES"
 RUN[pref-random-own]="--log=$LOG --truth_col=true_prob --mode=random --methods=$CANDIDATES,$ORACLES"
 RUN[pref-deployed-unbiased]="--log=$LOG --truth_col=true_prob --test=$TEST --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
-ROWS=(ml-random ml-deployed pref-random-unbiased pref-random-own pref-deployed-unbiased)
+RUN[pref-deployed-own]="--log=$LOG --truth_col=true_prob --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
+ROWS=(ml-random ml-deployed pref-random-unbiased pref-random-own pref-deployed-unbiased
+      pref-deployed-own)
 ORDER=()
 for row in "${ROWS[@]}"; do ORDER+=("$row" "$row-budget"); done
 if [[ -n "${NI_RUNS:-}" ]]; then
@@ -93,7 +95,7 @@ done
   echo "offline (\`ml-random\`) and deployed (\`ml-deployed\`: the earlier period by rating time is the"
   echo "snapshot's input); the preference log (graphsieve-gen --exposure=preference, scale $SCALE)"
   echo "offline and deployed on its randomly exposed test (\`-unbiased\`: does not share the log's"
-  echo "exposure) and offline on its own test part (\`-own\`: shares it). MovieLens tests share the"
+  echo "exposure) and on its own test part (\`-own\`: shares it). MovieLens tests share the"
   echo "log's exposure. Commands in commands.txt; the decision is graphsieve-eval select's."
   echo
   gs_show "$EVAL" select "${args[@]}" >> "$OUT/commands.txt"

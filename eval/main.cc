@@ -693,6 +693,17 @@ int Main(int argc, char** argv) {
   // (eval/select_command.h).
   if (argc > 1 && std::string(argv[1]) == "select") {
     std::vector<std::string> rows(argv + 2, argv + argc);
+    for (const std::string& a : rows) {
+      if (a == "--help" || a == "-h" || a == "--helpfull") {
+        std::cout << "Usage: graphsieve-eval select ROW=FILE.json[,FILE.json...] [ROW=...]\n"
+                     "Chooses a rate rule over finished graphsieve-eval runs: non-inferior to "
+                     "uniform on every\nrow (mean paired dAUC >= -0.0005 and >= -1 SE), then the "
+                     "largest mean budget saved at\nequal AUC. Prints the Markdown table and the "
+                     "decision. Exit 0 done, 2 a bad argument or file.\n"
+                     "Docs: docs/EVALUATION.md \"Candidates and the selection\"\n";
+        return 0;
+      }
+    }
     absl::StatusOr<std::string> md = RunSelect(rows, SelectionCriteria{});
     if (!md.ok()) {
       std::fprintf(stderr, "graphsieve-eval select: %s\n", md.status().ToString().c_str());

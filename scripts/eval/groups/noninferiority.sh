@@ -3,7 +3,7 @@
 # recovery R*), the candidate rules and the selection by non-inferiority, then saving, at α 0.2
 # (docs/EVALUATION.md "Selection by non-inferiority, then saving"; the decision is made by
 # `graphsieve-eval select`, eval/selection.h).
-# Rows (fm): MovieLens 100K offline (--mode=random) and deployed (the earlier period by rating
+# Rows (fm; MovieLens offline also mlp with the default and the pilot rule): MovieLens 100K offline (--mode=random) and deployed (the earlier period by rating
 # time is the snapshot's input: MovieLens split by time); the preference log (graphsieve-gen
 # --exposure=preference --truth, NI_SCALE, default 0.25) offline and deployed on its randomly
 # exposed test and on its own test part. Each row has a main run (candidates at α 0.2,
@@ -24,17 +24,18 @@ gs_gen "pref-$SCALE.csv" --preset=kuairec --scale="$SCALE" --exposure=preference
 
 CANDIDATES=uniform,maec-prop-mix,maec-prop-mix-lev,maec-prop-mix-levr,maec-prop-mix-pos0.2
 CANDIDATES+=,maec-prop-mix-pos0.4,maec-prop-mix-user,opt-mix,opt-mix-lev,opt-mix-levr
-COMMON=(--models=fm --kappas=1 --gammas=0.5 --pilot=fm --pilot_folds=2 --pilot_kappas=1 --quiet)
+COMMON=(--kappas=1 --gammas=0.5 --pilot=fm --pilot_folds=2 --pilot_kappas=1 --quiet)
 BUDGET=(--methods=uniform --alphas=0.3,0.5 --include_full=false)
 ORACLES=oracle,oracle-p,oracle-mix
 declare -A RUN
-RUN[ml-random]="--movielens=${ML:-} --mode=random --methods=$CANDIDATES"
-RUN[ml-deployed]="--movielens=${ML:-} --mode=deployed --methods=uniform,maec-prop-mix,opt-mix"
-RUN[pref-random-unbiased]="--log=$LOG --truth_col=true_prob --test=$TEST --mode=random --methods=$CANDIDATES,$ORACLES"
-RUN[pref-random-own]="--log=$LOG --truth_col=true_prob --mode=random --methods=$CANDIDATES,$ORACLES"
-RUN[pref-deployed-unbiased]="--log=$LOG --truth_col=true_prob --test=$TEST --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
-RUN[pref-deployed-own]="--log=$LOG --truth_col=true_prob --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
-ROWS=(ml-random ml-deployed pref-random-unbiased pref-random-own pref-deployed-unbiased
+RUN[ml-random]="--movielens=${ML:-} --mode=random --models=fm --methods=$CANDIDATES"
+RUN[ml-random-mlp]="--movielens=${ML:-} --mode=random --models=mlp --methods=uniform,maec-prop-mix,opt-mix"
+RUN[ml-deployed]="--movielens=${ML:-} --mode=deployed --models=fm --methods=uniform,maec-prop-mix,opt-mix"
+RUN[pref-random-unbiased]="--models=fm --log=$LOG --truth_col=true_prob --test=$TEST --mode=random --methods=$CANDIDATES,$ORACLES"
+RUN[pref-random-own]="--models=fm --log=$LOG --truth_col=true_prob --mode=random --methods=$CANDIDATES,$ORACLES"
+RUN[pref-deployed-unbiased]="--models=fm --log=$LOG --truth_col=true_prob --test=$TEST --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
+RUN[pref-deployed-own]="--models=fm --log=$LOG --truth_col=true_prob --mode=deployed --methods=uniform,maec-prop-mix,opt-mix,oracle,oracle-mix"
+ROWS=(ml-random ml-random-mlp ml-deployed pref-random-unbiased pref-random-own pref-deployed-unbiased
       pref-deployed-own)
 ORDER=()
 for row in "${ROWS[@]}"; do ORDER+=("$row" "$row-budget"); done
@@ -91,7 +92,7 @@ done
 {
   echo "# Selection by non-inferiority, then saving, α = 0.2"
   echo
-  echo "Seeds $FIRST_SEED..$((FIRST_SEED + SEEDS - 1)), paired, target model fm. Rows: MovieLens 100K"
+  echo "Seeds $FIRST_SEED..$((FIRST_SEED + SEEDS - 1)), paired, target model fm (and mlp on MovieLens offline). Rows: MovieLens 100K"
   echo "offline (\`ml-random\`) and deployed (\`ml-deployed\`: the earlier period by rating time is the"
   echo "snapshot's input); the preference log (graphsieve-gen --exposure=preference, scale $SCALE)"
   echo "offline and deployed on its randomly exposed test (\`-unbiased\`: does not share the log's"

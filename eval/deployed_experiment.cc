@@ -201,7 +201,7 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
     const size_t i = later[k];
     switch ((*parts)[k]) {
       case Part::kTrain:
-        Append(dense.all, i, &s.train);
+        AppendWithTruth(dense, i, &s.train, &s.train_truth);
         s.train_log.user_ids.push_back(log.user_ids[i]);
         s.train_log.item_ids.push_back(log.item_ids[i]);
         s.train_log.labels.push_back(log.labels[i]);
@@ -212,7 +212,7 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
         Append(dense.all, i, &s.validation);
         break;
       case Part::kTest:
-        Append(dense.all, i, &s.test);
+        AppendWithTruth(dense, i, &s.test, &s.test_truth);
         break;
     }
   }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/maec/rates.h"
 #include "eval/experiment_internal.h"
+#include "eval/leverage.h"
 #include "eval/metrics.h"
 #include "eval/random.h"
 
@@ -18,6 +19,7 @@ namespace graphsieve::eval {
 namespace {
 
 using internal::Append;
+using internal::AppendWithTruth;
 using internal::CheckBothClasses;
 using internal::Config;
 using internal::DenseLog;
@@ -43,7 +45,7 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
   for (size_t i = 0; i < log.size(); ++i) {
     switch ((*parts)[i]) {
       case Part::kTrain:
-        Append(dense.all, i, &s.train);
+        AppendWithTruth(dense, i, &s.train, &s.train_truth);
         s.train_log.user_ids.push_back(log.user_ids[i]);
         s.train_log.item_ids.push_back(log.item_ids[i]);
         s.train_log.labels.push_back(log.labels[i]);
@@ -54,7 +56,7 @@ absl::StatusOr<SeedData> PrepareSeed(const ImpressionLog& log, const DenseLog& d
         Append(dense.all, i, &s.validation);
         break;
       case Part::kTest:
-        Append(dense.all, i, &s.test);
+        AppendWithTruth(dense, i, &s.test, &s.test_truth);
         break;
     }
   }
@@ -81,7 +83,11 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
   for (double alpha : o.alphas) {
     for (const MethodSpec& spec : specs) {
       if (spec.kind == MethodSpec::Kind::kFull) continue;  // always run once per seed
-      if (spec.kind == MethodSpec::Kind::kUniform) {
+      if (spec.kind == MethodSpec::Kind::kOracle && spec.mixture) {
+        for (double kappa : o.kappas) out.push_back({spec, alpha, 0.0, 0.0, kappa});
+        continue;
+      }
+      if (spec.kind == MethodSpec::Kind::kUniform || spec.kind == MethodSpec::Kind::kOracle) {
         out.push_back({spec, alpha, 0.0, 0.0});
         continue;
       }
@@ -108,13 +114,90 @@ std::vector<Config> ExpandGrid(const std::vector<MethodSpec>& specs, const Exper
   return out;
 }
 
+// The oracle's rates (eval/leverage.h): π ∝ p·h_Q (or p) over the training
+// pairs, Q from the measured test's truth, fitted to α with the floor α/100, or
+// with the mixture rule π = min(1, ρ(s/s̄ + κ)) (oracle-mix);
+// *cv2 the CV² of the score over the negatives.
+absl::StatusOr<std::vector<float>> OracleRates(const Config& c, const SeedData& s,
+                                               const ExperimentOptions& o, double* cv2) {
+  if (s.train_truth.size() != s.train.size() || s.test_truth.size() != s.test.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "method ", c.spec.name,
+        " needs the generator's true probabilities of the log and of the test: --truth_col "
+        "(graphsieve-gen --truth writes 'true_prob'; with --test, the test file needs it too)"));
+  }
+  // Dense node index -> pair-table index, through the training instances.
+  absl::flat_hash_map<uint32_t, int64_t> user_of, item_of;
+  for (size_t k = 0; k < s.train.size(); ++k) {
+    user_of[s.train.user[k]] = s.pairs.pair_user[s.pair_of[k]];
+    item_of[s.train.item[k]] = s.pairs.pair_item[s.pair_of[k]];
+  }
+  std::vector<int64_t> test_user(s.test.size(), -1), test_item(s.test.size(), -1);
+  for (size_t k = 0; k < s.test.size(); ++k) {
+    if (auto u = user_of.find(s.test.user[k]); u != user_of.end()) test_user[k] = u->second;
+    if (auto i = item_of.find(s.test.item[k]); i != item_of.end()) test_item[k] = i->second;
+  }
+  const std::vector<double> score = OracleScores(s.pairs, s.pair_of, s.train_truth, test_user,
+                                                 test_item, s.test_truth, c.spec.oracle_leverage);
+  *cv2 = ScoreCv2(score, s.pairs.negatives);
+  std::vector<double> rates;
+  absl::StatusOr<RateFit> fit =
+      c.spec.mixture
+          ? FitMixtureRates(score, s.pairs.negatives, c.alpha, c.kappa, &rates, o.pipeline.threads)
+          : FitRates(score, s.pairs.negatives, c.alpha, c.alpha / 100.0, &rates,
+                     o.pipeline.threads);
+  if (!fit.ok()) {
+    return absl::Status(fit.status().code(),
+                        absl::StrCat("method ", c.spec.name, ": ", fit.status().message()));
+  }
+  return std::vector<float>(rates.begin(), rates.end());
+}
+
+// A candidate's transform of the pipeline's final score, refitted by the
+// mixture rule (MethodSpec::Transform; docs/EVALUATION.md "Candidates").
+absl::StatusOr<std::vector<double>> TransformedRates(const Config& c, const SeedData& s,
+                                                     absl::Span<const float> score,
+                                                     const ExperimentOptions& o) {
+  const NodeTotals totals = CountNodeTotals(s.pairs);
+  std::vector<double> t(score.size());
+  for (size_t p = 0; p < t.size(); ++p) t[p] = std::max(0.0, static_cast<double>(score[p]));
+  using T = MethodSpec::Transform;
+  if (c.spec.transform == T::kLeverageOwn || c.spec.transform == T::kLeverageRandom) {
+    std::vector<double> q_user, q_item;
+    ProxyExpectedPositives(
+        s.pairs, totals,
+        c.spec.transform == T::kLeverageOwn ? ExposureProxy::kOwn : ExposureProxy::kRandom, &q_user,
+        &q_item);
+    const std::vector<double> h = LeverageOf(s.pairs, totals, q_user, q_item);
+    for (size_t p = 0; p < t.size(); ++p) t[p] *= h[p];
+  } else if (c.spec.transform == T::kItemPositives) {
+    for (size_t p = 0; p < t.size(); ++p) {
+      t[p] = ExposureDiscount(t[p], totals.item_positives[s.pairs.pair_item[p]],
+                              c.spec.transform_power);
+    }
+  }
+  const double kappa = c.spec.needs_pilot() && c.pilot_kappa > 0.0 ? c.pilot_kappa : c.kappa;
+  std::vector<double> rates;
+  if (c.spec.transform == T::kPerUser) {
+    if (absl::Status st = FitPerUserMixtureRates(s.pairs, t, c.alpha, kappa, &rates); !st.ok()) {
+      return st;
+    }
+    return rates;
+  }
+  absl::StatusOr<RateFit> fit =
+      FitMixtureRates(t, s.pairs.negatives, c.alpha, kappa, &rates, o.pipeline.threads);
+  if (!fit.ok()) return fit.status();
+  return rates;
+}
+
 // Per pair rates of one configuration.
 absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData& s,
                                                 const ExperimentOptions& o, uint64_t seed,
                                                 bool* refused_by_data,
-                                                std::vector<uint8_t>* sources) {
+                                                std::vector<uint8_t>* sources, double* oracle_cv2) {
   *refused_by_data = false;
   sources->clear();
+  if (c.spec.kind == MethodSpec::Kind::kOracle) return OracleRates(c, s, o, oracle_cv2);
   if (c.spec.kind == MethodSpec::Kind::kFull) return std::vector<float>(s.pairs.num_pairs(), 1.0f);
   if (c.spec.kind == MethodSpec::Kind::kUniform) {
     return std::vector<float>(s.pairs.num_pairs(), static_cast<float>(c.alpha));
@@ -153,6 +236,14 @@ absl::StatusOr<std::vector<float>> ComputeRates(const Config& c, const SeedData&
       return fail(fit.status());
     }
     r->rate.assign(rates.begin(), rates.end());
+  }
+  if (c.spec.transform != MethodSpec::Transform::kNone) {
+    absl::StatusOr<std::vector<double>> rates = TransformedRates(c, s, r->score, o);
+    if (!rates.ok()) {
+      *refused_by_data = absl::IsInvalidArgument(rates.status());
+      return fail(rates.status());
+    }
+    r->rate.assign(rates->begin(), rates->end());
   }
   if (c.spec.item_centred) {
     const std::vector<double> discounted =
@@ -238,11 +329,17 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
   if (!auc.ok()) return auc.status();
   absl::StatusOr<double> ll = LogLoss(p, s.test.label);
   if (!ll.ok()) return ll.status();
+  absl::StatusOr<double> ne = NormalisedEntropy(p, s.test.label);
+  if (!ne.ok()) return ne.status();
+  absl::StatusOr<double> calibration = Calibration(p, s.test.label);
+  if (!calibration.ok()) return calibration.status();
   absl::StatusOr<NdcgResult> ndcg = NdcgAtK(s.test.user, p, s.test.label, o.ndcg_k);
   if (!ndcg.ok()) return ndcg.status();
   run->model = ModelKindName(kind);
   run->auc = *auc;
   run->log_loss = *ll;
+  run->normalised_entropy = *ne;
+  run->calibration = *calibration;
   run->ndcg = ndcg->ndcg;
   run->epochs = t->epochs_run;
   run->best_epoch = t->best_epoch;
@@ -254,7 +351,8 @@ absl::Status TrainAndMeasure(const Instances& train, const SeedData& s, const De
 
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const ExperimentOptions& o,
                                                absl::Span<const int64_t> timestamps,
-                                               const Instances* unbiased_test) {
+                                               const Instances* unbiased_test,
+                                               const TrueProbabilities* truth) {
   if (absl::Status st = o.Validate(); !st.ok()) return st;
   if (log.size() < kMinLogInstances) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -277,7 +375,17 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
         "--pilot=column but no pilot score column was read: name the log's column with "
         "--pilot-col (graphsieve-gen --pilot writes 'pilot_score')");
   }
-  const DenseLog dense = Densify(log);
+  DenseLog dense = Densify(log);
+  if (truth != nullptr) {
+    if (truth->log.size() != log.size() ||
+        (unbiased_test != nullptr && truth->unbiased_test.size() != unbiased_test->size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the true probabilities do not match the data: ", truth->log.size(), " for ",
+                       log.size(), " log instances, ", truth->unbiased_test.size(), " for ",
+                       unbiased_test != nullptr ? unbiased_test->size() : 0, " test instances"));
+    }
+    dense.truth = truth->log;
+  }
   ExperimentResult result;
   result.instances = log.size();
   for (uint8_t y : log.labels) result.positives += y;
@@ -293,7 +401,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
                                                                      seed, need_pilot, &pilot_name)
                                      : PrepareSeed(log, dense, o, seed, need_pilot, &pilot_name);
     if (!s.ok()) return s.status();
-    if (unbiased_test != nullptr) s->test = *unbiased_test;
+    if (unbiased_test != nullptr) {
+      s->test = *unbiased_test;
+      s->test_truth = truth != nullptr ? truth->unbiased_test : std::vector<float>{};
+    }
     if (o.mode == EvalMode::kDeployed) {
       result.earlier_instances = s->earlier.size();
       result.later_instances = s->later_instances;
@@ -310,8 +421,9 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
       const auto rate_start = std::chrono::steady_clock::now();
       bool refused_by_data = false;
       std::vector<uint8_t> sources;
+      double oracle_cv2 = -1.0;
       absl::StatusOr<std::vector<float>> rate =
-          ComputeRates(c, *s, o, seed, &refused_by_data, &sources);
+          ComputeRates(c, *s, o, seed, &refused_by_data, &sources, &oracle_cv2);
       if (!rate.ok() && refused_by_data) {
         result.skipped.push_back(absl::StrCat("seed ", seed, ": ", rate.status().message()));
         if (o.progress) o.progress(absl::StrCat("skipped: ", result.skipped.back()));
@@ -327,6 +439,10 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
       base.gamma = c.gamma;
       base.seed = seed;
       base.rate_seconds = SecondsSince(rate_start);
+      if (oracle_cv2 >= 0.0) {
+        base.oracle_cv2 = oracle_cv2;
+        base.predicted_recovery = PredictedRecovery(oracle_cv2, c.alpha);
+      }
       const Instances sample =
           Subsample(*s, *rate, sources, seed, o.zero_positive_offset, c.floor, &base);
       for (ModelKind kind : o.models) {
@@ -339,12 +455,12 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
         if (o.progress) {
           o.progress(absl::StrFormat(
               "seed %d %-9s a=%.2f floor=%.3f gamma=%.2f kappa=%g/%g %s: auc=%.4f logloss=%.4f "
-              "ndcg=%.4f "
+              "calibration=%.3f ndcg=%.4f "
               "kept=%.3f floor=%.2f one=%.3f (%.1fs rates, %.1fs train, %d epochs)",
               seed, run.method, run.alpha, run.floor, run.gamma, run.kappa, run.pilot_kappa,
-              run.model, run.auc, run.log_loss, run.ndcg, run.kept_negative_fraction,
-              run.negatives_at_floor, run.negatives_at_one, run.rate_seconds, run.train_seconds,
-              run.epochs));
+              run.model, run.auc, run.log_loss, run.calibration, run.ndcg,
+              run.kept_negative_fraction, run.negatives_at_floor, run.negatives_at_one,
+              run.rate_seconds, run.train_seconds, run.epochs));
         }
         result.runs.push_back(std::move(run));
       }

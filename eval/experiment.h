@@ -41,8 +41,25 @@ namespace graphsieve::eval {
 //              method's final score (a flatter rate distribution), refit to alpha
 //   NAME-mix   for maec, maec-u, maec-prop, opt, max, max-raw: the same with the
 //              mixture rate rule (κ grid instead of the floor grid)
+//   oracle     π ∝ p·h_Q from the generator's truth: p the pair's true click
+//              probability, h_Q its leverage under the measured test's exposure
+//              (eval/leverage.h); needs the truth (--truth_col)
+//   oracle-p   π ∝ p (the truth without the leverage)
+//   oracle-mix the oracle's score p·h_Q under the mixture rule (κ grid)
+//   Candidates (offline only; docs/EVALUATION.md "Candidates"), each the mixture
+//   rule on a transformed score of maec-prop-mix or opt-mix:
+//   maec-prop-mix-lev, opt-mix-lev    score × √(1/P_u + 1/P_i) (P = training positives)
+//   maec-prop-mix-levr, opt-mix-levr  score × h_Q with Q of a uniformly exposed test
+//   maec-prop-mix-pos0.1 .. pos0.4    score / P_i^η, η counted on the item's positives
+//   maec-prop-mix-user                the mixture rule fitted per user (each user's
+//                                     negatives' mean rate = α)
 struct MethodSpec {
-  enum class Kind { kFull, kUniform, kPipeline } kind = Kind::kPipeline;
+  enum class Kind { kFull, kUniform, kPipeline, kOracle } kind = Kind::kPipeline;
+  // A transform of the pipeline's final score before the mixture rule is refitted.
+  enum class Transform { kNone, kLeverageOwn, kLeverageRandom, kItemPositives, kPerUser };
+  Transform transform = Transform::kNone;
+  double transform_power = 0.0;  // kItemPositives: η
+  bool oracle_leverage = true;   // kOracle: p·h_Q (true) or p alone
   std::string name;
   Method method = Method::kMaec;
   bool uncertainty_propagation = false;
@@ -56,7 +73,9 @@ struct MethodSpec {
   // An investigation variant (offline only): the score divided by the mean score over the
   // item's negative instances before the mixture fit.
   bool item_centred = false;
-  bool is_investigation_variant() const { return score_power != 1.0 || item_centred; }
+  bool is_investigation_variant() const {
+    return score_power != 1.0 || item_centred || transform != Transform::kNone;
+  }
   bool needs_pilot() const;
   bool uses_gamma() const;  // propagation on: the gamma grid applies
 };
@@ -82,6 +101,13 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);
 enum class EvalMode { kRandom, kDeployed };
 absl::StatusOr<EvalMode> ParseEvalMode(std::string_view name);  // "random" | "deployed"
 const char* EvalModeName(EvalMode mode);
+
+// The generator's true click probabilities (graphsieve-gen --truth, column
+// true_prob), read only by the oracle methods: per log instance, and per
+// instance of the unbiased test (empty without one).
+struct TrueProbabilities {
+  std::vector<float> log, unbiased_test;
+};
 
 struct ExperimentOptions {
   std::vector<std::string> methods = {"uniform", "opt", "maec", "maec-prop", "max"};
@@ -142,6 +168,8 @@ struct RunResult {
   std::string model;         // "lr" | "fm"
   uint64_t seed = 0;
   double auc = 0.0, log_loss = 0.0, ndcg = 0.0;
+  // On the test: log-loss over the base rate's entropy, and mean predicted / observed CTR.
+  double normalised_entropy = 0.0, calibration = 0.0;
   double kept_negative_fraction = 1.0;    // kept negative instances / training negatives
   uint64_t kept_instances = 0;            // training instances after sampling
   double mean_rate_positive_pairs = 1.0;  // mean counterfactual rate over positive pairs (offset)
@@ -152,6 +180,9 @@ struct RunResult {
   // kDeployed, graph/pilot methods: shares of the training instances whose
   // rate was EXACT / INFERRED / DEFAULT; all -1 when not applicable.
   double source_exact = -1.0, source_inferred = -1.0, source_default = -1.0;
+  // Oracle methods: CV² of p·h_Q over the training negatives and the predicted
+  // recovery R* = CV² / ((1 + CV²)(1 − α)) (eval/leverage.h); -1 otherwise.
+  double oracle_cv2 = -1.0, predicted_recovery = -1.0;
 };
 
 struct ExperimentResult {
@@ -183,11 +214,14 @@ inline constexpr size_t kMinLogInstances = 10;
 // `timestamps` (kDeployed only, may be empty): per instance its time, < 0
 // for untimed instances (AssignPeriods, deployed.h). `unbiased_test` (may be
 // null): instances on the log's dense indices (eval/unbiased.h) that replace
-// every seed's test part; the split's test part is then unused.
+// every seed's test part; the split's test part is then unused. `truth` (may
+// be null; required by the oracle methods): the generator's probabilities,
+// truth->unbiased_test aligned with `unbiased_test`.
 absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log,
                                                const ExperimentOptions& options,
                                                absl::Span<const int64_t> timestamps = {},
-                                               const Instances* unbiased_test = nullptr);
+                                               const Instances* unbiased_test = nullptr,
+                                               const TrueProbabilities* truth = nullptr);
 
 }  // namespace graphsieve::eval
 

@@ -37,6 +37,11 @@ void Append(const Instances& from, size_t i, Instances* to) {
   to->label.push_back(from.label[i]);
 }
 
+void AppendWithTruth(const DenseLog& dense, size_t i, Instances* to, std::vector<float>* truth) {
+  Append(dense.all, i, to);
+  if (!dense.truth.empty()) truth->push_back(dense.truth[i]);
+}
+
 absl::Status IndexTrainingPairs(int threads, SeedData* s) {
   absl::StatusOr<PairTable> pairs = BuildPairTable(s->train_log, threads);
   if (!pairs.ok()) return pairs.status();

@@ -24,10 +24,13 @@ namespace graphsieve::eval::internal {
 struct DenseLog {
   Instances all;
   uint32_t num_users = 0, num_items = 0;
+  std::vector<float> truth;  // per instance: the generator's probability; empty without it
 };
 DenseLog Densify(const ImpressionLog& log);
 
 void Append(const Instances& from, size_t i, Instances* to);
+// Append, and the instance's truth to *truth when `dense` has it.
+void AppendWithTruth(const DenseLog& dense, size_t i, Instances* to, std::vector<float>* truth);
 
 // INVALID_ARGUMENT naming the part unless `d` has both classes.
 absl::Status CheckBothClasses(const Instances& d, const std::string& name);
@@ -39,6 +42,9 @@ struct SeedData {
   PairTable pairs;                // of the training part (pairs of training instances)
   std::vector<uint32_t> pair_of;  // per training instance
   uint64_t train_negatives = 0;
+  // The generator's probabilities of the training and test instances (empty
+  // without TrueProbabilities): the oracle methods' p and Q.
+  std::vector<float> train_truth, test_truth;
   // Deployed mode: the earlier period (the builder's input, with the pilot
   // score when a method needs one) and its size.
   ImpressionLog earlier;

@@ -37,6 +37,7 @@
 #include "eval/movielens.h"
 #include "eval/report.h"
 #include "eval/run_dir.h"
+#include "eval/select_command.h"
 #include "eval/tune.h"
 #include "eval/tune_command.h"
 #include "eval/unbiased.h"
@@ -156,6 +157,10 @@ ABSL_FLAG(std::string, work_dir, "",
           "when it is a writable tmpfs, else /tmp), in a directory graphsieve-eval-XXXXXX of "
           "the run that is removed however the run ends (an interrupt, SIGTERM, a kill). A "
           "refresh replay publishes a delta per chunk: on a disk it mostly waits for fsync.");
+ABSL_FLAG(std::string, truth_col, "",
+          "The column of the generator's true click probability in --log and --test "
+          "(graphsieve-gen --truth writes 'true_prob'). Read only by the oracle methods "
+          "(oracle, oracle-p); no model and no other rate sees it.");
 ABSL_FLAG(std::string, test, "",
           "Unbiased test: a file of randomly exposed impressions of the log's users and items "
           "(same columns as --log; graphsieve-gen --test_output) that replaces the test part in "
@@ -325,6 +330,7 @@ struct MainCommand {
   std::string period_split;  // auto | time | seeded
   std::string test_path;     // --test
   LogReaderOptions test_reader;
+  std::string truth_col;  // --truth_col: the oracle's truth, read into TrueProbabilities
   std::string title;
   // --output_md (standard output without it) and --output_json.
   std::optional<OutputFile> output_md, output_json;
@@ -414,6 +420,14 @@ absl::StatusOr<MainCommand> MainCommandFromFlags() {
     if (absl::Status s = CheckWorkDir(c.options.work_dir); !s.ok()) return s;
   }
   c.test_path = absl::GetFlag(FLAGS_test);
+  c.truth_col = absl::GetFlag(FLAGS_truth_col);
+  if (!c.truth_col.empty()) {
+    if (c.log_path.empty()) {
+      return absl::InvalidArgumentError(
+          "--truth_col: --movielens has no true probabilities; the oracle needs a generated log");
+    }
+    c.test_reader.pilot_column = c.truth_col;  // the test's truth, aligned by MapUnbiasedTest
+  }
   c.title = absl::GetFlag(FLAGS_title);
   if (absl::Status s = ResolveOutputs(&c); !s.ok()) return s;
   return c;
@@ -502,8 +516,19 @@ absl::Status RunMainCommand(const MainCommand& c, const std::string& command) {
     unbiased = MapUnbiasedTest(*log, test_log, absl::StrCat("--test ", c.test_path));
     if (!unbiased.ok()) return unbiased.status();
   }
+  TrueProbabilities truth;
+  if (!c.truth_col.empty()) {
+    // The log read again with the truth as its only score column.
+    LogReaderOptions reader = c.reader;
+    reader.pilot_column = c.truth_col;
+    ImpressionLog with_truth;
+    if (absl::Status s = ReadImpressionLog(c.log_path, reader, &with_truth); !s.ok()) return s;
+    truth.log = std::move(with_truth.pilot_scores);
+    if (unbiased.ok()) truth.unbiased_test = unbiased->truth;
+  }
   absl::StatusOr<ExperimentResult> result =
-      RunExperiment(*log, options, timestamps, c.test_path.empty() ? nullptr : &unbiased->test);
+      RunExperiment(*log, options, timestamps, c.test_path.empty() ? nullptr : &unbiased->test,
+                    c.truth_col.empty() ? nullptr : &truth);
   if (!result.ok()) return result.status();
   if (!c.test_path.empty()) {
     result->test_instances = unbiased->test.size();
@@ -551,6 +576,7 @@ constexpr NotForVerdict kNotForVerdict[] = {
     {"pilot_column", "the default rule needs no pilot score"},
     {"include_full", "verdict always trains the unsampled model"},
     {"test", "verdict tests on a part of the log"},
+    {"truth_col", "verdict judges the default rule, not the oracle"},
     {"ndcg_k", "verdict reports AUC"},
     {"title", "verdict prints its answer to standard output"},
     {"output_md", "verdict prints its answer to standard output"},
@@ -775,6 +801,29 @@ absl::Status GuardSnapshots(std::string* work_dir, RemovedAtEnd* at_end) {
 }
 
 int Main(int argc, char** argv) {
+  // graphsieve-eval select ROW=FILE.json...: the selection over finished runs
+  // (eval/select_command.h).
+  if (argc > 1 && std::string(argv[1]) == "select") {
+    std::vector<std::string> rows(argv + 2, argv + argc);
+    for (const std::string& a : rows) {
+      if (a == "--help" || a == "-h" || a == "--helpfull") {
+        std::cout << "Usage: graphsieve-eval select ROW=FILE.json[,FILE.json...] [ROW=...]\n"
+                     "Chooses a rate rule over finished graphsieve-eval runs: non-inferior to "
+                     "uniform on every\nrow (mean paired dAUC >= -0.0005 and >= -1 SE), then the "
+                     "largest mean budget saved at\nequal AUC. Prints the Markdown table and the "
+                     "decision. Exit 0 done, 2 a bad argument or file.\n"
+                     "Docs: docs/EVALUATION.md \"Candidates and the selection\"\n";
+        return 0;
+      }
+    }
+    absl::StatusOr<std::string> md = RunSelect(rows, SelectionCriteria{});
+    if (!md.ok()) {
+      std::fprintf(stderr, "graphsieve-eval select: %s\n", md.status().ToString().c_str());
+      return kExitUsage;
+    }
+    std::cout << *md;
+    return 0;
+  }
   const bool verdict = argc > 1 && std::string(argv[1]) == "verdict";
   const bool tune = argc > 1 && std::string(argv[1]) == "tune";
   if (tune) {

@@ -16,7 +16,11 @@ struct NamedSpec {
   bool mixture = false;
   double exposure_power = 0.0;
   bool item_centred = false;
+  MethodSpec::Transform transform = MethodSpec::Transform::kNone;
+  double transform_power = 0.0;
 };
+
+using T = MethodSpec::Transform;
 
 constexpr NamedSpec kSpecs[] = {
     {"full", MethodSpec::Kind::kFull, Method::kUniform, false, false, false},
@@ -46,6 +50,28 @@ constexpr NamedSpec kSpecs[] = {
      1.0},
     {"maec-prop-mix-item", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
      0.0, true},
+    // The limit (eval/leverage.h) and the candidates (docs/EVALUATION.md "Candidates").
+    {"oracle", MethodSpec::Kind::kOracle, Method::kUniform, false, false, false},
+    {"oracle-p", MethodSpec::Kind::kOracle, Method::kUniform, false, false, false},
+    {"oracle-mix", MethodSpec::Kind::kOracle, Method::kUniform, false, false, false, 1.0, true},
+    {"maec-prop-mix-lev", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
+     0.0, false, T::kLeverageOwn},
+    {"maec-prop-mix-levr", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
+     0.0, false, T::kLeverageRandom},
+    {"opt-mix-lev", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 1.0, true, 0.0,
+     false, T::kLeverageOwn},
+    {"opt-mix-levr", MethodSpec::Kind::kPipeline, Method::kOpt, false, false, false, 1.0, true, 0.0,
+     false, T::kLeverageRandom},
+    {"maec-prop-mix-pos0.1", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
+     true, 0.0, false, T::kItemPositives, 0.1},
+    {"maec-prop-mix-pos0.2", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
+     true, 0.0, false, T::kItemPositives, 0.2},
+    {"maec-prop-mix-pos0.3", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
+     true, 0.0, false, T::kItemPositives, 0.3},
+    {"maec-prop-mix-pos0.4", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0,
+     true, 0.0, false, T::kItemPositives, 0.4},
+    {"maec-prop-mix-user", MethodSpec::Kind::kPipeline, Method::kMaec, true, true, false, 1.0, true,
+     0.0, false, T::kPerUser},
 };
 
 }  // namespace
@@ -72,6 +98,9 @@ absl::StatusOr<MethodSpec> ParseMethodSpec(std::string_view name) {
       s.mixture = n.mixture;
       s.exposure_power = n.exposure_power;
       s.item_centred = n.item_centred;
+      s.transform = n.transform;
+      s.transform_power = n.transform_power;
+      s.oracle_leverage = std::string_view(n.name) != "oracle-p";
       return s;
     }
   }

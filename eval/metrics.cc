@@ -89,6 +89,37 @@ absl::StatusOr<double> LogLoss(absl::Span<const double> probabilities,
   return total / static_cast<double>(labels.size());
 }
 
+absl::StatusOr<double> Calibration(absl::Span<const double> probabilities,
+                                   absl::Span<const uint8_t> labels) {
+  // LogLoss checks lengths, emptiness, labels and the probabilities' range.
+  if (absl::StatusOr<double> ll = LogLoss(probabilities, labels); !ll.ok()) return ll.status();
+  double predicted = 0.0;
+  uint64_t positives = 0;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    predicted += probabilities[i];
+    positives += labels[i];
+  }
+  if (positives == 0) {
+    return absl::InvalidArgumentError("calibration is undefined: the test has no positive");
+  }
+  return predicted / static_cast<double>(positives);
+}
+
+absl::StatusOr<double> NormalisedEntropy(absl::Span<const double> probabilities,
+                                         absl::Span<const uint8_t> labels) {
+  absl::StatusOr<double> ll = LogLoss(probabilities, labels);
+  if (!ll.ok()) return ll.status();
+  uint64_t positives = 0;
+  for (uint8_t y : labels) positives += y;
+  if (positives == 0 || positives == labels.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("normalised entropy is undefined with ",
+                                                   positives, " positives of ", labels.size(),
+                                                   " instances"));
+  }
+  const double y = static_cast<double>(positives) / static_cast<double>(labels.size());
+  return *ll / -(y * std::log(y) + (1.0 - y) * std::log1p(-y));
+}
+
 absl::StatusOr<NdcgResult> NdcgAtK(absl::Span<const uint32_t> users,
                                    absl::Span<const double> scores,
                                    absl::Span<const uint8_t> labels, int k) {

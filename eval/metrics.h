@@ -1,4 +1,5 @@
-// Test metrics of a CTR model: AUC, log-loss and per-user NDCG@k.
+// Test metrics of a CTR model: AUC, log-loss, normalised entropy, calibration
+// and per-user NDCG@k.
 //
 // Thread-safety: pure functions.
 #ifndef GRAPHSIEVE_EVAL_METRICS_H_
@@ -23,6 +24,19 @@ absl::StatusOr<double> Auc(absl::Span<const double> scores, absl::Span<const uin
 // input, a probability outside [0, 1] or NaN, a label other than 0/1.
 absl::StatusOr<double> LogLoss(absl::Span<const double> probabilities,
                                absl::Span<const uint8_t> labels);
+
+// Calibration on a test: the mean predicted probability over the observed
+// click rate (1 = calibrated; > 1 over-predicts). Errors: as LogLoss, and
+// INVALID_ARGUMENT when the test has no positive (the ratio is undefined).
+absl::StatusOr<double> Calibration(absl::Span<const double> probabilities,
+                                   absl::Span<const uint8_t> labels);
+
+// Normalised entropy: the log-loss over the entropy of the test's own click
+// rate, -(ȳ log ȳ + (1 - ȳ) log(1 - ȳ)), i.e. log-loss relative to always
+// predicting the base rate (< 1 = better than that). Errors: as LogLoss, and
+// INVALID_ARGUMENT when the test lacks a class (the base entropy is 0).
+absl::StatusOr<double> NormalisedEntropy(absl::Span<const double> probabilities,
+                                         absl::Span<const uint8_t> labels);
 
 struct NdcgResult {
   double ndcg = 0.0;           // mean over the users counted

@@ -72,11 +72,14 @@ std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
     const std::vector<const RunResult*>& g = groups[key];
     Summary s;
     std::tie(s.model, s.method, s.alpha, s.floor, s.gamma, s.kappa, s.pilot_kappa) = key;
-    std::vector<double> auc, ll, ndcg, kept, floor_share, one_share, d_uniform, d_full;
+    std::vector<double> auc, ll, ne, calibration, ndcg, kept, floor_share, one_share, d_uniform,
+        d_full;
     std::vector<double> exact, inferred, by_default;
     for (const RunResult* r : g) {
       auc.push_back(r->auc);
       ll.push_back(r->log_loss);
+      ne.push_back(r->normalised_entropy);
+      calibration.push_back(r->calibration);
       ndcg.push_back(r->ndcg);
       kept.push_back(r->kept_negative_fraction);
       floor_share.push_back(r->negatives_at_floor);
@@ -95,6 +98,8 @@ std::vector<Summary> SummariseRuns(const std::vector<RunResult>& runs) {
     }
     s.auc = Summarise(auc);
     s.log_loss = Summarise(ll);
+    s.normalised_entropy = Summarise(ne);
+    s.calibration = Summarise(calibration);
     s.ndcg = Summarise(ndcg);
     s.kept = Summarise(kept);
     s.at_floor = Summarise(floor_share);
@@ -144,8 +149,8 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
     absl::StrAppendFormat(
         &md,
         "| method | α | ϱ or κ | γ | kept neg. | neg. at ϱ / at 1 | test AUC | ΔAUC vs uniform | "
-        "ΔAUC vs full | log-loss | NDCG@%d |%s\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|%s\n",
+        "ΔAUC vs full | log-loss | NE | calibration | NDCG@%d |%s\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|%s\n",
         context.ndcg_k, deployed ? " source EXACT / INFERRED / DEFAULT |" : "",
         deployed ? "---|" : "");
     for (const Summary& c : cells) {
@@ -153,13 +158,13 @@ std::string FormatMarkdown(const ExperimentResult& result, const std::vector<Sum
       const bool full = c.method == "full";
       const bool pipeline = !full && c.method != "uniform";
       absl::StrAppendFormat(
-          &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s |", c.method,
+          &md, "| %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s | %s | %s |", c.method,
           full ? "1" : absl::StrFormat("%.2f", c.alpha), pipeline ? RuleCell(c) : "–",
           c.gamma > 0 ? absl::StrFormat("%g", c.gamma) : "–", c.kept.mean,
           pipeline ? absl::StrFormat("%.2f / %.3f", c.at_floor.mean, c.at_one.mean) : "–",
           PlusMinus(c.auc, 4), SignedPlusMinus(c.delta_auc_vs_uniform),
           full ? "–" : SignedPlusMinus(c.delta_auc_vs_full), PlusMinus(c.log_loss, 4),
-          PlusMinus(c.ndcg, 4));
+          PlusMinus(c.normalised_entropy, 4), PlusMinus(c.calibration, 3), PlusMinus(c.ndcg, 4));
       if (deployed) {
         absl::StrAppend(&md, " ",
                         c.source_exact.n == 0
@@ -211,6 +216,8 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                          {"seed", r.seed},
                          {"auc", r.auc},
                          {"log_loss", r.log_loss},
+                         {"normalised_entropy", r.normalised_entropy},
+                         {"calibration", r.calibration},
                          {"ndcg", r.ndcg},
                          {"kept_negative_fraction", r.kept_negative_fraction},
                          {"kept_instances", r.kept_instances},
@@ -223,7 +230,9 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                          {"train_seconds", r.train_seconds},
                          {"source_exact", r.source_exact},
                          {"source_inferred", r.source_inferred},
-                         {"source_default", r.source_default}});
+                         {"source_default", r.source_default},
+                         {"oracle_cv2", r.oracle_cv2},
+                         {"predicted_recovery", r.predicted_recovery}});
   }
   for (const Summary& c : cells) {
     j["summary"].push_back({{"method", c.method},
@@ -235,6 +244,8 @@ std::string FormatJson(const ExperimentResult& result, const std::vector<Summary
                             {"model", c.model},
                             {"auc", StatJson(c.auc)},
                             {"log_loss", StatJson(c.log_loss)},
+                            {"normalised_entropy", StatJson(c.normalised_entropy)},
+                            {"calibration", StatJson(c.calibration)},
                             {"ndcg", StatJson(c.ndcg)},
                             {"kept_negative_fraction", StatJson(c.kept)},
                             {"negatives_at_floor", StatJson(c.at_floor)},

@@ -24,7 +24,8 @@ struct Summary {
   double alpha = 1.0, floor = 0.0, gamma = 0.0;
   double kappa = 0.0, pilot_kappa = 0.0;  // mixture rule; 0 = floor rule
   Stat auc, log_loss, ndcg, kept;
-  Stat at_floor, at_one;  // shares of training negatives at the floor / at rate 1
+  Stat normalised_entropy, calibration;  // on the test (eval/metrics.h)
+  Stat at_floor, at_one;                 // shares of training negatives at the floor / at rate 1
   // Paired over seeds: this method's AUC minus uniform's at the same alpha
   // (same split, same uniform numbers); n = 0 when uniform was not run.
   Stat delta_auc_vs_uniform;

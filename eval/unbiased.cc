@@ -24,6 +24,7 @@ absl::StatusOr<UnbiasedTest> MapUnbiasedTest(const ImpressionLog& log, const Imp
     out.test.user.push_back(u->second);
     out.test.item.push_back(v->second);
     out.test.label.push_back(test.labels[i]);
+    if (!test.pilot_scores.empty()) out.truth.push_back(test.pilot_scores[i]);
     positives += test.labels[i];
   }
   if (positives == 0 || positives == out.test.size()) {

@@ -8,6 +8,7 @@
 #define GRAPHSIEVE_EVAL_UNBIASED_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "core/io/log_reader.h"
@@ -18,6 +19,7 @@ namespace graphsieve::eval {
 struct UnbiasedTest {
   Instances test;                // on the dense indices of the log (internal::Densify)
   uint64_t dropped_unknown = 0;  // impressions whose user or item the log never shows
+  std::vector<float> truth;      // per kept impression: test.pilot_scores' value, when read
 };
 
 // Maps `test` onto the dense user/item indices the experiment gives `log`

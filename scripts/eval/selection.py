@@ -11,10 +11,10 @@ uniform). For every candidate (method and rate settings): per row, the gain
 over uniform (mean of the per-seed paired differences ± standard error), the
 recovery (gain / (full − uniform), delta-method SE) where full beats uniform
 by more than two standard errors, and the worst row (the lowest mean gain).
-Uniform itself is a candidate (gain 0 on every row). The selected candidate is
-the one whose worst row (by its mean) is best among those measured on every row;
-the last column counts the rows where the candidate is below uniform by more than
-one standard error (the quality targets' tolerance), to show how much of the ranking is noise.
+Uniform itself is a candidate (gain 0 on every row). The last column counts
+the rows where the candidate is below uniform by more than one standard error.
+This table does not choose: the decision is `graphsieve-eval select`'s
+(eval/selection.h, non-inferiority then saving), which the group appends.
 Deterministic output (no timings).
 """
 import json
@@ -128,11 +128,6 @@ def main():
             ranked.append((worst[0], label(k)))
         print(f"| {label(k)} | " + " | ".join(out) + f" | {wtext} | {below} of {len(measured)} |")
     print()
-    if ranked:
-        ranked.sort(reverse=True)
-        print(f"Selected by the worst row (among candidates measured on every row): **{ranked[0][1]}** "
-              f"(worst row {ranked[0][0]:+.4f}). Runner-up: "
-              + (f"{ranked[1][1]} ({ranked[1][0]:+.4f})." if len(ranked) > 1 else "none."))
     if notes:
         print()
         print("\n".join(notes))

@@ -117,6 +117,59 @@ TEST(EvalCliTest, GeneratedTinyLogEveryMethodFinite) {
   EXPECT_TRUE(j.at("skipped").empty()) << j.at("skipped");
 }
 
+// The oracle from graphsieve-gen's truth on its random test, and graphsieve-eval select over the
+// two runs of a row (candidates at α 0.2 with full; uniform at 0.3 and 0.5), end to end.
+TEST(EvalCliTest, OracleFromTheGeneratorsTruthAndSelectOverTheRuns) {
+  const std::string dir = NewTempDir("eval-cli");
+  const std::string log_path = dir + "/log.csv", test_path = dir + "/test.csv";
+  const std::string gen = std::string(GRAPHSIEVE_GEN_BIN) +
+                          " --preset=small --scale=0.1 --seed=3 --exposure=preference --truth"
+                          " --quiet --test_instances=5000 --output=" +
+                          log_path + " --test_output=" + test_path;
+  ASSERT_EQ(std::system(gen.c_str()), 0) << gen;
+  const std::string common = "--log=" + log_path + " --test=" + test_path +
+                             " --truth_col=true_prob --seeds=2 --dim=4 --max_epochs=5 --threads=1"
+                             " --quiet --models=fm --kappas=1 --output_md=" +
+                             dir + "/r.md";
+  std::string err;
+  ASSERT_EQ(RunEval(common + " --methods=uniform,maec-prop-mix,oracle --output_json=" + dir +
+                        "/main.json",
+                    dir, &err),
+            0)
+      << err;
+  ASSERT_EQ(RunEval(common +
+                        " --methods=uniform --alphas=0.3,0.5 --include_full=false"
+                        " --output_json=" +
+                        dir + "/budget.json",
+                    dir, &err),
+            0)
+      << err;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(dir + "/main.json"));
+  int oracle_runs = 0;
+  for (const auto& run : j.at("runs")) {
+    if (run.at("method") != "oracle") continue;
+    ++oracle_runs;
+    EXPECT_GT(run.at("predicted_recovery").get<double>(), 0.0);
+    EXPECT_LT(run.at("predicted_recovery").get<double>(), 1.25);
+    EXPECT_TRUE(std::isfinite(run.at("calibration").get<double>()));
+  }
+  EXPECT_EQ(oracle_runs, 2);
+  std::string out;
+  ASSERT_EQ(RunEvalAll("select row=" + dir + "/main.json," + dir + "/budget.json", dir, &out), 0)
+      << out;
+  EXPECT_NE(out.find("| row, fm | 2 |"), std::string::npos) << out;
+  EXPECT_NE(out.find("maec-prop-mix κ=1 γ=0.5"), std::string::npos) << out;
+  EXPECT_NE(out.find("Selected"), std::string::npos) << out;
+  // The oracle without the truth column, and select with a malformed argument or file.
+  EXPECT_NE(RunEval("--log=" + log_path + " --methods=uniform,oracle --seeds=2 --quiet", dir, &err),
+            0);
+  EXPECT_NE(err.find("--truth_col"), std::string::npos) << err;
+  EXPECT_NE(RunEvalAll("select " + dir + "/main.json", dir, &out), 0);
+  EXPECT_NE(out.find("is not ROW=FILE.json"), std::string::npos) << out;
+  EXPECT_NE(RunEvalAll("select row=" + dir + "/missing.json", dir, &out), 0);
+  EXPECT_NE(out.find("missing.json: cannot be read"), std::string::npos) << out;
+}
+
 // graphsieve-gen's tiny preset is too sparse for alpha 0.2 with a 0.01 floor
 // (almost every negative crosses components: zero conductance). The tool says
 // so per configuration and still reports the rest.

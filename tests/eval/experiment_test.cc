@@ -320,3 +320,39 @@ TEST(ExperimentTest, ValidateChecksEverySettingBeforeAnyRun) {
 
 }  // namespace
 }  // namespace graphsieve::eval
+
+namespace graphsieve::eval {
+namespace {
+
+TEST(ExperimentTest, OracleNeedsTheTruthAndReportsItsPrediction) {
+  const ImpressionLog log = testing::SyntheticLog(120, 80, 4);
+  ExperimentOptions o = SmallOptions();
+  o.methods = {"uniform", "oracle", "oracle-p", "oracle-mix"};
+  o.models = {ModelKind::kLogistic};
+  absl::StatusOr<ExperimentResult> refused = RunExperiment(log, o);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--truth_col"), std::string::npos) << refused.status();
+  TrueProbabilities truth;
+  for (size_t i = 0; i < log.size(); ++i) {
+    truth.log.push_back(log.labels[i] ? 0.6f : 0.05f + 0.01f * static_cast<float>(i % 7));
+  }
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o, {}, nullptr, &truth);
+  ASSERT_TRUE(r.ok()) << r.status();
+  int oracle_runs = 0;
+  for (const RunResult& run : r->runs) {
+    if (run.method.rfind("oracle", 0) == 0) {
+      ++oracle_runs;
+      EXPECT_NEAR(run.kept_negative_fraction, 0.2, 0.05) << run.method;
+      EXPECT_GT(run.oracle_cv2, 0.0) << run.method;
+      EXPECT_NEAR(run.predicted_recovery, run.oracle_cv2 / ((1 + run.oracle_cv2) * 0.8), 1e-12);
+    } else {
+      EXPECT_EQ(run.predicted_recovery, -1.0) << run.method;
+    }
+  }
+  EXPECT_EQ(oracle_runs, 6);  // three methods, two seeds
+  truth.log.pop_back();
+  EXPECT_FALSE(RunExperiment(log, o, {}, nullptr, &truth).ok());
+}
+
+}  // namespace
+}  // namespace graphsieve::eval

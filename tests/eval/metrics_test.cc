@@ -62,6 +62,31 @@ TEST(LogLossTest, RejectsBadInput) {
   EXPECT_FALSE(LogLoss(std::vector<double>{0.5, 0.5}, std::vector<uint8_t>{1}).ok());
 }
 
+TEST(CalibrationTest, MeanPredictedOverObservedRate) {
+  // Predicted 0.2 + 0.4 + 0.1 + 0.3 = 1.0 clicks against 2 observed: 0.5.
+  const std::vector<double> p = {0.2, 0.4, 0.1, 0.3};
+  const std::vector<uint8_t> y = {1, 0, 1, 0};
+  EXPECT_NEAR(*Calibration(p, y), 0.5, 1e-12);
+  // The base rate predicted everywhere is calibrated exactly.
+  EXPECT_NEAR(*Calibration(std::vector<double>(4, 0.5), y), 1.0, 1e-12);
+  EXPECT_FALSE(Calibration(std::vector<double>{0.5}, std::vector<uint8_t>{0}).ok());
+  EXPECT_FALSE(Calibration(std::vector<double>{1.5}, std::vector<uint8_t>{1}).ok());
+  EXPECT_FALSE(Calibration(std::vector<double>{}, std::vector<uint8_t>{}).ok());
+}
+
+TEST(NormalisedEntropyTest, LogLossOverTheBaseRatesEntropy) {
+  // One positive of four: base entropy -(1/4 ln 1/4 + 3/4 ln 3/4).
+  const std::vector<uint8_t> y = {1, 0, 0, 0};
+  const double base = -(0.25 * std::log(0.25) + 0.75 * std::log(0.75));
+  // Predicting the base rate everywhere scores exactly 1.
+  EXPECT_NEAR(*NormalisedEntropy(std::vector<double>(4, 0.25), y), 1.0, 1e-12);
+  const std::vector<double> p = {0.8, 0.1, 0.2, 0.1};
+  const double ll = -(std::log(0.8) + std::log(0.9) + std::log(0.8) + std::log(0.9)) / 4.0;
+  EXPECT_NEAR(*NormalisedEntropy(p, y), ll / base, 1e-12);
+  EXPECT_FALSE(NormalisedEntropy(std::vector<double>{0.5, 0.5}, std::vector<uint8_t>{0, 0}).ok());
+  EXPECT_FALSE(NormalisedEntropy(std::vector<double>{0.5}, std::vector<uint8_t>{1}).ok());
+}
+
 TEST(NdcgTest, HandComputedPerUser) {
   // user 0: ranked labels 0,1,1 -> DCG = 1/log2(3) + 1/log2(4), IDCG = 1 + 1/log2(3).
   // user 1: all negative -> skipped. user 2: one positive at rank 1 -> 1.

@@ -120,6 +120,11 @@ done
   echo "exposure. Commands in commands.txt."
   echo
   python3 "$EVAL_LIB_DIR/selection.py" "${args[@]}"
+  echo
+  echo "The decision (graphsieve-eval select: non-inferiority on every row, then the largest"
+  echo "mean budget saved; these runs have no uniform α grid, so no budget is read):"
+  echo
+  "$EVAL" select "${args[@]}" | sed -n 's/^Selected/Selected/p'
 } > "$OUT/selection.md"
 if [[ -z "$ML" ]]; then
   gs_no_movielens "$WORK/no-ml.md"

@@ -1,13 +1,14 @@
 #include "eval/selection.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace graphsieve::eval {
 
 bool NonInferior(const PairedInterval& gain, const SelectionCriteria& criteria) {
-  if (gain.n < 1) return false;
-  const double se = gain.n >= 2 ? gain.se : 0.0;
-  return gain.mean >= -criteria.margin && gain.mean >= -criteria.se_multiple * se;
+  // One seed has no standard error: non-inferiority cannot be established.
+  if (gain.n < 2 || !std::isfinite(gain.se)) return false;
+  return gain.mean >= -criteria.margin && gain.mean >= -criteria.se_multiple * gain.se;
 }
 
 SelectionResult SelectByNonInferiority(

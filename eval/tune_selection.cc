@@ -3,27 +3,28 @@
 #include <cmath>
 
 #include "absl/strings/str_format.h"
+#include "eval/selection.h"
 #include "eval/verdict.h"
 
 namespace graphsieve::eval {
 
 bool NonInferior(absl::Span<const double> delta_auc, const SelectionRule& rule, std::string* why) {
+  // The decision is eval/selection.h's NonInferior, the one rule `select` and
+  // tune share; this adds the reason a failing row gets in tune's report.
   const PairedInterval d = IntervalOf(delta_auc);
+  if (NonInferior(d, SelectionCriteria{rule.margin, rule.max_se_below})) {
+    why->clear();
+    return true;
+  }
   if (d.n < 2 || !std::isfinite(d.se)) {
     *why = absl::StrFormat("%d paired seeds; non-inferiority needs at least 2", d.n);
-    return false;
-  }
-  if (d.mean < -rule.margin) {
+  } else if (d.mean < -rule.margin) {
     *why = absl::StrFormat("dAUC %+.4f < -%.4f", d.mean, rule.margin);
-    return false;
-  }
-  if (d.mean < -rule.max_se_below * d.se) {
+  } else {
     *why = absl::StrFormat("dAUC %+.4f is more than %g SE (%.4f) below uniform", d.mean,
                            rule.max_se_below, d.se);
-    return false;
   }
-  why->clear();
-  return true;
+  return false;
 }
 
 Selection SelectRule(absl::Span<const SelectionCandidate> candidates, const SelectionRule& rule) {

@@ -1,5 +1,8 @@
 // The selection rule of graphsieve-eval tune (docs/EVALUATION.md "Choosing the
-// rule on your own log"): non-inferiority first, then the budget saved.
+// rule on your own log"): non-inferiority first, then the budget saved. Each
+// row's non-inferiority is decided by eval/selection.h's NonInferior, the
+// function `graphsieve-eval select` uses, so the two cannot disagree; this
+// adapts it to tune's candidates (one saving with its interval each).
 //
 //  1. A candidate passes when, on every row, its paired ΔAUC against uniform
 //     (candidate − uniform, one difference per seed) has a mean of at least

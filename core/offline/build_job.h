@@ -139,7 +139,10 @@ struct BuildReport {
   nlohmann::json ToJson() const;
 };
 
-// A failed validation gate: FAILED_PRECONDITION whose message starts with
+// The build library's entry: options are validated here first
+// (options.Validate(): INVALID_ARGUMENT naming the command-line flag); the
+// pipeline stages inside (RunPipeline, ComputeConductance) only assert them in
+// debug builds. A failed validation gate: FAILED_PRECONDITION whose message starts with
 // "gate <name> failed:" (after "rank R: " on several ranks). Other errors
 // keep their codes (INVALID_ARGUMENT for bad input naming file/line/column,
 // DATA_LOSS, ...). The report's counts are global on every rank;

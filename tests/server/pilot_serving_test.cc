@@ -16,6 +16,7 @@
 #include "core/offline/build_job.h"
 #include "core/offline/delta_build.h"
 #include "core/snapshot/layered_snapshot_reader.h"
+#include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
 #include "tests/server/test_snapshots.h"
@@ -95,7 +96,8 @@ TEST(PilotServingTest, InferredPairsOfKnownNodesGetThePilotsRateAndDeltasFoldInN
   ASSERT_TRUE(server.ok()) << server.status();
   auto stub = testing::Connect((*server)->port());
   ASSERT_TRUE((*server)->manager().PollOnce().ok());
-  auto snap = OpenServingVersion(root, base->version, SnapshotReaderOptions());
+  VersionOpener opener;  // opens the versions as the server does
+  auto snap = opener.Open(root, base->version, SnapshotReaderOptions());
   ASSERT_TRUE(snap.ok()) << snap.status();
   ASSERT_EQ((*snap)->model().pilot_dim, 4);
   ASSERT_GT((*snap)->model().score_mean, 0.0);
@@ -128,7 +130,7 @@ TEST(PilotServingTest, InferredPairsOfKnownNodesGetThePilotsRateAndDeltasFoldInN
   auto delta = RunDeltaBuild(d, BuildObserver());
   ASSERT_TRUE(delta.ok()) << delta.status();
   ASSERT_TRUE((*server)->manager().PollOnce().ok());
-  auto layered = OpenServingVersion(root, delta->version, SnapshotReaderOptions());
+  auto layered = opener.Open(root, delta->version, SnapshotReaderOptions());
   ASSERT_TRUE(layered.ok()) << layered.status();
   for (uint64_t user : {1001, 1002}) {
     NodeView v;

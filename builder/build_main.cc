@@ -164,6 +164,8 @@ absl::Status Prefixed(absl::string_view flag, const absl::Status& s) {
   return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", s.message()));
 }
 
+// The options as the flags spell them, not yet validated: Main validates them
+// as BuildOptions (a full build) or as DeltaBuildOptions (--delta_of).
 absl::StatusOr<BuildOptions> OptionsFromFlags() {
   BuildOptions o;
   for (absl::string_view f : absl::StrSplit(absl::GetFlag(FLAGS_input), ',')) {
@@ -242,8 +244,6 @@ absl::StatusOr<BuildOptions> OptionsFromFlags() {
   o.tune_rule = absl::GetFlag(FLAGS_tune_rule);
   o.tune_date = absl::GetFlag(FLAGS_tune_date);
   o.tune_report_digest = absl::GetFlag(FLAGS_tune_report_digest);
-  absl::Status s = o.Validate();
-  if (!s.ok()) return s;
   return o;
 }
 
@@ -434,6 +434,12 @@ int Main(int argc, char** argv, Communicator* comm, const ObserverWrap& wrap) {
     return kExitUsage;
   }
   absl::StatusOr<BuildOptions> options = OptionsFromFlags();
+  // Checked here, before any work, so that bad flags exit 2 (RunBuild checks
+  // them again as the library's entry; the stages inside only assert them).
+  // With --delta_of, DeltaMain checks them as part of its DeltaBuildOptions.
+  if (options.ok() && absl::GetFlag(FLAGS_delta_of).empty()) {
+    if (absl::Status s = options->Validate(); !s.ok()) options = s;
+  }
   if (!options.ok()) {
     std::fprintf(stderr, "graphsieve-build: %s\n", std::string(options.status().message()).c_str());
     if (json) PrintJson(options.status(), nullptr, 0);

@@ -33,14 +33,17 @@ struct ConductanceResult {
   std::vector<StageTiming> timings;
 };
 
-// Errors: INVALID_ARGUMENT (options), and ComputeResistance's solver errors
+// REQUIRES: options.Validate().ok() — checked where the options enter (the
+// builder's flags, RunBuild, the evaluation's per-method options) and only
+// asserted here, in debug builds. Errors: ComputeResistance's solver errors
 // (FAILED_PRECONDITION naming the component, RESOURCE_EXHAUSTED).
 absl::StatusOr<ConductanceResult> ComputeConductance(const PairTable& pairs,
                                                      const PipelineOptions& options);
 
 // The same on a positive graph built by the caller: a distributed build
 // (options.comm) passes the global graph while `pairs` holds this rank's
-// pairs (docs/DESIGN.md §5). REQUIRES: graph's nodes are pairs' users and items.
+// pairs (docs/DESIGN.md §5). REQUIRES: options.Validate().ok() (as above);
+// graph's nodes are pairs' users and items.
 absl::StatusOr<ConductanceResult> ComputeConductanceOnGraph(const PairTable& pairs,
                                                             const PositiveGraph& graph,
                                                             const PipelineOptions& options);

@@ -5,6 +5,7 @@
 #include "core/maec/pipeline.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -122,7 +123,7 @@ Corrected Correct(const PairTable& pairs, absl::Span<const uint32_t> degrees, co
 
 absl::Status CheckInputs(const PairTable& pairs, const ConductanceResult& cond,
                          const PipelineOptions& o) {
-  if (absl::Status s = o.Validate(); !s.ok()) return s;
+  assert(o.Validate().ok() && "PipelineOptions are validated where they enter (pipeline.h)");
   if (NeedsPilot(o.method) && pairs.pilot_mean.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat("method '", MethodName(o.method),

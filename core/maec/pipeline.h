@@ -26,7 +26,9 @@
 
 namespace graphsieve {
 
-// REQUIRES: options.Validate().ok(). Errors: INVALID_ARGUMENT for impossible
+// REQUIRES: options.Validate().ok() — checked where the options enter (the
+// builder's flags, RunBuild, the evaluation's per-method options) and only
+// asserted here, in debug builds. Errors: INVALID_ARGUMENT for impossible
 // alpha/floor combinations (the message says which values work),
 // FAILED_PRECONDITION when a solve did not converge (names the component),
 // and when the pilot score is needed but absent.
@@ -34,6 +36,7 @@ absl::StatusOr<PipelineResult> RunPipeline(const PairTable& pairs, const Pipelin
 
 // The method half: propagation, rates and node records from a conductance
 // computed by ComputeConductance(pairs, ...) with the same graph options.
+// REQUIRES: as RunPipeline.
 absl::StatusOr<PipelineResult> RunPipelineWithConductance(const PairTable& pairs,
                                                           const ConductanceResult& conductance,
                                                           const PipelineOptions& options);

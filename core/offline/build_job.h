@@ -55,6 +55,7 @@
 #include "core/distributed/communicator.h"
 #include "core/io/log_reader.h"
 #include "core/maec/pipeline.h"
+#include "core/maec/pipeline_options.h"
 #include "core/model/pilot.h"
 #include "core/snapshot/format.h"
 #include "nlohmann/json.hpp"
@@ -81,7 +82,9 @@ struct BuildOptions {
   std::string export_csv;           // empty = no export
   bool dry_run = false;             // compute + gates (+ export) but publish nothing
   double lock_timeout_seconds = 0;  // wait this long for another publisher to finish
-  double gate_tolerance = 1e-6;     // |mean rate over negatives − alpha| allowed
+  // |mean rate over negatives − alpha| allowed; the smallest alpha accepted is
+  // its size (kMinAlpha, core/maec/pipeline_options.h).
+  double gate_tolerance = kMinAlpha;
   // Where the rule came from, when graphsieve-eval tune chose it (its flag file
   // sets --tune_rule, --tune_date, --tune_report_digest): recorded in the
   // manifest's "tune" object (docs/SNAPSHOT.md). All empty = not recorded;
@@ -139,7 +142,10 @@ struct BuildReport {
   nlohmann::json ToJson() const;
 };
 
-// A failed validation gate: FAILED_PRECONDITION whose message starts with
+// The build library's entry: options are validated here first
+// (options.Validate(): INVALID_ARGUMENT naming the command-line flag); the
+// pipeline stages inside (RunPipeline, ComputeConductance) only assert them in
+// debug builds. A failed validation gate: FAILED_PRECONDITION whose message starts with
 // "gate <name> failed:" (after "rank R: " on several ranks). Other errors
 // keep their codes (INVALID_ARGUMENT for bad input naming file/line/column,
 // DATA_LOSS, ...). The report's counts are global on every rank;

@@ -74,6 +74,8 @@ struct DeltaReport {
   nlohmann::json ToJson() const;
 };
 
+// The delta build's entry: options.Validate() first (INVALID_ARGUMENT naming
+// the flag; it covers options.build); nothing inside checks them again.
 absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
                                           const BuildObserver& observer);
 

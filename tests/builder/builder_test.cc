@@ -248,6 +248,10 @@ TEST_F(BuilderBinaryTest, BadFlagsFailClearlyAndPublishNothing) {
       {{"--alpha=0"}, 2, "--alpha"},
       {{"--alpha=-0.5"}, 2, "--alpha"},
       {{"--alpha=1e-300"}, 2, absl::StrCat("--alpha must be in [", kMinAlpha, ", 1], got 1e-300")},
+      // A delta build checks the same flags, as part of its own.
+      {{"--alpha=1e-300", "--delta_of=CURRENT"},
+       2,
+       absl::StrCat("--alpha must be in [", kMinAlpha, ", 1], got 1e-300")},
       {{"--alpha=0.1", "--floor=0.1", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=0.5", "--rate-rule=floor"}, 2, "--floor"},
       {{"--floor=-0.01", "--rate-rule=floor"}, 2, "--floor"},

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/maec/pipeline_options.h"
 #include "core/model/unseen.h"
 #include "core/offline/build_job.h"
 #include "core/offline/delta_build.h"
@@ -329,6 +330,35 @@ TEST(DeltaBuildTest, RefusesABaseThatIsGone) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("20200101T000000Z-0000abcd"), std::string::npos)
       << r.status();
+}
+
+// RunBuild and RunDeltaBuild are the library's entries: they check the
+// options (the pipeline stages inside only assert them in debug builds), so a
+// library caller's bad alpha is an error naming the flag, and nothing is
+// published.
+TEST(DeltaBuildTest, EntriesRefuseBadOptionsNamingTheFlag) {
+  Fixture f;
+  const std::string want = absl::StrCat("--alpha must be in [", kMinAlpha, ", 1], got 1e-300");
+  BuildOptions b = Options(f.base_log, f.root);
+  b.pipeline.alpha = 1e-300;
+  auto full = RunBuild(b, BuildObserver());
+  ASSERT_FALSE(full.ok());
+  EXPECT_EQ(full.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(full.status().message(), want);
+  DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+  d.build.pipeline.alpha = 1e-300;
+  auto delta = RunDeltaBuild(d, BuildObserver());
+  ASSERT_FALSE(delta.ok());
+  EXPECT_EQ(delta.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(delta.status().message(), want);
+  auto store = SnapshotStore::Create({f.root, false});
+  ASSERT_TRUE(store.ok()) << store.status();
+  auto current = (*store)->ReadCurrent();
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_EQ(*current, f.base_version);  // neither published a version
+  auto versions = (*store)->ListVersions();
+  ASSERT_TRUE(versions.ok()) << versions.status();
+  EXPECT_EQ(*versions, std::vector<std::string>{f.base_version});
 }
 
 TEST(DeltaBuildTest, CorruptDeltaIsRejectedAndTheBaseStillOpens) {

@@ -417,6 +417,14 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
   }
   const bool reload = !target.empty() && (before.empty() || before != target);
   if (reload) {
+    // An operator's typo is not a refresh: nothing was published, nothing
+    // failed to load, so no failure is counted (GraphsieveRefreshFailing
+    // watches that count).
+    const std::vector<std::string> on_disk = source_.ListVersions();
+    if (std::find(on_disk.begin(), on_disk.end(), target) == on_disk.end()) {
+      return absl::NotFoundError(absl::StrCat("version ", target, " is not on disk in ",
+                                              source_.root(), " (graphsieve status lists them)"));
+    }
     absl::Status st = LoadAndSwap(target, version.empty() ? "adopted after rollback" : "pinned");
     if (!st.ok()) {
       absl::MutexLock lock(&mu_);

@@ -244,6 +244,13 @@ TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
   v1::PinVersionResponse resp;
   grpc::Status st = pin("20990101T000000Z-deadbeef", false, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << st.error_message();
+  EXPECT_THAT(st.error_message(), HasSubstr("20990101T000000Z-deadbeef is not on disk"));
+  // An operator's mistake, not a refresh failure (GraphsieveRefreshFailing
+  // in deploy/prometheus/graphsieve-alerts.yml counts those).
+  EXPECT_EQ(server->manager().State().refresh_failures, 0u);
+  auto metrics = testing::HttpGet(server->admin_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(metrics->second, HasSubstr("graphsieve_refresh_total{result=\"failure\"} 0"));
   st = pin("../etc", false, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(st.error_message(), HasSubstr("version"));

@@ -282,7 +282,11 @@ void SnapshotManager::Record(RefreshEventRecord event,
 ManagerState SnapshotManager::State() const {
   ManagerState state;
   absl::StatusOr<std::string> current = source_.ReadCurrent();
-  if (current.ok()) state.current_on_disk = *current;
+  if (current.ok()) {
+    state.current_on_disk = *current;
+  } else if (!absl::IsNotFound(current.status())) {
+    state.current_error = std::string(current.status().message());
+  }
   state.versions_on_disk = source_.ListVersions();
   absl::MutexLock lock(&mu_);
   state.active = active_;

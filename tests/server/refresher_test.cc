@@ -2,6 +2,7 @@
 // a corrupt version, pin and rollback, --pin-version / --reject-versions.
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -217,6 +218,35 @@ TEST(RefresherTest, CorruptVersionIsRejectedOnceAndTheOldOneKeepsServing) {
   ASSERT_TRUE(next.ok());
   EXPECT_TRUE(server->manager().PollOnce().ok());
   EXPECT_EQ(Served(stub.get()), *next);
+}
+
+// A CURRENT that names no version: the server keeps serving and says why,
+// naming the file, in GetStatus (graphsieve status) and /status.json.
+TEST(RefresherTest, AGarbageCurrentIsReportedNamingTheFile) {
+  const std::string root = testing::NewTempDir("garbage-current");
+  auto good = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
+  ASSERT_TRUE(good.ok()) << good.status();
+  auto server = Start(root, -1);
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(server->manager().PollOnce().ok());
+  std::ofstream(root + "/CURRENT", std::ios::trunc) << "not-a-version\n";
+  EXPECT_TRUE(server->manager().PollOnce().ok());  // logged once, keeps serving
+  auto stub = testing::Connect(server->port());
+  EXPECT_EQ(Served(stub.get()), *good);
+  grpc::ClientContext ctx;
+  v1::GetStatusResponse status;
+  ASSERT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &status).ok());
+  EXPECT_EQ(status.current_on_disk(), "");
+  EXPECT_EQ(status.current_error(), root + "/CURRENT: 'not-a-version' is not a version id");
+  auto page = testing::HttpGet(server->admin_port(), "/status.json");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(nlohmann::json::parse(page->second).value("current_error", ""), status.current_error());
+
+  // Nothing published yet is no error.
+  ASSERT_EQ(std::remove((root + "/CURRENT").c_str()), 0);
+  grpc::ClientContext ctx2;
+  ASSERT_TRUE(stub->GetStatus(&ctx2, v1::GetStatusRequest(), &status).ok());
+  EXPECT_EQ(status.current_error(), "");
 }
 
 TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {

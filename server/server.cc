@@ -1,5 +1,10 @@
 #include "server/server.h"
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -40,6 +45,38 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   return text;
 }
 
+// gRPC only fails the whole listener on a bad key (BuildAndStart returns
+// nothing, no reason): the key and the certificate are read and matched here,
+// so the error names the flags and files.
+absl::Status CheckKeyMatchesCert(const std::string& key_pem, const std::string& cert_pem,
+                                 const ServerOptions& options) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> cert_bio(
+      BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())), &BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-cert: '", options.tls_cert_path,
+                                                   "' holds no PEM certificate that can be read"));
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(
+      BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())), &BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-key: '", options.tls_key_path,
+                     "' holds no unencrypted PEM private key that can be read"));
+  }
+  const bool match = X509_check_private_key(cert.get(), key.get()) == 1;
+  ERR_clear_error();  // the failed reads and checks leave OpenSSL's queue for nothing else
+  if (!match) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-key: '", options.tls_key_path,
+                                                   "' is not the private key of --tls-cert '",
+                                                   options.tls_cert_path, "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     const ServerOptions& options) {
   if (options.tls_cert_path.empty()) return grpc::InsecureServerCredentials();
@@ -54,6 +91,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     ssl.pem_root_certs = *ca;
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
+  if (absl::Status st = CheckKeyMatchesCert(*key, *cert, options); !st.ok()) return st;
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   return grpc::SslServerCredentials(ssl);
 }
@@ -183,7 +221,9 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader) {
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("--port: cannot listen on ", address,
-                     " (in use, not permitted, or the TLS key/certificate were rejected)"));
+                     options_.tls_cert_path.empty()
+                         ? " (in use or not permitted)"
+                         : " (in use, not permitted, or gRPC rejected --tls-cert/--tls-key)"));
   }
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus("", true);

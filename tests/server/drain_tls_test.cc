@@ -459,6 +459,20 @@ TEST(TlsTest, TlsAndMutualTls) {
   auto bad = GraphsieveServer::Create(o);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--tls-key"));
+  // Another certificate's key: named against the two flags, not --port.
+  o.tls_key_path = dir + "/client.key";
+  bad = GraphsieveServer::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), absl::StrCat("--tls-key: '", dir,
+                                                 "/client.key' is not the private key of "
+                                                 "--tls-cert '",
+                                                 dir, "/server.pem'"));
+  // A PEM file that holds no key (a certificate).
+  o.tls_key_path = dir + "/client.pem";
+  bad = GraphsieveServer::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("--tls-key: '" + dir + "/client.pem' holds no"));
 }
 
 }  // namespace

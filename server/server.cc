@@ -6,9 +6,11 @@
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -132,7 +134,10 @@ nlohmann::json RateRuleJson(const std::string& manifest_json) {
 // A unix socket that a live process still accepts on (gRPC would unlink it
 // and bind a new one, leaving that server unreachable): refused. A socket
 // file nobody accepts on (a server that died) is left for gRPC to replace.
-absl::Status RefuseLiveUnixSocket(const std::string& address) {
+// A unix socket address that another process accepts on is refused; a socket
+// file nobody accepts on (left by a server that was killed: SIGKILL skips the
+// unlink of a clean exit) is removed, logged, and bound afresh.
+absl::Status PrepareUnixSocket(const std::string& address) {
   if (!absl::StartsWith(address, "unix:")) return absl::OkStatus();
   const std::string path = address.substr(5);
   sockaddr_un sa = {};
@@ -142,8 +147,18 @@ absl::Status RefuseLiveUnixSocket(const std::string& address) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::OkStatus();
   const bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
+  const int connect_errno = errno;
   ::close(fd);
-  if (!live) return absl::OkStatus();
+  if (!live) {
+    struct stat st;
+    if (connect_errno == ECONNREFUSED && ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      if (::unlink(path.c_str()) == 0) {
+        ServerLog(absl::StrCat("removed the stale operator socket ", path,
+                               " (no process accepts on it: left by a server that was killed)"));
+      }
+    }
+    return absl::OkStatus();
+  }
   return absl::UnavailableError(
       absl::StrCat("--operator-address: another process is listening on ", address,
                    " (another graphsieve-server?); give this one its own --operator-address"));
@@ -254,7 +269,7 @@ absl::Status GraphsieveServer::StartOperatorListener() {
   if (operator_address_.empty()) return absl::OkStatus();
   // Plaintext on purpose: only the machine's (pod's) own users reach a unix
   // socket (mode from the umask) or a loopback port.
-  if (absl::Status st = RefuseLiveUnixSocket(operator_address_); !st.ok()) return st;
+  if (absl::Status st = PrepareUnixSocket(operator_address_); !st.ok()) return st;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(operator_address_, grpc::InsecureServerCredentials(), &port);

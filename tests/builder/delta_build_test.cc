@@ -318,6 +318,80 @@ TEST(DeltaBuildTest, AnotherSketchDimIsReportedAsTheFlagValues) {
   EXPECT_EQ(bin.err.find("sketch_dim=34"), std::string::npos) << bin.err;
 }
 
+// Flags a delta does not apply itself (its rows come from the base's by
+// Jacobi sweeps) are recorded in its manifest: another value than the base's
+// is refused naming the flag, never silently recorded.
+TEST(DeltaBuildTest, RefusesResistanceSolverAndPropagationFlagsThatDifferFromTheBase) {
+  Fixture f;
+  struct Case {
+    void (*set)(PipelineOptions*);
+    std::string expected;
+  };
+  const Case cases[] = {
+      {[](PipelineOptions* p) { p->resistance = ResistanceMethod::kExact; },
+       "built with --resistance=auto, this delta has --resistance=exact; pass --resistance=auto"},
+      {[](PipelineOptions* p) { p->solver_tolerance = 1e-3; },
+       "this delta has --solver_tolerance=0.001; pass --solver_tolerance=1e-06"},
+      {[](PipelineOptions* p) { p->solver_max_iterations = 7; },
+       "this delta has --solver_max_iterations=7"},
+      {[](PipelineOptions* p) { p->propagation_tolerance = 0.5; },
+       "this delta has --propagation_tolerance=0.5"},
+      {[](PipelineOptions* p) { p->propagation_max_iterations = 3; },
+       "this delta has --propagation_max_iterations=3"},
+  };
+  for (const Case& c : cases) {
+    DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+    c.set(&d.build.pipeline);
+    auto r = RunDeltaBuild(d, BuildObserver());
+    ASSERT_FALSE(r.ok()) << c.expected;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << r.status();
+  }
+  auto store = SnapshotStore::Create({f.root, false});
+  EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);  // nothing published
+}
+
+// The full build's rate-range gate runs over the delta's pairs (its stage is
+// in the report; the gate's refusals: CheckGatesTest in builder_test.cc).
+TEST(DeltaBuildTest, TheRateRangeGateRunsOverTheDeltasPairs) {
+  Fixture f;
+  DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+  d.build.dry_run = true;
+  auto r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> stages;
+  for (const StageTiming& t : r->timings) stages.push_back(t.stage);
+  EXPECT_EQ(stages, (std::vector<std::string>{"open", "read", "delta", "gates"}));
+}
+
+// --max_bad_rows counts the whole log: two files of 2 bad rows each exceed a
+// limit of 3 (each file alone would not).
+TEST(DeltaBuildTest, MaxBadRowsCountsEveryInputFile) {
+  Fixture f;
+  std::string a, b;
+  std::ifstream in(f.delta_log);
+  std::string header, line;
+  std::getline(in, header);
+  a = b = header + "\n";
+  for (int i = 0; std::getline(in, line); ++i) (i % 2 ? a : b) += line + "\n";
+  a += "1,2,maybe\n1,2,maybe\n";
+  b += "3,4,maybe\n3,4,maybe\n";
+  const std::string pa = f.dir.path() + "/a.csv", pb = f.dir.path() + "/b.csv";
+  std::ofstream(pa) << a;
+  std::ofstream(pb) << b;
+  DeltaBuildOptions d = DeltaOptions(pa, f.root);
+  d.build.inputs = {pa, pb};
+  d.build.dry_run = true;
+  d.build.reader.max_bad_rows = 3;
+  auto r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--input " + pb + ": "), std::string::npos) << r.status();
+  d.build.reader.max_bad_rows = 4;
+  r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->bad_rows_skipped, 4u);
+}
+
 TEST(DeltaBuildTest, RefusesABaseThatIsGone) {
   Fixture f;
   DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);

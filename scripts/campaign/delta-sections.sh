@@ -176,7 +176,7 @@ section_delta_retention() {
   result "delta-retention: --keep 1 over 5 deltas kept their base $kept_base/5 times;" \
     "base $base deleted while the server served it + delta $delta: calls after it exit $after_ok," \
     "answers identical to before: $([[ $same -eq 0 ]] && echo yes || echo NO), server still serves" \
-    "$served; next --delta_of CURRENT exit $status: $(tail -1 "$W/next.err" | head -c 300)" \
+    "$served; next --delta_of CURRENT exit $status: $(grep -v "nothing published" "$W/next.err" | tail -1 | sed "s|$root/||g" | head -c 300)" \
     "(names the base: $([[ $refused -eq 1 ]] && echo yes || echo NO)); CURRENT unchanged:" \
     "$([[ $current_after == "$delta" ]] && echo yes || echo NO); a full build then adopted: $adopted"
   [[ $after_ok -eq 0 && $same -eq 0 && $served == "$delta" && $refused -eq 1 &&

@@ -104,7 +104,7 @@ section_delta_kills() {
       [[ $name == [0-9]*T*Z-* && $name != *.* ]] || continue
       base=$(base_of "$root" "$name")
       if [[ -n $base && ! -d $root/$base ]]; then
-        lost_base=$((lost_base + 1)); log "run $i: delta $name is kept but its base $base is gone"
+        lost_base=$((lost_base + 1)); log "run $i: delta $name is visible but its base $base is gone"
       fi
       if [[ -z ${seen[$name]:-} ]]; then
         seen[$name]=1
@@ -120,7 +120,7 @@ section_delta_kills() {
   result "delta-kills: $DELTA_KILLS runs ($delta_runs deltas, $full_runs full), $killed SIGKILLed" \
     "mid-run, $finished finished first; CURRENT failed to verify after $bad_current;" \
     "half/unverifiable visible versions: $half (of $verified distinct visible versions verified);" \
-    "kept deltas without their base: $lost_base; leftovers after the next clean delta: $leftovers"
+    "visible deltas without their base (counted after each run): $lost_base; leftovers after the next clean delta: $leftovers"
   check $((bad_current + half + lost_base + leftovers)) "delta-kills"
 }
 
@@ -237,7 +237,9 @@ section_delta_swaps() {
   root=$W/root
   delta_logs "$W" 10
   local common=(--snapshot-root "$root" --quiet --json --sketch-dim 8 --seed 1 --keep 1000)
-  "$BUILD" --input "$W/base.csv" "${common[@]}" >/dev/null
+  # Each full build another alpha (so other rates); a delta takes its base's.
+  local alpha=0.15
+  "$BUILD" --input "$W/base.csv" "${common[@]}" --alpha "$alpha" >/dev/null
   printf 'user_id,item_id\n' >"$W/pairs.csv"
   cat "$W"/chunk-*.csv "$W/base.csv" | grep -v '^user_id' | cut -d, -f1,2 | sort -u |
     "$PY" -c "import random,sys; l=sys.stdin.read().split(); random.Random(5).shuffle(l); print('\n'.join(l[:2000]))" >>"$W/pairs.csv"
@@ -275,12 +277,13 @@ section_delta_swaps() {
     if [[ $deltas -lt $DELTA_SWAPS || $fulls -lt $FULL_SWAPS ]]; then
       k=$((k + 1))
       if [[ $fulls -lt $FULL_SWAPS && $((k % every)) -eq 0 ]]; then
-        v=$("$BUILD" --input "$W/base.csv,$W/chunk-$((k % 10 + 1)).csv" "${common[@]}" --alpha 0.$((15 + fulls)) | json_field version)
+        alpha=0.$((16 + fulls))
+        v=$("$BUILD" --input "$W/base.csv,$W/chunk-$((k % 10 + 1)).csv" "${common[@]}" --alpha "$alpha" | json_field version)
         fulls=$((fulls + 1)) since_base=0
       else
         since_base=$((since_base % 10 + 1))
         v=$("$BUILD" --input "$(seq -f "$W/chunk-%g.csv" 1 "$since_base" | paste -sd,)" --delta-of CURRENT \
-          "${common[@]}" --alpha 0.$((15 + fulls)) | json_field version)
+          "${common[@]}" --alpha "$alpha" | json_field version)
         deltas=$((deltas + 1))
       fi
       reference_rates "$port" "$W/pairs.csv" "$W/exports" "$v" || check 1 "delta-swaps: reference of $v"

@@ -43,7 +43,8 @@ ABSL_FLAG(std::string, input, "",
 // The log-column flags (--dataset, --user-col, --item-col, --label-col, --label-rule,
 // --pilot-col, --delimiter, --id-mode) are defined in core/cli/log_flags.cc.
 ABSL_FLAG(int64_t, max_bad_rows, 0,
-          "Malformed rows that may be skipped (and counted) before the build fails.");
+          "Malformed rows that may be skipped (and counted) before the build fails, over the "
+          "whole log: every --input file, and every rank under mpirun.");
 // Method.
 ABSL_FLAG(std::string, method, "maec",
           "Rates from: maec (graph, default) | uniform | opt (pilot) | max | mean | product "

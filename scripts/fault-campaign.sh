@@ -25,6 +25,10 @@
 #                  one version with exactly that version's rates.
 #   bad-requests   a stream of malformed and oversize requests: the server answers
 #                  each with an error, does not crash, and its RSS stays bounded.
+#   delta-kills, delta-retention, delta-corruption, delta-swaps, delta-soak:
+#                  the same promises for delta versions (graphsieve-build --delta_of),
+#                  described in scripts/campaign/delta-sections.sh. delta-soak
+#                  runs an hour (SOAK_SECONDS) and only when named.
 #
 # Needs the release binaries (cmake --build build-ci --target graphsieve-build
 # graphsieve-server graphsieve graphsieve-gen) and "$PY" with grpcio (Debian:
@@ -399,8 +403,12 @@ section_bad_requests() {
   stop_server
 }
 
+# shellcheck source=campaign/delta-sections.sh
+source "$REPO/scripts/campaign/delta-sections.sh"
+
 sections=("$@")
-[[ ${#sections[@]} -gt 0 ]] || sections=(publish-kills full-disk corruption server-kill swaps bad-requests)
+[[ ${#sections[@]} -gt 0 ]] || sections=(publish-kills full-disk corruption server-kill swaps bad-requests
+  delta-kills delta-retention delta-corruption delta-swaps)
 mkdir -p "$WORK"
 for s in "${sections[@]}"; do
   log "=== $s"

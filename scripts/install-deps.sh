@@ -34,6 +34,7 @@ BUILD=(
   zlib1g-dev                                     # gzip input logs
   nlohmann-json3-dev                             # MANIFEST.json, --json summaries
   prometheus-cpp-dev libcivetweb-dev             # /metrics + admin HTTP (dashboard)
+  libssl-dev                                     # the server checks --tls-key matches --tls-cert (libcrypto)
   openmpi-bin libopenmpi-dev                     # mpirun -np N graphsieve-build (docs/SCALING.md)
 )
 
@@ -64,7 +65,7 @@ IMAGE_TOOLS=(docker.io debootstrap)
 # graphsieve-server and the graphsieve CLI (operator actions inside the pod).
 SERVER_RUNTIME=(
   libgrpc++1.51 libprotobuf32 libabsl20220623 libxxhash0 libprometheus-cpp-core1.0 libcivetweb1
-  libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g
+  libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g libssl3
 )
 
 # graphsieve-build (linked with Open MPI; mpirun), graphsieve-gen and graphsieve-eval.

@@ -40,8 +40,15 @@ if [[ "$IMAGE_CHECK" == 1 ]]; then BUILD_DIR="$BUILD_DIR" ./scripts/image-check.
 # anything left fails the run, listed (docs/RELIABILITY.md, "Temporary files").
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/graphsieve-ctest.XXXXXX")
 trap 'rm -rf "$TEST_TMP"' EXIT
+# The JUnit report keeps every test's output (skipped ones' reasons included)
+# for scripts/check-skips.py below.
+JUNIT=$PWD/$BUILD_DIR/ctest-junit.xml
 TMPDIR="$TEST_TMP" TEST_TMPDIR="$TEST_TMP" \
-  ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 "$@"
+  ctest --test-dir "$BUILD_DIR" --output-on-failure -j2 --timeout 600 \
+  --output-junit "$JUNIT" --test-output-size-passed 1048576 --test-output-size-failed 1048576 "$@"
+# Every skip with its reason, and the short list of reasons allowed under CI=true
+# (tests/allowed-skips.txt); under CI=true any other skip fails the run.
+./scripts/check-skips.py "$JUNIT"
 if [[ -n "$(ls -A "$TEST_TMP")" ]]; then
   {
     echo "scripts/test.sh: FAIL: the tests passed but left files in TMPDIR=$TEST_TMP;" \

@@ -56,6 +56,8 @@ void Knock(const std::string& host, int port) {
 int AdminHttpServer::Handle(mg_connection* conn, void* self_ptr) {
   const auto* self = static_cast<const AdminHttpServer*>(self_ptr);
   const mg_request_info* info = mg_get_request_info(conn);
+  // The path as sent ("decode_url" is off below): pages are matched on their
+  // plain names, so "/%00" is no page (decoded it would read as "/").
   const std::string uri = info->local_uri != nullptr ? info->local_uri : "";
   if (std::strcmp(info->request_method, "GET") != 0 &&
       std::strcmp(info->request_method, "HEAD") != 0) {
@@ -101,6 +103,8 @@ absl::StatusOr<std::unique_ptr<AdminHttpServer>> AdminHttpServer::Create(AdminHt
                           "no",
                           "request_timeout_ms",
                           "2000",
+                          "decode_url",
+                          "no",
                           nullptr};
   mg_callbacks callbacks;
   std::memset(&callbacks, 0, sizeof(callbacks));

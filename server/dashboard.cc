@@ -168,7 +168,7 @@ function update(s){
  rows("snap",[["method",a.method],["resistance",a.resistance],["alpha / floor / gamma",[a.alpha,a.floor,a.gamma].map(rate).join(" / ")],["rate rule",rule(a)],["rule in force",tuned(a)],
   ["pairs / users / items",[a.pairs,a.users,a.items].map(count).join(" / ")],["instances",count(a.instances)],
   ["achieved negative mean rate",rate(a.achieved_negative_mean_rate)],["created at",a.created_at||"–"],
-  ["CURRENT on disk",s.current_on_disk||"–"],["versions on disk",(s.versions_on_disk||[]).join(", ")||"–"],
+  ["CURRENT on disk",s.current_error?"UNREADABLE: "+s.current_error:(s.current_on_disk||"–")],["versions on disk",(s.versions_on_disk||[]).join(", ")||"–"],
   ["default policy",s.default_policy],["refreshes ok / failed",count(m.refresh.success)+" / "+count(m.refresh.failure)]]);
  $("hist_rows").innerHTML=(s.refresh_history||[]).slice().reverse().map(e=>
   `<tr><td>${esc(e.at)}</td><td>${esc(e.version)}</td><td class="${e.ok?"ok":"bad"}">${e.ok?"ok":"FAILED"}</td><td class="num">${dur(e.load_seconds||0)}</td><td>${esc(e.message)}</td></tr>`).join("");

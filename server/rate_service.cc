@@ -93,6 +93,7 @@ void FillStatus(const ManagerState& state, v1::GetStatusResponse* response) {
   }
   response->set_held_version(state.held);
   response->set_current_on_disk(state.current_on_disk);
+  response->set_current_error(state.current_error);
   for (const std::string& v : state.versions_on_disk) response->add_versions_on_disk(v);
   response->set_pinned_version(state.pinned);
   for (const std::string& v : state.rejected) response->add_rejected_versions(v);

@@ -1,9 +1,16 @@
 #include "server/server.h"
 
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -40,6 +47,38 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, const char* flag) {
   return text;
 }
 
+// gRPC only fails the whole listener on a bad key (BuildAndStart returns
+// nothing, no reason): the key and the certificate are read and matched here,
+// so the error names the flags and files.
+absl::Status CheckKeyMatchesCert(const std::string& key_pem, const std::string& cert_pem,
+                                 const ServerOptions& options) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> cert_bio(
+      BIO_new_mem_buf(cert_pem.data(), static_cast<int>(cert_pem.size())), &BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr), &X509_free);
+  if (cert == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-cert: '", options.tls_cert_path,
+                                                   "' holds no PEM certificate that can be read"));
+  }
+  std::unique_ptr<BIO, decltype(&BIO_free)> key_bio(
+      BIO_new_mem_buf(key_pem.data(), static_cast<int>(key_pem.size())), &BIO_free);
+  std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)> key(
+      PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr), &EVP_PKEY_free);
+  if (key == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--tls-key: '", options.tls_key_path,
+                     "' holds no unencrypted PEM private key that can be read"));
+  }
+  const bool match = X509_check_private_key(cert.get(), key.get()) == 1;
+  ERR_clear_error();  // the failed reads and checks leave OpenSSL's queue for nothing else
+  if (!match) {
+    return absl::InvalidArgumentError(absl::StrCat("--tls-key: '", options.tls_key_path,
+                                                   "' is not the private key of --tls-cert '",
+                                                   options.tls_cert_path, "'"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     const ServerOptions& options) {
   if (options.tls_cert_path.empty()) return grpc::InsecureServerCredentials();
@@ -54,6 +93,7 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     ssl.pem_root_certs = *ca;
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
+  if (absl::Status st = CheckKeyMatchesCert(*key, *cert, options); !st.ok()) return st;
   ssl.pem_key_cert_pairs.push_back({*key, *cert});
   return grpc::SslServerCredentials(ssl);
 }
@@ -96,7 +136,10 @@ nlohmann::json RateRuleJson(const std::string& manifest_json) {
 // A unix socket that a live process still accepts on (gRPC would unlink it
 // and bind a new one, leaving that server unreachable): refused. A socket
 // file nobody accepts on (a server that died) is left for gRPC to replace.
-absl::Status RefuseLiveUnixSocket(const std::string& address) {
+// A unix socket address that another process accepts on is refused; a socket
+// file nobody accepts on (left by a server that was killed: SIGKILL skips the
+// unlink of a clean exit) is removed, logged, and bound afresh.
+absl::Status PrepareUnixSocket(const std::string& address) {
   if (!absl::StartsWith(address, "unix:")) return absl::OkStatus();
   const std::string path = address.substr(5);
   sockaddr_un sa = {};
@@ -106,8 +149,18 @@ absl::Status RefuseLiveUnixSocket(const std::string& address) {
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::OkStatus();
   const bool live = ::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof(sa)) == 0;
+  const int connect_errno = errno;
   ::close(fd);
-  if (!live) return absl::OkStatus();
+  if (!live) {
+    struct stat st;
+    if (connect_errno == ECONNREFUSED && ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      if (::unlink(path.c_str()) == 0) {
+        ServerLog(absl::StrCat("removed the stale operator socket ", path,
+                               " (no process accepts on it: left by a server that was killed)"));
+      }
+    }
+    return absl::OkStatus();
+  }
   return absl::UnavailableError(
       absl::StrCat("--operator-address: another process is listening on ", address,
                    " (another graphsieve-server?); give this one its own --operator-address"));
@@ -191,7 +244,9 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader, CallGate gate) {
   if (server_ == nullptr || port_ == 0) {
     return absl::UnavailableError(
         absl::StrCat("--port: cannot listen on ", address,
-                     " (in use, not permitted, or the TLS key/certificate were rejected)"));
+                     options_.tls_cert_path.empty()
+                         ? " (in use or not permitted)"
+                         : " (in use, not permitted, or gRPC rejected --tls-cert/--tls-key)"));
   }
   grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService();
   health->SetServingStatus("", true);
@@ -222,7 +277,7 @@ absl::Status GraphsieveServer::StartOperatorListener() {
   if (operator_address_.empty()) return absl::OkStatus();
   // Plaintext on purpose: only the machine's (pod's) own users reach a unix
   // socket (mode from the umask) or a loopback port.
-  if (absl::Status st = RefuseLiveUnixSocket(operator_address_); !st.ok()) return st;
+  if (absl::Status st = PrepareUnixSocket(operator_address_); !st.ok()) return st;
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(operator_address_, grpc::InsecureServerCredentials(), &port);

@@ -269,7 +269,11 @@ void SnapshotManager::Record(RefreshEventRecord event,
 ManagerState SnapshotManager::State() const {
   ManagerState state;
   absl::StatusOr<std::string> current = source_.ReadCurrent();
-  if (current.ok()) state.current_on_disk = *current;
+  if (current.ok()) {
+    state.current_on_disk = *current;
+  } else if (!absl::IsNotFound(current.status())) {
+    state.current_error = std::string(current.status().message());
+  }
   state.versions_on_disk = source_.ListVersions();
   absl::MutexLock lock(&mu_);
   state.active = active_;
@@ -404,6 +408,14 @@ absl::Status SnapshotManager::Pin(const std::string& version, bool reject_active
   }
   const bool reload = !target.empty() && (before.empty() || before != target);
   if (reload) {
+    // An operator's typo is not a refresh: nothing was published, nothing
+    // failed to load, so no failure is counted (GraphsieveRefreshFailing
+    // watches that count).
+    const std::vector<std::string> on_disk = source_.ListVersions();
+    if (std::find(on_disk.begin(), on_disk.end(), target) == on_disk.end()) {
+      return absl::NotFoundError(absl::StrCat("version ", target, " is not on disk in ",
+                                              source_.root(), " (graphsieve status lists them)"));
+    }
     absl::Status st = LoadAndSwap(target, version.empty() ? "adopted after rollback" : "pinned");
     if (!st.ok()) {
       absl::MutexLock lock(&mu_);

@@ -101,6 +101,7 @@ struct ManagerState {
   std::shared_ptr<const ServingSnapshot> active;
   std::string held;             // the previous version still open for pinned requests ("" = none)
   std::string current_on_disk;  // empty when CURRENT is missing or unreadable
+  std::string current_error;    // why CURRENT is unreadable, naming it ("" if fine or missing)
   std::vector<std::string> versions_on_disk;
   std::string pinned;
   std::vector<std::string> rejected;        // failed to load or rolled back, sorted

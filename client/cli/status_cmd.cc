@@ -80,7 +80,9 @@ std::string FormatStatusTable(const std::string& target, const v1::GetStatusResp
       absl::StrCat(a.users(), " / ", a.items(), " (", a.components(), " components)"));
   Row(&out, "keep seed", absl::StrCat(a.seed()));
   Row(&out, "input digest", OrNone(a.input_digest()));
-  Row(&out, "CURRENT on disk", OrNone(s.current_on_disk()));
+  Row(&out, "CURRENT on disk",
+      s.current_error().empty() ? OrNone(s.current_on_disk())
+                                : absl::StrCat("UNREADABLE: ", s.current_error()));
   Row(&out, "versions on disk", OrNone(absl::StrJoin(s.versions_on_disk(), ", ")));
   Row(&out, "pinned", s.pinned_version().empty() ? "no (following CURRENT)" : s.pinned_version());
   Row(&out, "rejected", OrNone(absl::StrJoin(s.rejected_versions(), ", ")));

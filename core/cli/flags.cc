@@ -1,6 +1,9 @@
 #include "core/cli/flags.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
 #include <iostream>
 #include <utility>
 
@@ -14,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace graphsieve {
 
@@ -78,10 +82,127 @@ bool IsUsageFlag(absl::string_view name) {
   return false;
 }
 
-// Abseil's flags that read more flags (files, the environment) or excuse
-// unknown ones: left to Abseil.
-bool IsGeneratorFlag(absl::string_view name) {
-  return name == "flagfile" || name == "fromenv" || name == "tryfromenv" || name == "undefok";
+// --undefok excuses unknown flags: Abseil reads it too.
+bool IsGeneratorFlag(absl::string_view name) { return name == "undefok"; }
+
+// The flags that read more flags from files or the environment: expanded here
+// (ExpandFlagSources), never seen by Abseil, whose errors there end the process.
+bool IsSourceFlag(absl::string_view name) {
+  return name == "flagfile" || name == "fromenv" || name == "tryfromenv";
+}
+
+// Where the arguments ParseFlags checks come from: the command line's own
+// (pointers into the caller's argv) and the lines of flag files and
+// environment variables (kept in `storage`).
+struct ExpandedArgs {
+  std::vector<char*> args;
+  std::deque<std::string> storage;  // stable addresses for `args`
+
+  void AddOwned(std::string arg) {
+    storage.push_back(std::move(arg));
+    args.push_back(storage.back().data());
+  }
+};
+
+constexpr int kMaxFlagfileDepth = 10;
+
+absl::Status ExpandFlagfile(const std::string& path, int depth, ExpandedArgs* out);
+
+// One source flag's value: --flagfile=a,b reads the files in turn;
+// --fromenv=x,y / --tryfromenv=x,y read FLAGS_x, FLAGS_y (a missing variable
+// is an error for --fromenv only), as Abseil does.
+absl::Status ExpandSource(absl::string_view name, absl::string_view value, int depth,
+                          ExpandedArgs* out) {
+  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
+  for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+    if (name == "flagfile") {
+      if (absl::Status st = ExpandFlagfile(std::string(item), depth + 1, out); !st.ok()) return st;
+      continue;
+    }
+    const std::string var = absl::StrCat("FLAGS_", item);
+    const char* env = std::getenv(var.c_str());
+    if (env == nullptr) {
+      if (name == "tryfromenv") continue;
+      return absl::InvalidArgumentError(
+          absl::StrCat("--fromenv=", value, ": environment variable ", var, " is not set"));
+    }
+    out->AddOwned(absl::StrCat("--", item, "=", env));
+  }
+  return absl::OkStatus();
+}
+
+// A flag file as Abseil reads one: one argument a line, leading and trailing
+// blanks dropped, blank lines and lines starting with '#' skipped; every other
+// line must be a flag. Names may be spelled with '-' as on the command line.
+absl::Status ExpandFlagfile(const std::string& path, int depth, ExpandedArgs* out) {
+  if (depth > kMaxFlagfileDepth) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--flagfile=", path, ": flag files nested more than ", kMaxFlagfileDepth, " deep"));
+  }
+  std::ifstream in(path);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat("--flagfile=", path, ": cannot read"));
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    const absl::string_view text = absl::StripAsciiWhitespace(line);
+    if (text.empty() || text[0] == '#') continue;
+    if (text[0] != '-' || text == "-" || text == "--") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--flagfile=", path, " line ", line_no, ": '", text,
+                       "' is not a flag (a flag file holds one --name=value a line)"));
+    }
+    std::string program, line_arg(text);
+    char* one[] = {program.data(), line_arg.data()};
+    std::string arg = NormaliseFlagNames(2, one)[1];
+    absl::string_view flag = arg;
+    absl::ConsumePrefix(&flag, "-");
+    absl::ConsumePrefix(&flag, "-");
+    const size_t eq = flag.find('=');
+    const absl::string_view name = flag.substr(0, eq);
+    if (IsSourceFlag(name)) {
+      if (eq == absl::string_view::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--flagfile=", path, " line ", line_no, ": --", name, " needs =VALUE"));
+      }
+      if (absl::Status st = ExpandSource(name, flag.substr(eq + 1), depth, out); !st.ok()) {
+        return st;
+      }
+      continue;
+    }
+    out->AddOwned(std::move(arg));
+  }
+  if (in.bad())
+    return absl::InvalidArgumentError(absl::StrCat("--flagfile=", path, ": read error"));
+  return absl::OkStatus();
+}
+
+// The command line with every --flagfile, --fromenv and --tryfromenv replaced
+// by the flags it names; the first error names the source (file and line).
+absl::Status ExpandFlagSources(const std::vector<char*>& args, ExpandedArgs* out) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    absl::string_view flag = arg;
+    const bool is_flag = i > 0 && absl::ConsumePrefix(&flag, "-") && !flag.empty();
+    if (is_flag && flag == "-") {  // "--": the rest is positional
+      out->args.insert(out->args.end(), args.begin() + i, args.end());
+      break;
+    }
+    if (is_flag) absl::ConsumePrefix(&flag, "-");
+    const size_t eq = flag.find('=');
+    if (is_flag && IsSourceFlag(flag.substr(0, eq))) {
+      const absl::string_view name = flag.substr(0, eq);
+      absl::string_view value;
+      if (eq != absl::string_view::npos) {
+        value = flag.substr(eq + 1);
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      }
+      if (absl::Status st = ExpandSource(name, value, /*depth=*/0, out); !st.ok()) return st;
+      continue;
+    }
+    out->args.push_back(args[i]);
+  }
+  return absl::OkStatus();
 }
 
 // Checks argv against the linked flags as Abseil's parser reads it ("-x" or
@@ -161,12 +282,16 @@ absl::Status CheckArguments(const std::vector<char*>& args) {
 
 ParsedFlags ParseFlags(std::vector<char*>& args) {
   ParsedFlags out;
-  out.status = CheckArguments(args);
+  ExpandedArgs expanded;
+  out.status = ExpandFlagSources(args, &expanded);
+  if (!out.status.ok()) return out;
+  out.status = CheckArguments(expanded.args);
   if (!out.status.ok()) return out;
   // Every argument checks out: Abseil's parser now finds nothing to exit for
-  // but the usage flags, which it is told to leave to us.
+  // but the usage flags, which it is told to leave to us. The positional
+  // arguments it returns are the caller's (flag files hold only flags).
   out.positional = absl::flags_internal::ParseCommandLineImpl(
-      static_cast<int>(args.size()), args.data(),
+      static_cast<int>(expanded.args.size()), expanded.args.data(),
       absl::flags_internal::ArgvListAction::kRemoveParsedArgs,
       absl::flags_internal::UsageFlagsAction::kIgnoreUsage,
       absl::flags_internal::OnUndefinedFlag::kAbortIfUndefined);

@@ -50,9 +50,11 @@ struct ParsedFlags {
 // --help alike): every argument is checked against the flags this program
 // links first, then Abseil parses them. graphsieve-build, -gen, -eval and
 // -server use it (the graphsieve CLI parses its subcommands' flags itself).
-// Flags read from --flagfile/--fromenv are checked by Abseil alone (an error
-// there still exits 1). REQUIRES: `args` from ArgvPointers(NormaliseFlagNames(...));
-// called once, from main(), after ConfigureFlagUsage.
+// --flagfile, --fromenv and --tryfromenv are expanded here, before any check,
+// so an error in a flag file (unreadable, a line that is not a flag, a bad
+// flag or value in it) or a missing FLAGS_x variable is a status like any
+// other (exit 2), naming the file and line or the variable. REQUIRES: `args` from
+// ArgvPointers(NormaliseFlagNames(...)); called once, from main(), after ConfigureFlagUsage.
 ParsedFlags ParseFlags(std::vector<char*>& args);
 
 }  // namespace graphsieve

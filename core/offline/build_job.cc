@@ -101,6 +101,11 @@ absl::Status ReadMyFiles(const BuildOptions& options, const Communicator& comm,
   for (size_t k = comm.rank(); k < options.inputs.size(); k += comm.size()) {
     const std::string& f = options.inputs[k];
     LogReaderOptions ro = options.reader;
+    // --max_bad_rows is a budget for the whole log, not per file: what the
+    // files before this one skipped is spent (across ranks: ReadStage).
+    if (ro.max_bad_rows > 0) {
+      ro.max_bad_rows -= std::min<int64_t>(ro.max_bad_rows, log->bad_rows_skipped);
+    }
     ro.progress = [&](uint64_t bytes, uint64_t rows) {
       if (obs.progress && total > 0) {
         obs.progress("read", std::min(0.99, double(done + bytes) / total), log->rows_read + rows);
@@ -214,6 +219,14 @@ absl::Status ReadStage(const BuildOptions& options, const BuildObserver& obs, Co
   SumLogCounters(comm, names, &usable);
   report->rows_read = names->rows_read;
   report->bad_rows_skipped = names->bad_rows_skipped;
+  // Each rank kept within the budget on its own; together they may not.
+  if (names->bad_rows_skipped > static_cast<uint64_t>(options.reader.max_bad_rows)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--max_bad_rows=", options.reader.max_bad_rows, ": the log has ", names->bad_rows_skipped,
+        " bad rows over its ", options.inputs.size(),
+        options.inputs.size() == 1 ? " file" : " files", " (read by ", comm.size(),
+        comm.size() == 1 ? " process" : " ranks", "); the limit counts the whole log"));
+  }
   if (names->bad_rows_skipped > 0) GatherBadRowExamples(comm, *log, report);
   for (const auto& in : *inputs) report->input_bytes += in.size_bytes;
   if (usable == 0) {

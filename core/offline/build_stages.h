@@ -61,6 +61,12 @@ std::string BuiltInPilotWarning(const BuildOptions& options);
 void RecordPipelineResult(const PairTable& pairs, const PipelineResult& result,
                           BuildReport* report);
 
+// This rank's part of the gates: one rate per pair, every rate finite and in
+// (0, 1] ("gate rate-range failed: ..." naming the first pair), every solve
+// converged ("gate solver-converged failed: ..."). A delta build runs it over
+// its own pairs.
+absl::Status CheckRateRangeGate(const PairTable& pairs, const PipelineResult& result);
+
 // The validation gates over every rank's pairs (CheckGates, build_job.h, is
 // this over one rank): non-empty, rates in (0, 1] and every solve converged
 // on each rank, the mean over negative instances from all-reduced sums.

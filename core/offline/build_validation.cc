@@ -172,10 +172,8 @@ absl::Status BuildOptions::Validate() const {
 }
 
 namespace build_internal {
-namespace {
 
-// This rank's part of the rate-range and solver-converged gates.
-absl::Status LocalGates(const PairTable& pairs, const PipelineResult& result) {
+absl::Status CheckRateRangeGate(const PairTable& pairs, const PipelineResult& result) {
   const size_t n = pairs.num_pairs();
   if (result.rate.size() != n) {
     return absl::FailedPreconditionError(
@@ -206,15 +204,13 @@ absl::Status LocalGates(const PairTable& pairs, const PipelineResult& result) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::Status CheckGatesOverRanks(Communicator& comm, const PairTable& pairs,
                                  const PipelineResult& result, double alpha, double tolerance,
                                  uint64_t totals[3]) {
   totals[0] = pairs.num_pairs(), totals[1] = pairs.total_instances,
   totals[2] = pairs.total_negatives;
   double weighted = 0;  // Σ negatives · rate, for the mean over every rank's negatives
-  const absl::Status local = LocalGates(pairs, result);
+  const absl::Status local = CheckRateRangeGate(pairs, result);
   if (local.ok()) {
     for (size_t i = 0; i < pairs.num_pairs(); ++i) {
       weighted += static_cast<double>(pairs.negatives[i]) * result.rate[i];

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,7 +39,18 @@ struct MustMatch {
   const char* key;
   const char* flag;  // nullptr: no flag of its own (follows from others)
 };
+// resistance, solver_* and propagation_* do not change what a delta computes
+// (its touched nodes' rows are extended from the base's by --delta_sweeps
+// Jacobi sweeps, its rates use the base's model), but the manifest records
+// them as the version's parameters: a delta with other values would misstate
+// how its rates were made, so they must match too, like every other flag of
+// a delta that it does not apply itself.
 constexpr MustMatch kMustMatch[] = {{"method", "method"},
+                                    {"resistance", "resistance"},
+                                    {"solver_tolerance", "solver_tolerance"},
+                                    {"solver_max_iterations", "solver_max_iterations"},
+                                    {"propagation_tolerance", "propagation_tolerance"},
+                                    {"propagation_max_iterations", "propagation_max_iterations"},
                                     {"alpha", "alpha"},
                                     {"floor", "floor"},
                                     {"product_floor", "product_floor"},
@@ -200,7 +212,12 @@ absl::Status ReadInputs(const DeltaBuildOptions& options, ImpressionLog* log,
                         std::vector<snapshot::InputFileInfo>* inputs, absl::Time* newest) {
   *newest = absl::InfinitePast();
   for (const std::string& f : options.build.inputs) {
-    absl::Status s = ReadImpressionLog(f, options.build.reader, log);
+    LogReaderOptions ro = options.build.reader;
+    // --max_bad_rows is a budget for the whole log, not per file.
+    if (ro.max_bad_rows > 0) {
+      ro.max_bad_rows -= std::min<int64_t>(ro.max_bad_rows, log->bad_rows_skipped);
+    }
+    absl::Status s = ReadImpressionLog(f, ro, log);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("--input ", f, ": ", s.message()));
     auto d = snapshot::DigestFile(f);
     if (!d.ok())
@@ -324,6 +341,11 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
     d = std::move(*r);
     return absl::OkStatus();
   });
+  if (!s.ok()) return s;
+  // The full build's rate-range gate over the delta's own pairs (the
+  // negative-mean gate is the base's: a delta holds only what changed).
+  s = LocalStage(obs, &br, "gates",
+                 [&] { return build_internal::CheckRateRangeGate(d.pairs, d.result); });
   if (!s.ok()) return s;
   report.instances = d.pairs.total_instances;
   report.pairs = d.pairs.num_pairs();

@@ -352,29 +352,40 @@ absl::StatusOr<std::vector<std::string>> SnapshotStore::ApplyRetention(const Pub
   RemoveExpiredHolds(absl::Now()).IgnoreError();  // best effort: expired holds keep nothing
   std::vector<std::string> deleted;
   const int n = static_cast<int>(versions->size());
-  // A kept delta keeps its base (docs/SNAPSHOT.md "Delta versions").
+  const absl::Time now = absl::Now();
+  // Kept: the newest `keep`, CURRENT, pinned and held versions; a kept delta
+  // keeps its base (docs/SNAPSHOT.md "Delta versions"), also a pinned or held
+  // one (a server holding an older delta may need its base to reopen it).
+  std::vector<bool> kept(n, false), is_delta(n, false);
   std::vector<std::string> bases;
-  for (int i = std::max(0, n - keep); i < n; ++i)
-    bases.push_back(DeltaBaseOf(VersionDir((*versions)[i])));
-  if (current.ok()) bases.push_back(DeltaBaseOf(VersionDir(*current)));
-  for (int i = 0; i < n - keep; ++i) {  // oldest first; the newest `keep` are kept
+  for (int i = 0; i < n; ++i) {
     const std::string& v = (*versions)[i];
-    if (current.ok() && v == *current) continue;
-    if (std::find(bases.begin(), bases.end(), v) != bases.end()) continue;
-    if (IsPinned(v) || IsHeld(v, absl::Now())) continue;
-    const std::string dir = VersionDir(v), hidden = dir + ".deleting";
-    if (::rename(dir.c_str(), hidden.c_str()) != 0) {
-      return absl::InternalError(absl::StrCat("rename ", dir, ": ", std::strerror(errno)));
-    }
-    if (IsPinned(v) || IsHeld(v, absl::Now())) {  // a pin or hold raced with us: put it back
-      if (::rename(hidden.c_str(), dir.c_str()) != 0) {
-        return absl::InternalError(absl::StrCat("rename ", hidden, ": ", std::strerror(errno)));
+    const std::string base = DeltaBaseOf(VersionDir(v));
+    is_delta[i] = !base.empty();
+    kept[i] = i >= n - keep || (current.ok() && v == *current) || IsPinned(v) || IsHeld(v, now);
+    if (kept[i]) bases.push_back(base);
+  }
+  // Deltas go before full versions, so a kill between two deletions never
+  // leaves a visible delta whose base is gone; oldest first within each.
+  for (const bool deltas : {true, false}) {
+    for (int i = 0; i < n; ++i) {
+      const std::string& v = (*versions)[i];
+      if (kept[i] || std::find(bases.begin(), bases.end(), v) != bases.end()) continue;
+      if (is_delta[i] != deltas) continue;
+      const std::string dir = VersionDir(v), hidden = dir + ".deleting";
+      if (::rename(dir.c_str(), hidden.c_str()) != 0) {
+        return absl::InternalError(absl::StrCat("rename ", dir, ": ", std::strerror(errno)));
       }
-      continue;
+      if (IsPinned(v) || IsHeld(v, absl::Now())) {  // a pin or hold raced with us: put it back
+        if (::rename(hidden.c_str(), dir.c_str()) != 0) {
+          return absl::InternalError(absl::StrCat("rename ", hidden, ": ", std::strerror(errno)));
+        }
+        continue;
+      }
+      absl::Status s = snapshot::RemoveTree(hidden);
+      if (!s.ok()) return s;
+      deleted.push_back(v);
     }
-    absl::Status s = snapshot::RemoveTree(hidden);
-    if (!s.ok()) return s;
-    deleted.push_back(v);
   }
   absl::Status s = snapshot::FsyncPath(root_);
   if (!s.ok()) return s;

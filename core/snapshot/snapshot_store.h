@@ -128,8 +128,10 @@ class SnapshotStore {
   absl::Status Publish(const PublishLock& lock, const std::string& version) const;
   // CURRENT := an existing published version (rollback). REQUIRES: lock held.
   absl::Status SetCurrent(const PublishLock& lock, const std::string& version) const;
-  // Deletes published versions beyond the newest `keep`, never CURRENT's and
-  // never a pinned one. Returns the deleted versions. REQUIRES: lock held, keep >= 1.
+  // Deletes published versions beyond the newest `keep`, never CURRENT's, a
+  // pinned or held one, or the base of a delta it keeps; deltas before full
+  // versions (a kill between deletions leaves no delta without its base).
+  // Returns the deleted versions. REQUIRES: lock held, keep >= 1.
   absl::StatusOr<std::vector<std::string>> ApplyRetention(const PublishLock& lock, int keep) const;
 
   // --- Pins (server PinVersion RPC, operators). ---

@@ -321,6 +321,104 @@ TEST(DeltaBuildTest, AnotherSketchDimIsReportedAsTheFlagValues) {
   EXPECT_EQ(bin.err.find("sketch_dim=34"), std::string::npos) << bin.err;
 }
 
+// Flags a delta does not apply itself (its rows come from the base's by
+// Jacobi sweeps) are recorded in its manifest: another value than the base's
+// is refused naming the flag, never silently recorded.
+TEST(DeltaBuildTest, RefusesResistanceSolverAndPropagationFlagsThatDifferFromTheBase) {
+  Fixture f;
+  struct Case {
+    void (*set)(PipelineOptions*);
+    std::string expected;
+  };
+  const Case cases[] = {
+      {[](PipelineOptions* p) { p->resistance = ResistanceMethod::kExact; },
+       "built with --resistance=auto, this delta has --resistance=exact; pass --resistance=auto"},
+      {[](PipelineOptions* p) { p->solver_tolerance = 1e-3; },
+       "this delta has --solver_tolerance=0.001; pass --solver_tolerance=1e-06"},
+      {[](PipelineOptions* p) { p->solver_max_iterations = 7; },
+       "this delta has --solver_max_iterations=7"},
+      {[](PipelineOptions* p) { p->propagation_tolerance = 0.5; },
+       "this delta has --propagation_tolerance=0.5"},
+      {[](PipelineOptions* p) { p->propagation_max_iterations = 3; },
+       "this delta has --propagation_max_iterations=3"},
+  };
+  for (const Case& c : cases) {
+    DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+    c.set(&d.build.pipeline);
+    auto r = RunDeltaBuild(d, BuildObserver());
+    ASSERT_FALSE(r.ok()) << c.expected;
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(r.status().message().find(c.expected), std::string::npos) << r.status();
+  }
+  auto store = SnapshotStore::Create({f.root, false});
+  EXPECT_EQ(*(*store)->ReadCurrent(), f.base_version);  // nothing published
+}
+
+// The full build's rate-range gate runs over the delta's pairs (its stage is
+// in the report; the gate's refusals: CheckGatesTest in builder_test.cc).
+TEST(DeltaBuildTest, TheRateRangeGateRunsOverTheDeltasPairs) {
+  Fixture f;
+  DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
+  d.build.dry_run = true;
+  auto r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::string> stages;
+  for (const StageTiming& t : r->timings) stages.push_back(t.stage);
+  EXPECT_EQ(stages, (std::vector<std::string>{"open", "read", "delta", "gates"}));
+}
+
+// --max_bad_rows counts the whole log: two files of 2 bad rows each exceed a
+// limit of 3 (each file alone would not).
+TEST(DeltaBuildTest, MaxBadRowsCountsEveryInputFile) {
+  Fixture f;
+  std::string a, b;
+  std::ifstream in(f.delta_log);
+  std::string header, line;
+  std::getline(in, header);
+  a = b = header + "\n";
+  for (int i = 0; std::getline(in, line); ++i) (i % 2 ? a : b) += line + "\n";
+  a += "1,2,maybe\n1,2,maybe\n";
+  b += "3,4,maybe\n3,4,maybe\n";
+  const std::string pa = f.dir.path() + "/a.csv", pb = f.dir.path() + "/b.csv";
+  std::ofstream(pa) << a;
+  std::ofstream(pb) << b;
+  DeltaBuildOptions d = DeltaOptions(pa, f.root);
+  d.build.inputs = {pa, pb};
+  d.build.dry_run = true;
+  d.build.reader.max_bad_rows = 3;
+  auto r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("--input " + pb + ": "), std::string::npos) << r.status();
+  d.build.reader.max_bad_rows = 4;
+  r = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->bad_rows_skipped, 4u);
+}
+
+// A pinned (or held) older delta keeps its base: a server holding it, or
+// started with --pin-version, must be able to open it again.
+TEST(DeltaBuildTest, RetentionKeepsTheBaseOfAPinnedDelta) {
+  Fixture f;
+  auto old_delta = RunDeltaBuild(DeltaOptions(f.delta_log, f.root), BuildObserver());
+  ASSERT_TRUE(old_delta.ok()) << old_delta.status();
+  auto store = SnapshotStore::Create({f.root, false});
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Pin(old_delta->version, "test").ok());
+  auto full = RunBuild(Options(f.delta_log, f.root), BuildObserver());  // a new base
+  ASSERT_TRUE(full.ok()) << full.status();
+  auto lock = (*store)->AcquirePublishLock(5);
+  ASSERT_TRUE(lock.ok()) << lock.status();
+  auto deleted = (*store)->ApplyRetention(**lock, 1);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  EXPECT_TRUE(deleted->empty()) << (*deleted)[0];
+  EXPECT_TRUE(OpenServingVersion(f.root, old_delta->version, SnapshotReaderOptions()).ok());
+  ASSERT_TRUE((*store)->Unpin(old_delta->version).ok());
+  deleted = (*store)->ApplyRetention(**lock, 1);
+  ASSERT_TRUE(deleted.ok()) << deleted.status();
+  // Unpinned: the delta goes first, then its base.
+  EXPECT_EQ(*deleted, (std::vector<std::string>{old_delta->version, f.base_version}));
+}
+
 TEST(DeltaBuildTest, RefusesABaseThatIsGone) {
   Fixture f;
   DeltaBuildOptions d = DeltaOptions(f.delta_log, f.root);
@@ -450,6 +548,42 @@ TEST(DeltaBuildTest, KillDuringDeltaPublishLeavesCurrentValid) {
       f.dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(nlohmann::json::parse(r.out)["base_version"], f.base_version);
+}
+
+// Retention removes a delta before its base: killed while removing the delta
+// (its rename held, tests/builder/hold_rename_preload.cc), the base is still
+// there, so no visible delta ever lacks its base.
+TEST(DeltaBuildTest, KillDuringRetentionNeverLeavesADeltaWithoutItsBase) {
+  Fixture f;
+  auto delta = RunDeltaBuild(DeltaOptions(f.delta_log, f.root), BuildObserver());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  const std::string marker = f.dir.path() + "/held";
+  ASSERT_EQ(setenv("LD_PRELOAD", GRAPHSIEVE_HOLD_RENAME_PRELOAD, 1), 0);
+  ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_RENAME", (f.root + "/" + delta->version).c_str(), 1), 0);
+  ASSERT_EQ(setenv("GRAPHSIEVE_HOLD_MARKER", marker.c_str(), 1), 0);
+  // A full build with --keep 1: its retention removes the delta and the old base.
+  const pid_t pid =
+      testing_util::SpawnBuild({"--input=" + f.delta_log, "--snapshot_root=" + f.root, "--keep=1",
+                                "--sketch_dim=16", "--seed=7", "--threads=1", "--quiet"},
+                               f.dir.path());
+  unsetenv("LD_PRELOAD");
+  unsetenv("GRAPHSIEVE_HOLD_RENAME");
+  unsetenv("GRAPHSIEVE_HOLD_MARKER");
+  ASSERT_GT(pid, 0);
+  bool held = false, exited = false;
+  for (int k = 0; k < 6000 && !held && !exited; ++k) {  // bounded: 10 minutes
+    held = std::filesystem::exists(marker);
+    int status = 0;
+    if (!held) exited = waitpid(pid, &status, WNOHANG) == pid;
+    if (!held && !exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!held) ::kill(pid, SIGKILL);
+  ASSERT_TRUE(held) << testing_util::Wait(pid, f.dir.path()).err;
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  EXPECT_EQ(testing_util::Wait(pid, f.dir.path()).signal, SIGKILL);
+  EXPECT_TRUE(std::filesystem::is_directory(f.root + "/" + f.base_version))
+      << "the base went before its delta";
+  EXPECT_TRUE(OpenServingVersion(f.root, delta->version, SnapshotReaderOptions()).ok());
 }
 #endif  // GRAPHSIEVE_HOLD_RENAME_PRELOAD
 

@@ -24,6 +24,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
 #include "tests/temp_dir.h"
+#include "tests/world_main.h"
 
 namespace graphsieve {
 namespace {
@@ -684,5 +685,5 @@ TEST(ServerRestart, ClientRetriesThroughIt) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new graphsieve::ClientWorld());
-  return RUN_ALL_TESTS();
+  return graphsieve::testing::WorldExitCode(RUN_ALL_TESTS());
 }

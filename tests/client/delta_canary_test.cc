@@ -26,6 +26,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
 #include "tests/temp_dir.h"
+#include "tests/world_main.h"
 
 namespace graphsieve {
 namespace {
@@ -288,5 +289,5 @@ TEST(DeltaCanary, SampledFromTheNewLogOfflineEqualsTwoServers) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new graphsieve::DeltaWorld());
-  return RUN_ALL_TESTS();
+  return graphsieve::testing::WorldExitCode(RUN_ALL_TESTS());
 }

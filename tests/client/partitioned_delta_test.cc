@@ -31,6 +31,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
 #include "tests/temp_dir.h"
+#include "tests/world_main.h"
 
 namespace graphsieve {
 namespace {
@@ -384,5 +385,5 @@ TEST(PartitionedDelta, ASwapFromOneDeltaToTheNextIsAnsweredFromOneVersion) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new graphsieve::PartitionedDeltaWorld());
-  return RUN_ALL_TESTS();
+  return graphsieve::testing::WorldExitCode(RUN_ALL_TESTS());
 }

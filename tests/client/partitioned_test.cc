@@ -30,6 +30,7 @@
 #include "nlohmann/json.hpp"
 #include "tests/client/cluster.h"
 #include "tests/temp_dir.h"
+#include "tests/world_main.h"
 
 namespace graphsieve {
 namespace {
@@ -409,5 +410,5 @@ TEST(Partitioned, AFlippedByteInAVersionsIndexFileIsRefusedByTheServer) {
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   ::testing::AddGlobalTestEnvironment(new graphsieve::PartitionedWorld());
-  return RUN_ALL_TESTS();
+  return graphsieve::testing::WorldExitCode(RUN_ALL_TESTS());
 }

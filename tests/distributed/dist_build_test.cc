@@ -404,5 +404,33 @@ TEST_F(DistBuildTest, BadRowOnOneRankStopsEveryRankNamingFileAndLine) {
   EXPECT_EQ(Entries(root).count("CURRENT"), 0u);
 }
 
+// --max_bad_rows counts the whole log, summed over the ranks: 2 bad rows in
+// each rank's file are 4 in all, over a limit of 3 that each rank alone keeps.
+TEST_F(DistBuildTest, MaxBadRowsCountsTheWholeLogAcrossRanks) {
+  const std::string bad_a =
+      files_.Write("bad_a.csv", testing_io::ReadFile(a_) + "1,2,maybe\n1,2,x\n");
+  const std::string bad_b =
+      files_.Write("bad_b.csv", testing_io::ReadFile(b_) + "3,4,maybe\n3,4,x\n");
+  const std::string flags = absl::StrCat(" --input ", bad_a, ",", bad_b, " --threads 1");
+  for (int np : {1, 2}) {
+    const std::string root = files_.Path(absl::StrCat("limit3_np", np));
+    Result r = RunCommand(Mpirun(np) + flags + " --snapshot_root " + root + " --max_bad_rows 3");
+    EXPECT_EQ(r.exit_code, 1) << "np " << np << ": " << r.output;
+    if (np == 2) {
+      EXPECT_THAT(r.output, HasSubstr("--max_bad_rows=3: the log has 4 bad rows over its 2 files "
+                                      "(read by 2 ranks); the limit counts the whole log"));
+    } else {
+      EXPECT_THAT(r.output, HasSubstr("--input " + bad_b + ": "));  // the 4th, in the second file
+    }
+    EXPECT_THAT(r.output, HasSubstr("nothing published"));
+    EXPECT_EQ(Entries(root).count("CURRENT"), 0u);
+  }
+  const std::string root = files_.Path("limit4");
+  Result ok = RunCommand(Mpirun(2) + flags + " --snapshot_root " + root + " --max_bad_rows 4");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+  EXPECT_THAT(ok.output, HasSubstr("skipped 4 malformed rows (--max_bad_rows=4)"));
+  EXPECT_EQ(Entries(root).count("CURRENT"), 1u);
+}
+
 }  // namespace
 }  // namespace graphsieve

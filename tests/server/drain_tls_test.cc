@@ -321,6 +321,44 @@ TEST(DrainTest, ASecondServerCannotTakeAPortOrAnOperatorSocketInUse) {
   EXPECT_GT(next.port, 0);
 }
 
+// A server killed with SIGKILL cannot unlink its operator socket; the next
+// start on the same address removes the stale file (nobody accepts on it),
+// says so, and binds it again.
+TEST(DrainTest, TheSocketLeftByAKilledServerIsRemovedAndRebound) {
+  const std::string root = testing::NewTempDir("stale-socket");
+  ASSERT_TRUE(testing::PublishSnapshot(root, testing::SyntheticSnapshot::Make(1)).ok());
+  const std::string path = root + "/op.sock", socket = "unix:" + path;
+  const std::vector<std::string> args = {GRAPHSIEVE_SERVER_BINARY,
+                                         "--snapshot-root",
+                                         root,
+                                         "--host",
+                                         "127.0.0.1",
+                                         "--port",
+                                         "0",
+                                         "--admin-port",
+                                         "-1",
+                                         "--operator-address",
+                                         socket};
+  Child killed = Spawn(args, root + "/first.err");
+  ASSERT_GT(killed.port, 0);
+  ASSERT_EQ(kill(killed.pid, SIGKILL), 0);
+  ASSERT_EQ(waitpid(std::exchange(killed.pid, -1), nullptr, 0) > 0, true);
+  ASSERT_TRUE(std::filesystem::is_socket(path)) << "SIGKILL leaves the socket file";
+
+  Child next = Spawn(args, root + "/next.err");
+  ASSERT_GT(next.port, 0);
+  EXPECT_THAT(ReadAll(root + "/next.err"),
+              HasSubstr("removed the stale operator socket " + path + " (no process accepts"));
+  // The new socket is this server's: GetStatus answers on it.
+  auto stub = v1::SamplingRateService::NewStub(
+      grpc::CreateChannel(socket, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::GetStatusResponse status;
+  grpc::Status st = stub->GetStatus(&ctx, v1::GetStatusRequest(), &status);
+  EXPECT_TRUE(st.ok()) << st.error_message();
+}
+
 TEST(DrainTest, ASnapshotRootThatIsNoDirectoryExitsTwoNamingIt) {
   const std::string dir = testing::NewTempDir("no-root");
   const std::string out = dir + "/err.txt";
@@ -459,6 +497,20 @@ TEST(TlsTest, TlsAndMutualTls) {
   auto bad = GraphsieveServer::Create(o);
   ASSERT_FALSE(bad.ok());
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("--tls-key"));
+  // Another certificate's key: named against the two flags, not --port.
+  o.tls_key_path = dir + "/client.key";
+  bad = GraphsieveServer::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), absl::StrCat("--tls-key: '", dir,
+                                                 "/client.key' is not the private key of "
+                                                 "--tls-cert '",
+                                                 dir, "/server.pem'"));
+  // A PEM file that holds no key (a certificate).
+  o.tls_key_path = dir + "/client.pem";
+  bad = GraphsieveServer::Create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()),
+              HasSubstr("--tls-key: '" + dir + "/client.pem' holds no"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // a corrupt version, pin and rollback, --pin-version / --reject-versions.
 #include <atomic>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -219,6 +220,35 @@ TEST(RefresherTest, CorruptVersionIsRejectedOnceAndTheOldOneKeepsServing) {
   EXPECT_EQ(Served(stub.get()), *next);
 }
 
+// A CURRENT that names no version: the server keeps serving and says why,
+// naming the file, in GetStatus (graphsieve status) and /status.json.
+TEST(RefresherTest, AGarbageCurrentIsReportedNamingTheFile) {
+  const std::string root = testing::NewTempDir("garbage-current");
+  auto good = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
+  ASSERT_TRUE(good.ok()) << good.status();
+  auto server = Start(root, -1);
+  ASSERT_NE(server, nullptr);
+  ASSERT_TRUE(server->manager().PollOnce().ok());
+  std::ofstream(root + "/CURRENT", std::ios::trunc) << "not-a-version\n";
+  EXPECT_TRUE(server->manager().PollOnce().ok());  // logged once, keeps serving
+  auto stub = testing::Connect(server->port());
+  EXPECT_EQ(Served(stub.get()), *good);
+  grpc::ClientContext ctx;
+  v1::GetStatusResponse status;
+  ASSERT_TRUE(stub->GetStatus(&ctx, v1::GetStatusRequest(), &status).ok());
+  EXPECT_EQ(status.current_on_disk(), "");
+  EXPECT_EQ(status.current_error(), root + "/CURRENT: 'not-a-version' is not a version id");
+  auto page = testing::HttpGet(server->admin_port(), "/status.json");
+  ASSERT_TRUE(page.ok()) << page.status();
+  EXPECT_EQ(nlohmann::json::parse(page->second).value("current_error", ""), status.current_error());
+
+  // Nothing published yet is no error.
+  ASSERT_EQ(std::remove((root + "/CURRENT").c_str()), 0);
+  grpc::ClientContext ctx2;
+  ASSERT_TRUE(stub->GetStatus(&ctx2, v1::GetStatusRequest(), &status).ok());
+  EXPECT_EQ(status.current_error(), "");
+}
+
 TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
   const std::string root = testing::NewTempDir("pin");
   auto a = testing::PublishSnapshot(root, SyntheticSnapshot::Make(1));
@@ -244,6 +274,13 @@ TEST(RefresherTest, PinAndRollbackAreNeverUndoneByTheRefresher) {
   v1::PinVersionResponse resp;
   grpc::Status st = pin("20990101T000000Z-deadbeef", false, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::NOT_FOUND) << st.error_message();
+  EXPECT_THAT(st.error_message(), HasSubstr("20990101T000000Z-deadbeef is not on disk"));
+  // An operator's mistake, not a refresh failure (GraphsieveRefreshFailing
+  // in deploy/prometheus/graphsieve-alerts.yml counts those).
+  EXPECT_EQ(server->manager().State().refresh_failures, 0u);
+  auto metrics = testing::HttpGet(server->admin_port(), "/metrics");
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_THAT(metrics->second, HasSubstr("graphsieve_refresh_total{result=\"failure\"} 0"));
   st = pin("../etc", false, &resp);
   EXPECT_EQ(st.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(st.error_message(), HasSubstr("version"));

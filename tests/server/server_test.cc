@@ -400,6 +400,14 @@ TEST_F(ServerTest, HealthReadinessAndAdminPages) {
   EXPECT_THAT(page->second, HasSubstr("rule in force"));
   EXPECT_THAT(page->second, ::testing::Not(HasSubstr("http://")));  // no external assets
   EXPECT_EQ(testing::HttpGet(server_->admin_port(), "/nope")->first, 404);
+  // A page is named by the path as sent: an encoded NUL (or any escape) does
+  // not decode into "/" or "/metrics".
+  for (const char* odd : {"/%00", "/%00x", "/metrics%00", "/%2F", "/%6Detrics"}) {
+    auto reply = testing::HttpGet(server_->admin_port(), odd);
+    ASSERT_TRUE(reply.ok()) << odd << ": " << reply.status();
+    EXPECT_EQ(reply->first, 404) << odd;
+    EXPECT_EQ(reply->second.substr(0, 13), "no such page:") << odd;
+  }
 
   auto metrics = testing::HttpGet(server_->admin_port(), "/metrics");
   for (const char* name :

@@ -13,7 +13,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cgraphsieve/v1/sampling.proto\x12\rgraphsieve.v1\"}\n\x16GetSamplingRateRequest\x12\x10\n\x08user_ids\x18\x01 \x03(\x06\x12\x10\n\x08item_ids\x18\x02 \x03(\x06\x12\x0e\n\x06labels\x18\x03 \x03(\x08\x12\x15\n\rinstance_keys\x18\x04 \x03(\x06\x12\x18\n\x10snapshot_version\x18\x05 \x01(\t\"\x96\x01\n\x17GetSamplingRateResponse\x12\r\n\x05rates\x18\x01 \x03(\x02\x12*\n\x07sources\x18\x02 \x03(\x0e\x32\x19.graphsieve.v1.RateSource\x12\x18\n\x10snapshot_version\x18\x03 \x01(\t\x12\x0c\n\x04keep\x18\x04 \x03(\x08\x12\x18\n\x10log_odds_offsets\x18\x05 \x03(\x02\"\x12\n\x10GetStatusRequest\"\x95\x03\n\x0fSnapshotSummary\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ncreated_at\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\r\n\x05\x61lpha\x18\x04 \x01(\x01\x12\r\n\x05\x66loor\x18\x05 \x01(\x01\x12\r\n\x05gamma\x18\x06 \x01(\x01\x12\x11\n\tinstances\x18\x07 \x01(\x04\x12\r\n\x05pairs\x18\x08 \x01(\x04\x12\x16\n\x0epositive_pairs\x18\t \x01(\x04\x12\r\n\x05users\x18\n \x01(\x04\x12\r\n\x05items\x18\x0b \x01(\x04\x12\x12\n\ncomponents\x18\x0c \x01(\x04\x12#\n\x1b\x61\x63hieved_negative_mean_rate\x18\r \x01(\x01\x12\x12\n\nresistance\x18\x0e \x01(\t\x12\x12\n\nsketch_dim\x18\x0f \x01(\r\x12\x0c\n\x04seed\x18\x10 \x01(\x06\x12\x14\n\x0cinput_digest\x18\x11 \x01(\t\x12\x15\n\rmanifest_json\x18\x12 \x01(\t\x12\x14\n\x0c\x62\x61se_version\x18\x13 \x01(\t\x12\x16\n\x0e\x63overs_through\x18\x14 \x01(\t\"^\n\x0cRefreshEvent\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\n\n\x02\x61t\x18\x02 \x01(\t\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x14\n\x0cload_seconds\x18\x05 \x01(\x01\"\xdb\x02\n\x11GetStatusResponse\x12\x0f\n\x07serving\x18\x01 \x01(\x08\x12.\n\x06\x61\x63tive\x18\x02 \x01(\x0b\x32\x1e.graphsieve.v1.SnapshotSummary\x12\x17\n\x0f\x63urrent_on_disk\x18\x03 \x01(\t\x12\x18\n\x10versions_on_disk\x18\x04 \x03(\t\x12\x16\n\x0epinned_version\x18\x05 \x01(\t\x12\x19\n\x11rejected_versions\x18\x06 \x03(\t\x12\x34\n\x0frefresh_history\x18\x07 \x03(\x0b\x32\x1b.graphsieve.v1.RefreshEvent\x12\x1c\n\x14snapshot_age_seconds\x18\x08 \x01(\x01\x12\x16\n\x0eserver_version\x18\t \x01(\t\x12\x14\n\x0cheld_version\x18\n \x01(\t\x12\x1d\n\x15\x66reshness_lag_seconds\x18\x0b \x01(\x01\";\n\x11PinVersionRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x15\n\rreject_active\x18\x02 \x01(\x08\"D\n\x12PinVersionResponse\x12\x16\n\x0e\x61\x63tive_version\x18\x01 \x01(\t\x12\x16\n\x0epinned_version\x18\x02 \x01(\t*s\n\nRateSource\x12\x1b\n\x17RATE_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11RATE_SOURCE_EXACT\x10\x01\x12\x18\n\x14RATE_SOURCE_INFERRED\x10\x02\x12\x17\n\x13RATE_SOURCE_DEFAULT\x10\x03\x32\x9a\x02\n\x13SamplingRateService\x12`\n\x0fGetSamplingRate\x12%.graphsieve.v1.GetSamplingRateRequest\x1a&.graphsieve.v1.GetSamplingRateResponse\x12N\n\tGetStatus\x12\x1f.graphsieve.v1.GetStatusRequest\x1a .graphsieve.v1.GetStatusResponse\x12Q\n\nPinVersion\x12 .graphsieve.v1.PinVersionRequest\x1a!.graphsieve.v1.PinVersionResponseB\x03\xf8\x01\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1cgraphsieve/v1/sampling.proto\x12\rgraphsieve.v1\"}\n\x16GetSamplingRateRequest\x12\x10\n\x08user_ids\x18\x01 \x03(\x06\x12\x10\n\x08item_ids\x18\x02 \x03(\x06\x12\x0e\n\x06labels\x18\x03 \x03(\x08\x12\x15\n\rinstance_keys\x18\x04 \x03(\x06\x12\x18\n\x10snapshot_version\x18\x05 \x01(\t\"\x96\x01\n\x17GetSamplingRateResponse\x12\r\n\x05rates\x18\x01 \x03(\x02\x12*\n\x07sources\x18\x02 \x03(\x0e\x32\x19.graphsieve.v1.RateSource\x12\x18\n\x10snapshot_version\x18\x03 \x01(\t\x12\x0c\n\x04keep\x18\x04 \x03(\x08\x12\x18\n\x10log_odds_offsets\x18\x05 \x03(\x02\"\x12\n\x10GetStatusRequest\"\x95\x03\n\x0fSnapshotSummary\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x12\n\ncreated_at\x18\x02 \x01(\t\x12\x0e\n\x06method\x18\x03 \x01(\t\x12\r\n\x05\x61lpha\x18\x04 \x01(\x01\x12\r\n\x05\x66loor\x18\x05 \x01(\x01\x12\r\n\x05gamma\x18\x06 \x01(\x01\x12\x11\n\tinstances\x18\x07 \x01(\x04\x12\r\n\x05pairs\x18\x08 \x01(\x04\x12\x16\n\x0epositive_pairs\x18\t \x01(\x04\x12\r\n\x05users\x18\n \x01(\x04\x12\r\n\x05items\x18\x0b \x01(\x04\x12\x12\n\ncomponents\x18\x0c \x01(\x04\x12#\n\x1b\x61\x63hieved_negative_mean_rate\x18\r \x01(\x01\x12\x12\n\nresistance\x18\x0e \x01(\t\x12\x12\n\nsketch_dim\x18\x0f \x01(\r\x12\x0c\n\x04seed\x18\x10 \x01(\x06\x12\x14\n\x0cinput_digest\x18\x11 \x01(\t\x12\x15\n\rmanifest_json\x18\x12 \x01(\t\x12\x14\n\x0c\x62\x61se_version\x18\x13 \x01(\t\x12\x16\n\x0e\x63overs_through\x18\x14 \x01(\t\"^\n\x0cRefreshEvent\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\n\n\x02\x61t\x18\x02 \x01(\t\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0f\n\x07message\x18\x04 \x01(\t\x12\x14\n\x0cload_seconds\x18\x05 \x01(\x01\"\xf2\x02\n\x11GetStatusResponse\x12\x0f\n\x07serving\x18\x01 \x01(\x08\x12.\n\x06\x61\x63tive\x18\x02 \x01(\x0b\x32\x1e.graphsieve.v1.SnapshotSummary\x12\x17\n\x0f\x63urrent_on_disk\x18\x03 \x01(\t\x12\x18\n\x10versions_on_disk\x18\x04 \x03(\t\x12\x16\n\x0epinned_version\x18\x05 \x01(\t\x12\x19\n\x11rejected_versions\x18\x06 \x03(\t\x12\x34\n\x0frefresh_history\x18\x07 \x03(\x0b\x32\x1b.graphsieve.v1.RefreshEvent\x12\x1c\n\x14snapshot_age_seconds\x18\x08 \x01(\x01\x12\x16\n\x0eserver_version\x18\t \x01(\t\x12\x14\n\x0cheld_version\x18\n \x01(\t\x12\x1d\n\x15\x66reshness_lag_seconds\x18\x0b \x01(\x01\x12\x15\n\rcurrent_error\x18\x0c \x01(\t\";\n\x11PinVersionRequest\x12\x0f\n\x07version\x18\x01 \x01(\t\x12\x15\n\rreject_active\x18\x02 \x01(\x08\"D\n\x12PinVersionResponse\x12\x16\n\x0e\x61\x63tive_version\x18\x01 \x01(\t\x12\x16\n\x0epinned_version\x18\x02 \x01(\t*s\n\nRateSource\x12\x1b\n\x17RATE_SOURCE_UNSPECIFIED\x10\x00\x12\x15\n\x11RATE_SOURCE_EXACT\x10\x01\x12\x18\n\x14RATE_SOURCE_INFERRED\x10\x02\x12\x17\n\x13RATE_SOURCE_DEFAULT\x10\x03\x32\x9a\x02\n\x13SamplingRateService\x12`\n\x0fGetSamplingRate\x12%.graphsieve.v1.GetSamplingRateRequest\x1a&.graphsieve.v1.GetSamplingRateResponse\x12N\n\tGetStatus\x12\x1f.graphsieve.v1.GetStatusRequest\x1a .graphsieve.v1.GetStatusResponse\x12Q\n\nPinVersion\x12 .graphsieve.v1.PinVersionRequest\x1a!.graphsieve.v1.PinVersionResponseB\x03\xf8\x01\x01\x62\x06proto3')
 
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, globals())
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'graphsieve.v1.sampling_pb2', globals())
@@ -21,8 +21,8 @@ if _descriptor._USE_C_DESCRIPTORS == False:
 
   DESCRIPTOR._options = None
   DESCRIPTOR._serialized_options = b'\370\001\001'
-  _RATESOURCE._serialized_start=1332
-  _RATESOURCE._serialized_end=1447
+  _RATESOURCE._serialized_start=1355
+  _RATESOURCE._serialized_end=1470
   _GETSAMPLINGRATEREQUEST._serialized_start=47
   _GETSAMPLINGRATEREQUEST._serialized_end=172
   _GETSAMPLINGRATERESPONSE._serialized_start=175
@@ -34,11 +34,11 @@ if _descriptor._USE_C_DESCRIPTORS == False:
   _REFRESHEVENT._serialized_start=755
   _REFRESHEVENT._serialized_end=849
   _GETSTATUSRESPONSE._serialized_start=852
-  _GETSTATUSRESPONSE._serialized_end=1199
-  _PINVERSIONREQUEST._serialized_start=1201
-  _PINVERSIONREQUEST._serialized_end=1260
-  _PINVERSIONRESPONSE._serialized_start=1262
-  _PINVERSIONRESPONSE._serialized_end=1330
-  _SAMPLINGRATESERVICE._serialized_start=1450
-  _SAMPLINGRATESERVICE._serialized_end=1732
+  _GETSTATUSRESPONSE._serialized_end=1222
+  _PINVERSIONREQUEST._serialized_start=1224
+  _PINVERSIONREQUEST._serialized_end=1283
+  _PINVERSIONRESPONSE._serialized_start=1285
+  _PINVERSIONRESPONSE._serialized_end=1353
+  _SAMPLINGRATESERVICE._serialized_start=1473
+  _SAMPLINGRATESERVICE._serialized_end=1755
 # @@protoc_insertion_point(module_scope)

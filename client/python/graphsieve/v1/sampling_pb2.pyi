@@ -43,8 +43,9 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["active", "current_on_disk", "freshness_lag_seconds", "held_version", "pinned_version", "refresh_history", "rejected_versions", "server_version", "serving", "snapshot_age_seconds", "versions_on_disk"]
+    __slots__ = ["active", "current_error", "current_on_disk", "freshness_lag_seconds", "held_version", "pinned_version", "refresh_history", "rejected_versions", "server_version", "serving", "snapshot_age_seconds", "versions_on_disk"]
     ACTIVE_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_ERROR_FIELD_NUMBER: _ClassVar[int]
     CURRENT_ON_DISK_FIELD_NUMBER: _ClassVar[int]
     FRESHNESS_LAG_SECONDS_FIELD_NUMBER: _ClassVar[int]
     HELD_VERSION_FIELD_NUMBER: _ClassVar[int]
@@ -56,6 +57,7 @@ class GetStatusResponse(_message.Message):
     SNAPSHOT_AGE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     VERSIONS_ON_DISK_FIELD_NUMBER: _ClassVar[int]
     active: SnapshotSummary
+    current_error: str
     current_on_disk: str
     freshness_lag_seconds: float
     held_version: str
@@ -66,7 +68,7 @@ class GetStatusResponse(_message.Message):
     serving: bool
     snapshot_age_seconds: float
     versions_on_disk: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, serving: bool = ..., active: _Optional[_Union[SnapshotSummary, _Mapping]] = ..., current_on_disk: _Optional[str] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., pinned_version: _Optional[str] = ..., rejected_versions: _Optional[_Iterable[str]] = ..., refresh_history: _Optional[_Iterable[_Union[RefreshEvent, _Mapping]]] = ..., snapshot_age_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., held_version: _Optional[str] = ..., freshness_lag_seconds: _Optional[float] = ...) -> None: ...
+    def __init__(self, serving: bool = ..., active: _Optional[_Union[SnapshotSummary, _Mapping]] = ..., current_on_disk: _Optional[str] = ..., versions_on_disk: _Optional[_Iterable[str]] = ..., pinned_version: _Optional[str] = ..., rejected_versions: _Optional[_Iterable[str]] = ..., refresh_history: _Optional[_Iterable[_Union[RefreshEvent, _Mapping]]] = ..., snapshot_age_seconds: _Optional[float] = ..., server_version: _Optional[str] = ..., held_version: _Optional[str] = ..., freshness_lag_seconds: _Optional[float] = ..., current_error: _Optional[str] = ...) -> None: ...
 
 class PinVersionRequest(_message.Message):
     __slots__ = ["reject_active", "version"]

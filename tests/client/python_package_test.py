@@ -105,7 +105,7 @@ class PythonPackageTest(unittest.TestCase):
 
     def test_an_sdist_builds_the_same_wheel_as_the_checkout(self):
         backend = os.path.join(PACKAGE, "build_backend")
-        build = ("import sys, graphsieve_offline as b\n"
+        build = ("import sys, graphsieve_build as b\n"
                  "print(getattr(b, sys.argv[1])(sys.argv[2]))")
         out = os.path.join(self.tmp.name, "dist")
         os.makedirs(out)

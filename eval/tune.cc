@@ -367,7 +367,7 @@ std::string FormatTuneMarkdown(const TuneReport& r) {
     std::string name = row.candidate.name;
     if (row.candidate.is_default) absl::StrAppend(&name, " (default)");
     if (static_cast<int>(i) == r.chosen) name = absl::StrCat("**", name, "** (chosen)");
-    if (!row.candidate.deployable) absl::StrAppend(&name, " (not buildable yet)");
+    if (!row.candidate.deployable) absl::StrAppend(&name, " (not buildable)");
     absl::StrAppendFormat(
         &out, "| %s | %.4f | %+.4f (%.4f) | %+.4f .. %+.4f | %s | %s | %s |\n", name, row.mean_auc,
         row.gain.mean, row.gain.se, row.gain.low, row.gain.high,

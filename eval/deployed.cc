@@ -175,8 +175,9 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::Build(
   absl::StatusOr<std::shared_ptr<const SnapshotReader>> reader =
       opener->OpenStored(b.snapshot_root, report->version, r);
   if (!reader.ok()) return reader.status();
-  return std::unique_ptr<DeployedSnapshot>(new DeployedSnapshot(
-      std::move(opener), b.snapshot_root, report->version, *std::move(reader)));
+  return std::unique_ptr<DeployedSnapshot>(new DeployedSnapshot(std::move(opener), b.snapshot_root,
+                                                                report->version, *std::move(reader),
+                                                                report->built_in_pilot));
 }
 
 absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::BuildDelta(
@@ -196,7 +197,7 @@ absl::StatusOr<std::unique_ptr<DeployedSnapshot>> DeployedSnapshot::BuildDelta(
       opener_->Open(root_, report->version, r);
   if (!reader.ok()) return reader.status();
   return std::unique_ptr<DeployedSnapshot>(
-      new DeployedSnapshot(opener_, root_, report->version, *std::move(reader)));
+      new DeployedSnapshot(opener_, root_, report->version, *std::move(reader), built_in_pilot_));
 }
 
 absl::Status DeployedSnapshot::Score(absl::Span<const uint64_t> users,

@@ -98,8 +98,9 @@ struct SourceShares {
 class DeployedSnapshot {
  public:
   // Writes `log` as CSV (user_id,item_id,label[,pilot_score]) into `work_dir`,
-  // runs the builder job with `pipeline` (dry_run off, gates on) publishing
-  // into `work_dir`/snapshots, and opens the published version with the
+  // runs the builder job (a pilot-based method without pilot scores in `log`
+  // fits the built-in pilot, as graphsieve-build without --pilot_col does) with `pipeline` (dry_run
+  // off, gates on) publishing into `work_dir`/snapshots, and opens the published version with the
   // server's default reader options. `work_dir` must exist and is left for
   // the caller to remove. Errors: the builder's (INVALID_ARGUMENT when the
   // pipeline refuses the configuration for these data, FAILED_PRECONDITION
@@ -129,22 +130,29 @@ class DeployedSnapshot {
 
   const std::string& snapshot_root() const { return root_; }
   const std::string& version() const { return version_; }
+  // Whether the build fitted the builder's built-in pilot (a pilot-based
+  // method and a log without pilot scores; BuildReport::built_in_pilot): its
+  // cross-fitted scores rate the EXACT pairs and its model on every pair the
+  // INFERRED ones. A delta reports its base's.
+  bool built_in_pilot() const { return built_in_pilot_; }
 
   // Source codes written by Score.
   static constexpr uint8_t kExact = 0, kInferred = 1, kDefault = 2;
 
  private:
   DeployedSnapshot(std::shared_ptr<VersionOpener> opener, std::string root, std::string version,
-                   std::shared_ptr<const SnapshotReader> reader)
+                   std::shared_ptr<const SnapshotReader> reader, bool built_in_pilot)
       : opener_(std::move(opener)),
         root_(std::move(root)),
         version_(std::move(version)),
-        reader_(std::move(reader)) {}
+        reader_(std::move(reader)),
+        built_in_pilot_(built_in_pilot) {}
   // Constant after construction.
   // The opener of the version and of the deltas over it (shares their base).
   const std::shared_ptr<VersionOpener> opener_;
   const std::string root_, version_;
   const std::shared_ptr<const SnapshotReader> reader_;
+  const bool built_in_pilot_;
 };
 
 }  // namespace graphsieve::eval

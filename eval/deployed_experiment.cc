@@ -160,7 +160,10 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
   if (!periods.ok()) return periods.status();
   SeedData s;
   const bool has_pilot = !log.pilot_scores.empty();
-  const bool column_pilot = need_pilot && has_pilot && !IsTrainedPilot(o.pilot);
+  // The built-in pilot: the earlier period goes to the builder without a
+  // pilot column, so each pilot method's snapshot build fits its own.
+  const bool built_in_pilot = need_pilot && o.pilot == PilotSource::kBuiltIn;
+  const bool column_pilot = need_pilot && has_pilot && !IsTrainedPilot(o.pilot) && !built_in_pilot;
   std::vector<size_t> later;
   Instances earlier_dense;
   for (size_t i = 0; i < log.size(); ++i) {
@@ -223,7 +226,11 @@ absl::StatusOr<SeedData> PrepareDeployedSeed(const ImpressionLog& log, const Den
     if (absl::Status st = CheckBothClasses(*d, name); !st.ok()) return st;
   }
   s.later_instances = later.size();
-  if (need_pilot && !column_pilot) {
+  if (built_in_pilot) {
+    *pilot_name =
+        "built-in (graphsieve-build's cross-fitted factorisation, fitted by each snapshot build "
+        "on the earlier period)";
+  } else if (need_pilot && !column_pilot) {
     if (o.pilot == PilotSource::kColumn) {
       return absl::InvalidArgumentError(
           "--pilot=column but no pilot score column was read: name the log's column with "
@@ -267,6 +274,12 @@ absl::StatusOr<std::vector<float>> ComputeDeployedRates(const Config& c, const S
     *refused_by_data =
         absl::IsInvalidArgument(snap.status()) || absl::IsFailedPrecondition(snap.status());
     return fail(snap.status());
+  }
+  if (c.spec.needs_pilot() && o.pilot == PilotSource::kBuiltIn && !(*snap)->built_in_pilot()) {
+    snap->reset();
+    (void)snapshot::RemoveTree(*dir);
+    return fail(absl::InternalError(
+        "--pilot=builtin: the snapshot build fitted no built-in pilot for this method"));
   }
   const size_t n = s.pairs.num_pairs();
   std::vector<float> rates(n);

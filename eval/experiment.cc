@@ -370,6 +370,11 @@ absl::StatusOr<ExperimentResult> RunExperiment(const ImpressionLog& log, const E
   if (need_pilot && o.pilot == PilotSource::kNone) {
     return absl::InvalidArgumentError("a requested method needs a pilot score but --pilot=none");
   }
+  if (need_pilot && o.pilot == PilotSource::kBuiltIn && o.mode != EvalMode::kDeployed) {
+    return absl::InvalidArgumentError(
+        "--pilot=builtin: the builder's built-in pilot is fitted by the snapshot builds of "
+        "--mode=deployed; use another --pilot in the random mode");
+  }
   if (need_pilot && o.pilot == PilotSource::kColumn && log.pilot_scores.empty()) {
     return absl::InvalidArgumentError(
         "--pilot=column but no pilot score column was read: name the log's column with "

@@ -90,6 +90,11 @@ enum class PilotSource {
   kTrainFm,   // an fm target model trained on the training part (unsampled): a near-oracle
   kTrainMlp,  // an mlp target model likewise
   kNone,      // no pilot: methods that need one are an error
+  // graphsieve-build's built-in pilot (core/model/pilot.h), fitted by each
+  // snapshot build on the earlier period (no pilot column is passed): what
+  // `graphsieve-build --method=opt ...` without --pilot_col publishes, EXACT
+  // and INFERRED rates alike. Deployed mode only.
+  kBuiltIn,
 };
 bool IsTrainedPilot(PilotSource source);  // kTrainLr, kTrainFm or kTrainMlp
 absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name);

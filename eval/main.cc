@@ -57,10 +57,13 @@ ABSL_FLAG(double, movielens_min_rating, 4.0,
 // (graphsieve-gen --pilot writes 'pilot_score'), --dataset, --delimiter, --id-mode, and
 // the older spellings --user-column, --item-column, --label, --pilot-column, are the
 // shared log-column flags of core/cli/log_flags.cc.
-ABSL_FLAG(std::string, pilot, "auto",
-          "Pilot score for opt and the ensembles: auto (the column when "
-          "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
-          "fm or mlp (that target model trained on the training part: a near-oracle pilot), none.");
+ABSL_FLAG(
+    std::string, pilot, "auto",
+    "Pilot score for opt and the ensembles: auto (the column when "
+    "given, else lr), column, lr (one-hot logistic regression trained on the training part), "
+    "fm or mlp (that target model trained on the training part: a near-oracle pilot), builtin "
+    "(--mode=deployed: graphsieve-build's built-in pilot, fitted by each snapshot build on "
+    "the earlier period), none.");
 ABSL_FLAG(int, pilot_folds, 1,
           "Trained pilots (lr, fm, mlp): 1 = score the training pairs with the "
           "model trained on them (in-sample); K >= 2 = cross-fit over K folds of the pairs, so no "
@@ -705,6 +708,8 @@ constexpr NotForVerdict kNotForTune[] = {
     {"floors", kTuneGrid},
     {"gammas", kTuneGrid},
     {"pilot_kappas", kTuneGrid},
+    {"pilot_folds",
+     "tune's pilot rules use graphsieve-build's built-in pilot with the builder's defaults"},
     {"kappa", "tune's mixture kappas are --kappas"},
     {"exposure_power", kTuneGrid},
     {"include_full", "tune always trains the unsampled model"},
@@ -739,10 +744,10 @@ absl::StatusOr<TuneCommand> TuneCommandFromFlags() {
   if (!(alpha > 0.0 && alpha < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--alpha must be in (0, 1), got ", alpha));
   }
-  if (options->pilot != PilotSource::kNone && !IsTrainedPilot(options->pilot)) {
+  if (options->pilot != PilotSource::kNone && options->pilot != PilotSource::kBuiltIn) {
     return absl::InvalidArgumentError(
-        "--pilot: tune trains its pilot (fm, lr or mlp, cross-fitted over --pilot_folds) or "
-        "runs without the pilot rules (none)");
+        "--pilot: tune measures the pilot rules with graphsieve-build's built-in pilot "
+        "(builtin, the default: what their flag file publishes) or runs without them (none)");
   }
   for (double k : options->kappas) {
     if (!(k > 0) || !std::isfinite(k)) {
@@ -830,7 +835,7 @@ int Main(int argc, char** argv) {
     graphsieve::ConfigureFlagUsage(
         "Which sampling rule should graphsieve-build publish for this log?\n"
         "Usage: graphsieve-eval tune --input LOG [--time-col C] [--test FILE] [--alpha 0.2]\n"
-        "         [--output_dir DIR] [--seeds 8] [--kappas 0.25,1] [--pilot fm|none]\n"
+        "         [--output_dir DIR] [--seeds 8] [--kappas 0.25,1] [--pilot builtin|none]\n"
         "         [--max_instances 2000000] [column flags as verdict]\n"
         "Runs the deployed-mode selection protocol: per seed a snapshot of the earlier period\n"
         "rates the later one; the target model is trained on uniform's sample and on each\n"
@@ -849,8 +854,7 @@ int Main(int argc, char** argv) {
     absl::SetFlag(&FLAGS_seeds, 8);
     absl::SetFlag(&FLAGS_models, "fm");
     absl::SetFlag(&FLAGS_kappas, "0.25,1");
-    absl::SetFlag(&FLAGS_pilot, "fm");
-    absl::SetFlag(&FLAGS_pilot_folds, 2);
+    absl::SetFlag(&FLAGS_pilot, "builtin");
   } else if (verdict) {
     graphsieve::ConfigureFlagUsage(
         "Should this log be sampled with graphsieve's rates? Run this first on your own data.\n"

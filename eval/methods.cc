@@ -121,8 +121,10 @@ absl::StatusOr<PilotSource> ParsePilotSource(std::string_view name) {
   if (name == "fm") return PilotSource::kTrainFm;
   if (name == "mlp") return PilotSource::kTrainMlp;
   if (name == "none") return PilotSource::kNone;
-  return absl::InvalidArgumentError(absl::StrCat("unknown pilot source '", std::string(name),
-                                                 "', expected auto, column, lr, fm, mlp or none"));
+  if (name == "builtin") return PilotSource::kBuiltIn;
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown pilot source '", std::string(name),
+                   "', expected auto, column, lr, fm, mlp, builtin or none"));
 }
 
 bool IsTrainedPilot(PilotSource source) {

@@ -41,9 +41,8 @@ struct TuneCandidate {
   double exposure_power = 0.0;
   bool is_default = false;  // graphsieve-build's default rule
   bool needs_pilot = false;
-  // graphsieve-build can publish it from the log alone (a pilot rule needs the
-  // builder's own pilot fit; until it has one, a pilot rule is measured and
-  // reported but not chosen).
+  // graphsieve-build can publish it from the log alone (every candidate can:
+  // the pilot rules' pilot is the builder's built-in one, measured as such).
   bool deployable = true;
 };
 
@@ -61,14 +60,16 @@ struct TuneOptions {
   std::string model = "fm";  // target model (lr | fm | mlp)
   double alpha = 0.2;        // the compared kept share of negatives
   std::vector<double> kappas = {0.25, 1.0};
-  bool with_pilot = true;  // the pilot rules (a cross-fitted fm pilot, --pilot_folds)
+  // The pilot rules, with the builder's built-in pilot (PilotSource::kBuiltIn:
+  // fitted by each snapshot build; experiment.pilot is not read).
+  bool with_pilot = true;
   SelectionRule selection;
   // Uniform's further points (and unsampled): 1.5α, 2.5α and 4α below 1 when empty.
   std::vector<double> curve_alphas;
   // A log with more instances is cut to a seeded subset of its users holding at
   // most this many (0 = never): the protocol trains 4 + |candidates| models a seed.
   uint64_t max_instances = 2'000'000;
-  // seeds (>= 2), model settings, threads, progress, work_dir, pilot_folds,
+  // seeds (>= 2), model settings, threads, progress, work_dir,
   // later_fraction, default_policy; mode, methods, alphas and grids are set here.
   ExperimentOptions experiment;
 };

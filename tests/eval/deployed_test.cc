@@ -165,6 +165,93 @@ TEST(DeployedSnapshotTest, RatesAreWhatTheServerAnswers) {
   }
 }
 
+// A pilot method on a log without pilot scores: the build fits graphsieve-build's
+// built-in pilot, and the later period's rates, EXACT and INFERRED, are the
+// server's answers from that snapshot (the pilot's model rates unseen pairs).
+TEST(DeployedSnapshotTest, ThePilotMethodsFitTheBuiltInPilotAndRateAsTheServer) {
+  const ImpressionLog log = testing::SyntheticLog(90, 70, 21);
+  PeriodOptions po;
+  po.seed = 3;
+  const std::vector<Period> periods = *AssignPeriods(log, {}, po);
+  ImpressionLog earlier;
+  std::vector<uint64_t> users, items;
+  for (size_t i = 0; i < log.size(); ++i) {
+    if (periods[i] == Period::kEarlier) {
+      earlier.user_ids.push_back(log.user_ids[i]);
+      earlier.item_ids.push_back(log.item_ids[i]);
+      earlier.labels.push_back(log.labels[i]);
+    }
+    users.push_back(log.user_ids[i]);  // the later pairs and some earlier ones (EXACT)
+    items.push_back(log.item_ids[i]);
+  }
+  PipelineOptions p;
+  p.method = Method::kOpt;
+  p.alpha = 0.2;
+  p.rate_rule = RateRule::kMixture;
+  p.kappa = 1.0;
+  p.threads = 1;
+  const std::string dir = NewTempDir("deployed-pilot");
+  absl::StatusOr<std::unique_ptr<DeployedSnapshot>> snap = DeployedSnapshot::Build(earlier, p, dir);
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  EXPECT_TRUE((*snap)->built_in_pilot());
+  std::vector<float> rates(users.size());
+  std::vector<uint8_t> sources(users.size());
+  SourceShares counts;
+  ASSERT_TRUE(
+      (*snap)->Score(users, items, absl::MakeSpan(rates), absl::MakeSpan(sources), &counts).ok());
+  EXPECT_GT(counts.exact, 0u);
+  EXPECT_GT(counts.inferred, 0u);
+  std::set<float> inferred;
+  for (size_t i = 0; i < users.size(); ++i) {
+    if (sources[i] == DeployedSnapshot::kInferred) inferred.insert(rates[i]);
+  }
+  EXPECT_GT(inferred.size(), 10u) << "the INFERRED rates do not come from a per-pair pilot";
+  ServerProcess server;
+  ASSERT_TRUE(server.Start((*snap)->snapshot_root(), 0, {}).ok()) << server.stderr_text();
+  SamplingRateClientOptions co;
+  co.target = server.target();
+  auto client = SamplingRateClient::Create(co);
+  ASSERT_TRUE(client.ok()) << client.status();
+  absl::StatusOr<RateBatch> answer = (*client)->GetRates(users, items);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  ASSERT_EQ(answer->size(), users.size());
+  size_t mismatches = 0;
+  for (size_t i = 0; i < users.size(); ++i) mismatches += answer->rates[i] != rates[i];
+  EXPECT_EQ(mismatches, 0u) << "of " << users.size() << " pairs";
+  EXPECT_EQ(server.Stop(), 0) << server.stderr_text();
+}
+
+// --pilot=builtin: the experiment's pilot methods are rated by snapshots with
+// the built-in pilot; it needs the deployed mode.
+TEST(DeployedExperimentTest, TheBuiltInPilotRatesThePilotMethods) {
+  const ImpressionLog log = testing::SyntheticLog(80, 60, 4);
+  ExperimentOptions o;
+  o.mode = EvalMode::kDeployed;
+  o.methods = {"uniform", "opt-mix"};
+  o.kappas = {1.0};
+  o.pilot = PilotSource::kBuiltIn;
+  o.models = {ModelKind::kLogistic};
+  o.seeds = 1;
+  o.model.max_epochs = 3;
+  o.pipeline.threads = 1;
+  o.include_full = false;
+  o.work_dir = NewTempDir("deployed-experiment-pilot");
+  absl::StatusOr<ExperimentResult> r = RunExperiment(log, o);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->pilot.rfind("built-in", 0), 0u) << r->pilot;
+  ASSERT_EQ(r->runs.size(), 2u);
+  for (const RunResult& run : r->runs) {
+    if (run.method == "opt-mix") {
+      EXPECT_GT(run.source_inferred, 0.5);
+    }
+  }
+  o.mode = EvalMode::kRandom;
+  absl::StatusOr<ExperimentResult> random = RunExperiment(log, o);
+  ASSERT_FALSE(random.ok());
+  EXPECT_NE(random.status().message().find("--pilot=builtin"), std::string::npos)
+      << random.status();
+}
+
 // The experiment in deployed mode reports the source mix of the graph
 // methods and none for uniform.
 TEST(DeployedExperimentTest, ReportsTheSourceMix) {

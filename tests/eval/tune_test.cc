@@ -238,6 +238,64 @@ TEST(TuneCommandTest, BadInputsNameTheInput) {
       << out;
 }
 
+// The pilot rules are measured with graphsieve-build's built-in pilot (each
+// snapshot of the earlier period fits it, as a build without --pilot_col does),
+// so they are deployable and their flags build a snapshot with that pilot.
+TEST(TuneCommandTest, ThePilotRulesAreMeasuredWithTheBuiltInPilotAndTheirFlagsBuildIt) {
+  const std::string dir = NewTempDir("tune");
+  std::string out;
+  ASSERT_EQ(RunShell(std::string(GRAPHSIEVE_GEN_BIN) +
+                         " --preset tiny --seed 3 --threads 1 --quiet --output " + dir + "/log.csv",
+                     dir, &out),
+            0)
+      << out;
+  const int rc = RunShell(Tune("--input " + dir + "/log.csv --output_dir " + dir +
+                               " --seeds 2 --dim 4 --threads 2 --quiet"),
+                          dir, &out);
+  ASSERT_TRUE(rc == 0 || rc == 3 || rc == 4) << out;
+  const nlohmann::json j = nlohmann::json::parse(ReadAll(dir + "/tune.json"));
+  EXPECT_EQ(j["pilot"].get<std::string>().rfind("built-in", 0), 0u) << j["pilot"];
+  // The reported pilot candidate: the chosen rule when it is one, else the first.
+  nlohmann::json pilot;
+  int pilot_rules = 0;
+  for (const nlohmann::json& c : j["candidates"]) {
+    const std::string method = c["method"];
+    if (method != "opt-mix" && method != "max-mix") continue;
+    ++pilot_rules;
+    EXPECT_TRUE(c["deployable"].get<bool>()) << c.dump();
+    EXPECT_TRUE(c["skipped"].empty()) << c.dump();
+    EXPECT_EQ(c["delta_auc"]["n"], 2) << c.dump();  // measured on both seeds
+    if (pilot.is_null() || c["name"] == j["chosen"]) pilot = c;
+  }
+  ASSERT_EQ(pilot_rules, 4) << "opt-mix and max-mix at kappa 0.25 and 1";
+  {
+    std::ofstream flags(dir + "/pilot.flags");
+    for (const nlohmann::json& f : pilot["build_flags"]) {
+      const std::string flag = f;
+      EXPECT_EQ(flag.find("--pilot_col"), std::string::npos) << flag;
+      flags << flag << "\n";
+    }
+  }
+  ASSERT_EQ(RunShell(std::string(GRAPHSIEVE_BUILD_BIN) + " --quiet --input=" + dir +
+                         "/log.csv --threads=1 --snapshot_root=" + dir + "/snap --flagfile=" + dir +
+                         "/pilot.flags",
+                     dir, &out),
+            0)
+      << out << "\n"
+      << ReadAll(dir + "/pilot.flags");
+  const nlohmann::json m = nlohmann::json::parse(ManifestOf(dir + "/snap"));
+  EXPECT_EQ(m["parameters"]["pilot"], "built-in") << m.dump(2);
+  EXPECT_EQ(m["parameters"]["method"], pilot["method"] == "opt-mix" ? "opt" : "max") << m.dump(2);
+  // A pilot the builder cannot fit (the eval's own) is refused: its flags
+  // would publish something else than what was measured.
+  EXPECT_EQ(
+      RunShell(Tune("--input " + dir + "/log.csv --output_dir " + dir + " --pilot fm"), dir, &out),
+      2);
+  EXPECT_NE(out.find("--pilot: tune measures the pilot rules with graphsieve-build's built-in"),
+            std::string::npos)
+      << out;
+}
+
 // Labels independent of the pair: unsampled training gains nothing over uniform,
 // so there is no budget to save, and tune writes uniform (exit 3 or 4).
 TEST(TuneKnownAnswerTest, APureNoiseLogGetsUniform) {

@@ -411,7 +411,7 @@ TEST(DeltaBuildTest, RetentionKeepsTheBaseOfAPinnedDelta) {
   auto deleted = (*store)->ApplyRetention(**lock, 1);
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_TRUE(deleted->empty()) << (*deleted)[0];
-  EXPECT_TRUE(OpenServingVersion(f.root, old_delta->version, SnapshotReaderOptions()).ok());
+  EXPECT_TRUE(VersionOpener().Open(f.root, old_delta->version, SnapshotReaderOptions()).ok());
   ASSERT_TRUE((*store)->Unpin(old_delta->version).ok());
   deleted = (*store)->ApplyRetention(**lock, 1);
   ASSERT_TRUE(deleted.ok()) << deleted.status();
@@ -583,7 +583,7 @@ TEST(DeltaBuildTest, KillDuringRetentionNeverLeavesADeltaWithoutItsBase) {
   EXPECT_EQ(testing_util::Wait(pid, f.dir.path()).signal, SIGKILL);
   EXPECT_TRUE(std::filesystem::is_directory(f.root + "/" + f.base_version))
       << "the base went before its delta";
-  EXPECT_TRUE(OpenServingVersion(f.root, delta->version, SnapshotReaderOptions()).ok());
+  EXPECT_TRUE(VersionOpener().Open(f.root, delta->version, SnapshotReaderOptions()).ok());
 }
 #endif  // GRAPHSIEVE_HOLD_RENAME_PRELOAD
 

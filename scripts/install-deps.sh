@@ -72,6 +72,7 @@ SERVER_RUNTIME=(
 BUILDER_RUNTIME=(
   libabsl20220623 libxxhash0 libsnappy1v5 liblz4-1 libzstd1 libbz2-1.0 zlib1g
   libopenmpi3 openmpi-bin
+  libssl3                                        # mpirun's ssh launcher (openssh-client, an openmpi-bin dependency) links it
 )
 
 # group NAME: the group's packages into PACKAGES, or a usage error.

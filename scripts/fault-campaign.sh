@@ -111,6 +111,30 @@ served_version() {  # served_version <port>
     "$PY" -c "import json,sys; print(json.load(sys.stdin).get('active',{}).get('version',''))"
 }
 
+# kill_run LABEL I DELAY BUILD-COMMAND...: starts the build in the background, SIGKILLs it
+# after DELAY seconds and counts it in the caller's `killed` or `finished` (a run that
+# failed by itself fails the check), then counts in `bad_current` a CURRENT of the caller's
+# `root` that does not name a version that verifies. Reads the caller's W and root.
+kill_run() {
+  local label=$1 i=$2 delay=$3 pid status current
+  shift 3
+  "$@" >/dev/null 2>"$W/build.err" &
+  pid=$!
+  sleep "$delay"
+  kill -KILL "$pid" 2>/dev/null || true
+  status=0
+  wait "$pid" 2>/dev/null || status=$?
+  if [[ $status -eq 137 ]]; then killed=$((killed + 1)); elif [[ $status -eq 0 ]]; then finished=$((finished + 1)); else
+    log "run $i exited $status: $(cat "$W/build.err")"; check 1 "$label: run $i failed with exit $status"
+  fi
+  current=$(cat "$root/CURRENT" 2>/dev/null || true)
+  if [[ -z $current || ! -d $root/$current ]] || ! verify "$root"; then
+    bad_current=$((bad_current + 1))
+    log "run $i (kill after ${delay}s): CURRENT='$current' does not verify: $(cat "$WORK/verify.err" 2>/dev/null)"
+  fi
+}
+
+
 # --------------------------------------------------------------------------
 section_publish_kills() {
   local W=$WORK/publish-kills root log
@@ -127,24 +151,10 @@ section_publish_kills() {
   local killed=0 finished=0 tmp_left=0 half=0 bad_current=0 lost_pinned=0 verified=0
   declare -A seen=()  # versions are immutable once visible: each is verified once
   for i in $(seq 1 "$KILLS"); do
-    local delay pid status
+    local delay
     # Kill moments over the whole run, weighted to its second part (write + publish).
     delay=$(rand_between "$("$PY" -c "print($total * 0.2)")" "$("$PY" -c "print($total * 1.1)")")
-    "$BUILD" "${args[@]}" --seed $((100 + i)) >/dev/null 2>"$W/build.err" &
-    pid=$!
-    sleep "$delay"
-    kill -KILL "$pid" 2>/dev/null || true
-    status=0
-    wait "$pid" 2>/dev/null || status=$?
-    if [[ $status -eq 137 ]]; then killed=$((killed + 1)); elif [[ $status -eq 0 ]]; then finished=$((finished + 1)); else
-      log "run $i exited $status: $(cat "$W/build.err")"; check 1 "publish-kills: run $i failed with exit $status"
-    fi
-    local current
-    current=$(cat "$root/CURRENT" 2>/dev/null || true)
-    if [[ -z $current || ! -d $root/$current ]] || ! verify "$root"; then
-      bad_current=$((bad_current + 1))
-      log "run $i (kill after ${delay}s): CURRENT='$current' does not verify: $(cat "$WORK/verify.err" 2>/dev/null)"
-    fi
+    kill_run publish-kills "$i" "$delay" "$BUILD" "${args[@]}" --seed $((100 + i))
     [[ -d $root/$first ]] || lost_pinned=$((lost_pinned + 1))
     for d in "$root"/*; do
       local name

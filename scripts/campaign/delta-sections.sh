@@ -73,7 +73,7 @@ section_delta_kills() {
   declare -A seen=()
   local i
   for i in $(seq 1 "$DELTA_KILLS"); do
-    local delay pid status k args
+    local delay k args
     k=$((i % 8 + 1))
     if ((i % 20 == 0)); then
       full_runs=$((full_runs + 1))
@@ -83,21 +83,7 @@ section_delta_kills() {
       args=(--input "$(seq -f "$W/chunk-%g.csv" 1 "$k" | paste -sd,)" --delta-of CURRENT)
     fi
     delay=$(rand_between "$("$PY" -c "print($total * 0.1)")" "$("$PY" -c "print($total * 1.2)")")
-    "$BUILD" "${args[@]}" "${common[@]}" --seed 1 >/dev/null 2>"$W/build.err" &
-    pid=$!
-    sleep "$delay"
-    kill -KILL "$pid" 2>/dev/null || true
-    status=0
-    wait "$pid" 2>/dev/null || status=$?
-    if [[ $status -eq 137 ]]; then killed=$((killed + 1)); elif [[ $status -eq 0 ]]; then finished=$((finished + 1)); else
-      log "run $i exited $status: $(cat "$W/build.err")"; check 1 "delta-kills: run $i failed with exit $status"
-    fi
-    local current
-    current=$(cat "$root/CURRENT" 2>/dev/null || true)
-    if [[ -z $current || ! -d $root/$current ]] || ! verify "$root"; then
-      bad_current=$((bad_current + 1))
-      log "run $i (kill after ${delay}s): CURRENT='$current' does not verify: $(cat "$WORK/verify.err" 2>/dev/null)"
-    fi
+    kill_run delta-kills "$i" "$delay" "$BUILD" "${args[@]}" "${common[@]}" --seed 1
     local d name base
     for d in "$root"/*; do
       name=$(basename "$d")

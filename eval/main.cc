@@ -612,6 +612,27 @@ absl::Status RefuseFlagsVerdictDoesNotRead() {
 }
 
 // graphsieve-eval verdict: the default rule against uniform on the user's own log.
+// What verdict and tune read alike, in this order: --input (required, into *input) and the
+// experiment's options with one target model and at least 2 paired seeds (`seeds_why`: what
+// the seeds pair, for the message). Errors name the flag: usage errors (exit 2).
+absl::StatusOr<ExperimentOptions> PairedExperimentFromFlags(const char* command,
+                                                            const char* seeds_why,
+                                                            std::string* input) {
+  *input = absl::GetFlag(FLAGS_input);
+  if (input->empty()) return absl::InvalidArgumentError("--input is required");
+  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  if (!options.ok()) return options.status();
+  if (options->models.size() != 1) {
+    return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
+  }
+  if (options->seeds < 2) {
+    return absl::InvalidArgumentError(absl::StrCat("--seeds must be >= 2 for ", command,
+                                                   " (8 by default): ", seeds_why, ", got ",
+                                                   options->seeds));
+  }
+  return options;
+}
+
 struct VerdictCommand {
   std::string input, time_col;
   LogReaderOptions reader;
@@ -622,19 +643,9 @@ struct VerdictCommand {
 absl::StatusOr<VerdictCommand> VerdictCommandFromFlags() {
   VerdictCommand c;
   if (absl::Status s = RefuseFlagsVerdictDoesNotRead(); !s.ok()) return s;
-  c.input = absl::GetFlag(FLAGS_input);
-  if (c.input.empty()) return absl::InvalidArgumentError("--input is required");
-  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  absl::StatusOr<ExperimentOptions> options = PairedExperimentFromFlags(
+      "verdict", "the gain's standard error and interval are paired over seeds", &c.input);
   if (!options.ok()) return options.status();
-  if (options->models.size() != 1) {
-    return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
-  }
-  if (options->seeds < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--seeds must be >= 2 for verdict (8 by default): the gain's standard error and "
-        "interval are paired over seeds, got ",
-        options->seeds));
-  }
   LogReaderOptions base;
   base.keep_id_names = false;
   absl::StatusOr<LogReaderOptions> r = LogReaderOptionsFromFlags(base, /*read_pilot=*/false);
@@ -728,18 +739,9 @@ absl::StatusOr<TuneCommand> TuneCommandFromFlags() {
     }
   }
   TuneCommand c;
-  c.input = absl::GetFlag(FLAGS_input);
-  if (c.input.empty()) return absl::InvalidArgumentError("--input is required");
-  absl::StatusOr<ExperimentOptions> options = OptionsFromFlags();
+  absl::StatusOr<ExperimentOptions> options =
+      PairedExperimentFromFlags("tune", "every interval is paired over seeds", &c.input);
   if (!options.ok()) return options.status();
-  if (options->models.size() != 1) {
-    return absl::InvalidArgumentError("--models takes one target model (lr, fm or mlp)");
-  }
-  if (options->seeds < 2) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--seeds must be >= 2 for tune (8 by default): every interval is paired over seeds, got ",
-        options->seeds));
-  }
   const double alpha = absl::GetFlag(FLAGS_alpha);
   if (!(alpha > 0.0 && alpha < 1.0)) {
     return absl::InvalidArgumentError(absl::StrCat("--alpha must be in (0, 1), got ", alpha));

@@ -11,9 +11,12 @@
 //   graphsieve-bench-server --snapshot_root DIR [--seconds 3] [--client_threads 4]
 //
 // Prints figures; asserts nothing. The load generator shares the machine.
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -89,6 +92,10 @@ ABSL_FLAG(std::string, pin_cpus, "",
           "on the first, the spawned server and trivial service on the second, so neither side "
           "shares a core with the other (a stand-in for a client on another host). Empty = no "
           "pinning: both sides share every core.");
+ABSL_FLAG(bool, evict_page_cache, false,
+          "Drop the version's files from the page cache (posix_fadvise DONTNEED, file by file; "
+          "no root needed) just before the server loads it and before the swap, for cold-cache "
+          "load figures. Prints the bytes resident before and after.");
 ABSL_FLAG(std::string, swap_version, "",
           "Version to swap to for the RSS-during-swap figure (default: another version on disk; "
           "none = skip).");
@@ -161,6 +168,49 @@ struct Pool {
 // With `stderr_fd`, the child's standard error goes to a second pipe whose
 // read end is returned there (the caller reads and closes it). Returns the
 // pid, or -1 when it cannot start.
+// Bytes of `path`'s pages in the page cache (mincore over a read-only map).
+uint64_t ResidentBytes(int fd, uint64_t size) {
+  if (size == 0) return 0;
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) return 0;
+  const long page = sysconf(_SC_PAGESIZE);
+  std::vector<unsigned char> vec((size + page - 1) / page);
+  uint64_t resident = 0;
+  if (mincore(map, size, vec.data()) == 0) {
+    for (unsigned char v : vec) resident += (v & 1) ? page : 0;
+  }
+  munmap(map, size);
+  return std::min<uint64_t>(resident, size);
+}
+
+// Evicts every file under `dir` from the page cache (clean pages: the
+// version's files are never written after publish) and prints the resident
+// bytes before and after, so a cold figure shows it really was cold.
+void EvictPageCache(const std::string& dir, const char* what) {
+  uint64_t files = 0, bytes = 0, before = 0, after = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
+    if (!e.is_regular_file()) continue;
+    const int fd = open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+      const uint64_t size = static_cast<uint64_t>(st.st_size);
+      before += ResidentBytes(fd, size);
+      posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+      after += ResidentBytes(fd, size);
+      bytes += size;
+      ++files;
+    }
+    close(fd);
+  }
+  std::printf(
+      "page cache of %s (%s): %llu files, %.1f MiB; resident before eviction %.1f MiB, after "
+      "%.1f MiB\n",
+      what, dir.c_str(), static_cast<unsigned long long>(files), bytes / 1048576.0,
+      before / 1048576.0, after / 1048576.0);
+}
+
 pid_t SpawnAndReadLine(std::vector<std::string> args, std::string* line, int* stderr_fd = nullptr) {
   int out[2], err[2] = {-1, -1};
   if (pipe(out) != 0) return -1;
@@ -648,6 +698,11 @@ int Main() {
     std::printf("\npinned: client threads on CPUs %s, server and trivial service on CPUs %s\n",
                 client_list.c_str(), server_list.c_str());
   }
+  // The server loads the version at start (--pin-version): a cold figure
+  // evicts its files before the spawn.
+  const bool evict = absl::GetFlag(FLAGS_evict_page_cache);
+  if (evict) EvictPageCache((*store)->VersionDir(*version), version->c_str());
+  const absl::Time spawned = absl::Now();
   const pid_t pid = SpawnPinned(server_argv, &line, &server_stderr, pinned ? &server_cpus : nullptr,
                                 pinned ? &client_cpus : nullptr);
   if (pid < 0) return 1;
@@ -686,8 +741,21 @@ int Main() {
       kill(pid, SIGTERM);
       return 1;
     }
-    std::printf("\nserver pid %d port %d: loaded %s in %.2f s\n", pid, port, version->c_str(),
-                absl::ToDoubleSeconds(absl::Now() - t0));
+    const double load_s = absl::ToDoubleSeconds(absl::Now() - t0);
+    // The first answer: one batch of 1024 stored pairs after the load.
+    v1::GetSamplingRateRequest first_req;
+    pool.Fill(0, 1024, &first_req);
+    v1::GetSamplingRateResponse first_resp;
+    grpc::ClientContext first_ctx;
+    auto first_stub = MakeStub(port, 0);
+    const grpc::Status first_st = first_stub->GetSamplingRate(&first_ctx, first_req, &first_resp);
+    std::printf(
+        "\nserver pid %d port %d: %s pinned in %.2f s (the server's own load time is in its "
+        "log line above); first answer (batch 1024) %s %.2f s after the server was spawned (%s "
+        "page cache)\n",
+        pid, port, version->c_str(), load_s,
+        first_st.ok() ? "ok" : first_st.error_message().c_str(),
+        absl::ToDoubleSeconds(absl::Now() - spawned), evict ? "cold" : "warm");
     const absl::Time p0 = absl::Now();
     const bool profiled = watcher.WaitForProfile(absl::Minutes(5));
     std::printf("waited %.1f s for the server's background profile scan of the version%s\n",
@@ -769,6 +837,11 @@ int Main() {
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     });
+    // The load during the swap counts every call: errors, and the answers
+    // from each version (every answer names the one version it came from).
+    uint64_t calls = 0, errors = 0, from_old = 0, from_new = 0, from_other = 0;
+    double max_ms = 0;
+    std::string first_error;
     std::thread load([&] {
       const size_t b = 1024;
       v1::GetSamplingRateRequest req;
@@ -776,9 +849,24 @@ int Main() {
         pool.Fill(n, b, &req);
         v1::GetSamplingRateResponse resp;
         grpc::ClientContext ctx;
-        stubs[0]->GetSamplingRate(&ctx, req, &resp).IgnoreError();
+        const auto a = std::chrono::steady_clock::now();
+        const grpc::Status call = stubs[0]->GetSamplingRate(&ctx, req, &resp);
+        max_ms = std::max(
+            max_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a)
+                        .count());
+        ++calls;
+        if (!call.ok() || resp.rates_size() != static_cast<int>(b)) {
+          if (errors++ == 0) first_error = call.ok() ? "short answer" : call.error_message();
+        } else if (resp.snapshot_version() == *version) {
+          ++from_old;
+        } else if (resp.snapshot_version() == swap_to) {
+          ++from_new;
+        } else {
+          ++from_other;
+        }
       }
     });
+    if (evict) EvictPageCache((*store)->VersionDir(swap_to), swap_to.c_str());
     const absl::Time t0 = absl::Now();
     grpc::ClientContext ctx;
     v1::PinVersionRequest req;
@@ -799,6 +887,15 @@ int Main() {
           "%.2fx steady (target <= 1.2x); after swap %.1f MiB\n",
           swap_to.c_str(), swap_s, peak / 1024.0, static_cast<double>(peak) / steady,
           after / 1024.0);
+      std::printf(
+          "calls during the swap (batch 1024, 1 in flight, from before the pin to 0.5 s after "
+          "it): %llu, errors %llu%s%s; answered by %s %llu, by %s %llu, by another version "
+          "%llu; slowest call %.1f ms\n",
+          static_cast<unsigned long long>(calls), static_cast<unsigned long long>(errors),
+          errors ? " — first: " : "", first_error.c_str(), version->c_str(),
+          static_cast<unsigned long long>(from_old), swap_to.c_str(),
+          static_cast<unsigned long long>(from_new), static_cast<unsigned long long>(from_other),
+          max_ms);
       std::printf(
           "kernel's peak RSS (VmHWM, not sampled) after the swap: %.1f MiB = %.2fx steady\n",
           RssKb(pid, "VmHWM:") / 1024.0, static_cast<double>(RssKb(pid, "VmHWM:")) / steady);

@@ -20,11 +20,13 @@
 #            (concurrencyPolicy: Forbid)
 #   server   graphsieve-server polling the root every --poll seconds (default:
 #            deploy/k8s/server.yaml's --poll-interval-seconds)
-#   sampler  graphsieve_freshness_lag_seconds from the server's /metrics every
-#            --sample_seconds (10)
+#   sampler  graphsieve_freshness_lag_seconds from the server's /metrics and
+#            the server's VmRSS every --sample_seconds (10)
 # The run lasts until --periods periods (3) after the first delta was served.
 # Prints max / p50 / p90 of the lag over the samples from the first delta
-# served on, and each delta build's rows, wall and CPU seconds.
+# served on, each delta build's rows, wall and CPU seconds, the server's RSS
+# on the base against after the deltas, and the server's profile scan of
+# each version (seconds, pairs).
 #
 # Usage: bench/freshness_lag.sh [--build build] [--scale 1] [--period 300]
 #        [--periods 3] [--poll S] [--rows_per_second 139] [--backlog_rows 0]
@@ -85,6 +87,8 @@ ARGS[0]=$BUILDER
 for k in "${!ARGS[@]}"; do
   ARGS[k]=${ARGS[k]//=\/logs/=$RUN/logs}
   ARGS[k]=${ARGS[k]//=\/snapshots/=$RUN/snapshots}
+  # ConfigMap graphsieve-rule (deploy/k8s/kustomization.yaml) is rule.flags.
+  ARGS[k]=${ARGS[k]//=\/etc\/graphsieve\/rule\/rule.flags/=$HERE/deploy/k8s/rule.flags}
 done
 echo "cron: every $PERIOD s: ${ARGS[*]}"
 echo "base: $BASE ($(($(wc -l < "$GS_BASE_LOG") - 1)) rows); server polls every $POLL s;" \
@@ -138,9 +142,14 @@ ADMIN=$(sed -n 's/.*admin_port=\([0-9]*\).*/\1/p' "$RUN/server.out")
 [[ -n $ADMIN ]] || { echo "freshness_lag: the server printed no admin port" >&2; exit 1; }
 
 # The sampler: "epoch_seconds lag_seconds layers version" every $SAMPLE s.
-python3 - "$ADMIN" "$SAMPLE" > "$RUN/samples.txt" 2> "$RUN/sampler.log" <<'EOF' &
+python3 - "$ADMIN" "$SAMPLE" "$SERVER_PID" > "$RUN/samples.txt" 2> "$RUN/sampler.log" <<'EOF' &
 import re, sys, time, urllib.request
-port, every = sys.argv[1], float(sys.argv[2])
+port, every, pid = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+def rss_kb():
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
 while True:
     t = time.time()
     try:
@@ -150,7 +159,7 @@ while True:
         version = re.search(r'^graphsieve_snapshot_info\{version="([^"]+)"', text, re.M)
         if lag and version:
             print(f"{t:.1f} {float(lag.group(1)):.1f} {layers.group(1) if layers else '?'} "
-                  f"{version.group(1)}", flush=True)
+                  f"{version.group(1)} {rss_kb()}", flush=True)
     except OSError as e:
         print(f"{t:.1f} {e}", file=sys.stderr, flush=True)
     time.sleep(max(0.0, every - (time.time() - t)))
@@ -161,8 +170,14 @@ PIDS+=($!)
 # its period delays the next (Forbid). Stops $PERIODS periods after the first
 # delta was served.
 n=0 first_served="" end=""
+give_up=$(($(date +%s) + 10 * PERIOD + 300))
 while true; do
   now=$(date +%s)
+  if [[ -z $first_served ]] && ((now > give_up)); then
+    echo "freshness_lag: no delta served after $n delta builds (server log: $RUN/server.log)" >&2
+    tail -5 "$RUN/server.log" >&2
+    exit 1
+  fi
   if [[ -z $first_served ]] && grep -q '^[0-9.]* [0-9.]* 2 ' "$RUN/samples.txt"; then
     first_served=$(awk '$3 == 2 { print int($1); exit }' "$RUN/samples.txt")
     end=$((first_served + PERIODS * PERIOD))
@@ -184,9 +199,10 @@ while true; do
     "$(python3 -c "print(round($user + $sys, 2))") CPU-s"
 done
 echo "freshness_lag: load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$RUN/samples.txt" "$RUN/builds.txt" "$first_served" "$PERIOD" "$POLL" "$SAMPLE" <<'EOF'
-import statistics, sys
-samples = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 4]
+python3 - "$RUN/samples.txt" "$RUN/builds.txt" "$first_served" "$PERIOD" "$POLL" "$SAMPLE" \
+  "$RUN/server.log" <<'EOF'
+import re, statistics, sys
+samples = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 5]
 builds = [l.split() for l in open(sys.argv[2])]
 first, period, poll, every = float(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
 lags = sorted(float(s[1]) for s in samples if float(s[0]) >= first)
@@ -203,4 +219,15 @@ cpus = [float(b[4]) + float(b[5]) for b in builds]
 print(f"delta builds: {len(builds)}; rows read {builds[0][2]} .. {builds[-1][2]}; wall s max "
       f"{max(walls):.2f} median {statistics.median(walls):.2f}; CPU s max {max(cpus):.2f} "
       f"median {statistics.median(cpus):.2f}")
+base_rss = [int(x[4]) for x in samples if x[2] == "1"]
+after_rss = [int(x[4]) for x in samples if float(x[0]) >= first]
+if base_rss and after_rss:
+    b = statistics.median(base_rss)
+    print(f"server RSS: on the base {b / 1024:.1f} MiB (median of {len(base_rss)} samples); "
+          f"after the first delta max {max(after_rss) / 1024:.1f} MiB = {max(after_rss) / b:.2f}x, "
+          f"at the end {after_rss[-1] / 1024:.1f} MiB = {after_rss[-1] / b:.2f}x")
+prof = re.compile(r"profiled (\S+): (\d+) pairs.* in ([0-9.e+-]+) s")
+for m in filter(None, map(prof.search, open(sys.argv[7], errors="replace"))):
+    version, pairs, secs = m.groups()
+    print(f"  server profile of {version}: {int(pairs):,} pairs, {float(secs):.2f} s")
 EOF

@@ -11,7 +11,10 @@
 #     flight, each with a share, and the handler table a handler time (not
 #     n/a) for each;
 #   - the server drains without waiting for its deadline: the bench closes its
-#     connections before SIGTERM, so none is left unanswered ("drained:").
+#     connections before SIGTERM, so none is left unanswered ("drained:");
+#   - with a second version, --evict_page_cache prints both versions' resident
+#     bytes and the swap under load counts its calls: 0 errors, every answer
+#     from one of the two versions.
 # Usage: bench_server_smoke_test.sh BUILD_DIR WORK_DIR
 set -euo pipefail
 BIN=$1; WORK=$2
@@ -68,6 +71,23 @@ grep -q "^server exited with 0\$" "$WORK/run.out" && ok "the server exited 0" \
 grep -q "graphsieve-server: stopped" "$WORK/run.err" && ! grep -q "drained:" "$WORK/run.err" \
   && ok "the server drained without waiting for idle connections" \
   || bad "the drain: $(grep -E 'drain|stopped' "$WORK/run.err")"
+
+# A swap under load with the page cache dropped first: a second version in
+# the root, the load's calls counted by the version that answered.
+"$BIN/builder/graphsieve-build" --input "$WORK/log.csv" --snapshot-root "$WORK/snap" --seed 2 \
+  --quiet
+set +e
+"$BENCH" --snapshot_root "$WORK/snap" --raw=false --throughput=false --ceiling=false \
+  --evict_page_cache >"$WORK/swap.out" 2>"$WORK/swap.err"
+rc=$?
+set -e
+[[ $rc == 0 ]] && ok "the swap run exits 0" || bad "the swap run exited $rc: $(tail -5 "$WORK/swap.err")"
+[[ $(grep -Ec "^page cache of [0-9TZa-f-]+ \(.*\): [0-9]+ files, [0-9.]+ MiB; resident before eviction [0-9.]+ MiB, after [0-9.]+ MiB\$" "$WORK/swap.out") == 2 ]] \
+  && ok "both versions' files evicted, resident bytes printed" \
+  || bad "eviction lines: $(grep 'page cache' "$WORK/swap.out")"
+grep -Eq "^calls during the swap .*: [1-9][0-9]*, errors 0; answered by [0-9TZa-f-]+ [0-9]+, by [0-9TZa-f-]+ [0-9]+, by another version 0; slowest call [0-9.]+ ms\$" "$WORK/swap.out" \
+  && ok "the swap's load counted, 0 errors, every answer from one of the two versions" \
+  || bad "the swap's calls: $(grep -E 'calls during|swap' "$WORK/swap.out")"
 
 if [[ $fail == 0 ]]; then rm -rf "$WORK"; fi
 exit $fail

@@ -70,7 +70,7 @@ def main():
     ap.add_argument("--rates", required=True)
     ap.add_argument("--test", required=True)
     ap.add_argument("--alpha", type=float, default=0.2)
-    ap.add_argument("--kappa_of_export", type=float, default=0.1)
+    ap.add_argument("--kappa_of_export", type=float, default=1.0)  # the builder's default κ
     ap.add_argument("--kappas", default="0.3,1,3")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -96,7 +96,7 @@ def main():
     r_user = rank(neg["user_id"].map(user_exp))
     r_tp = rank(tp)
 
-    rules = [(f"builder default (mixture κ {args.kappa_of_export:g}, exported)",
+    rules = [(f"exported rates (mixture κ {args.kappa_of_export:g})",
               neg["rate"].to_numpy())]
     for k in [float(x) for x in args.kappas.split(",") if x]:
         rules.append((f"same scores, mixture κ {k:g}", fit_mixture(s, w, args.alpha, k)))

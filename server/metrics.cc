@@ -98,6 +98,13 @@ ServerMetrics::ServerMetrics() : registry_(std::make_shared<prometheus::Registry
                       .Register(*registry_);
   refresh_ok_ = &refresh.Add({{"result", "success"}});
   refresh_failed_ = &refresh.Add({{"result", "failure"}});
+  watch_events_ = &BuildCounter()
+                       .Name("graphsieve_snapshot_watch_events_total")
+                       .Help(
+                           "Polls of CURRENT started at once by its inotify watch (the periodic "
+                           "poll is the fallback)")
+                       .Register(*registry_)
+                       .Add({});
   load_seconds_ = &BuildGauge()
                        .Name("graphsieve_snapshot_load_seconds")
                        .Help("Open + validate + warm/index time of the last snapshot load")

@@ -15,6 +15,8 @@
 //   snapshot_layers                       2 for a delta served over its base, 1 otherwise
 //   snapshot_serving                      1 when a validated snapshot is loaded
 //   refresh_total{result}                 refresh events, result = success|failure
+//   snapshot_watch_events_total           polls started at once by the inotify watch of
+//                                         CURRENT (--watch-current)
 //   snapshot_load_seconds                 load (open + validate + warm/index) time of the last load
 //   snapshot_index_bytes                  RAM of the serving version's in-memory index
 //                                         (0 with --lookup=rocksdb)
@@ -63,6 +65,8 @@ class ServerMetrics {
   void ObservePinnedRequest(const std::string& result);
   // After a refresh event: counts it and updates version info / load time.
   void ObserveRefresh(bool ok, double load_seconds, const std::string& serving_version);
+  // A poll started by the watch of CURRENT (a published version seen at once).
+  void ObserveWatchEvent() { watch_events_->Increment(); }
   void SetSnapshotAge(double seconds) { age_->Set(seconds); }
   void SetFreshness(double lag_seconds, int layers) {
     lag_->Set(lag_seconds);
@@ -112,6 +116,7 @@ class ServerMetrics {
   prometheus::Gauge* serving_;
   prometheus::Counter* refresh_ok_;
   prometheus::Counter* refresh_failed_;
+  prometheus::Counter* watch_events_;
   prometheus::Gauge* load_seconds_;
   prometheus::Gauge* index_bytes_;
   prometheus::Counter* negatives_kept_;

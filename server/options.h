@@ -33,6 +33,9 @@ struct ServerOptions {
   // How often the refresher reads <root>/CURRENT. 0 = once at start, < 0 = never
   // (tests call PollOnce by hand).
   double poll_interval_seconds = 10.0;
+  // With an interval > 0: also watch <root> with inotify and poll at once when
+  // CURRENT is replaced; the interval is then the fallback (NFS, no inotify).
+  bool watch_current = true;
   // After a swap, how long the version served before stays open for requests
   // that name it (GetSamplingRateRequest.snapshot_version; routing clients
   // during a swap, docs/CLIENTS.md "Partitioned deployments"). Ends early at

@@ -10,6 +10,9 @@
 //   of (pair, rate) for the comparison: the pairs whose XXH3 hash has its low
 //   `sample_bits` bits zero, so two versions sample the same pairs and the
 //   coarser sample is a subset of the finer one.
+// - IncrementalRateProfiler: the profile of a delta served over its base from
+//   the base's kept scan state and the delta's pairs alone, so its cost is in
+//   proportion to the delta rather than base + delta.
 // - CompareProfiles: on the pairs sampled in both versions, the canary's
 //   statistics (core/serving/canary_stats.h CompareRates): mean signed and absolute
 //   Δrate, the share of pairs moved more than a threshold, the
@@ -20,6 +23,7 @@
 #define GRAPHSIEVE_SERVER_RATE_PROFILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -46,6 +50,11 @@ struct RateProfile {
   double expected_kept_fraction = 0;    // manifest achieved_negative_mean_rate
   double alpha = 0;                     // the builder's target for it
   double profile_seconds = 0;           // time the scan took
+  // The pairs read to compute it: every pair served for a full scan; for an
+  // incremental profile (a delta over a base whose scan state was kept) the
+  // delta's pairs only.
+  uint64_t pairs_scanned = 0;
+  bool incremental = false;
   // The sample, sorted by key: pairs with (hash & ((1 << sample_bits) - 1)) == 0.
   int sample_bits = 0;
   struct Sampled {
@@ -62,15 +71,24 @@ struct RateProfile {
 // profiled). A quantile is exact when every value of its key is equal, else
 // the middle of the key's range clamped to the values seen, within a relative
 // 2^-(24 - kDroppedBits) (2.4e-4) of the exact one.
+//
+// Remove takes one value out again (a delta overriding a base pair's rate).
+// A key's smallest and largest value are then bounds of the values left in
+// it, not necessarily values left: quantiles keep the bound above (the exact
+// value and the answer are both in the key's range), and min() / max() are
+// within the same relative 2^-(24 - kDroppedBits) of the exact ones.
 class RateQuantiles {
  public:
   static constexpr int kDroppedBits = 12;
   RateQuantiles();
   void Add(float rate);  // clamped into [0, 1]
+  // REQUIRES: `rate` was added and not removed since (clamped the same way).
+  void Remove(float rate);
   uint64_t count() const { return count_; }
   // REQUIRES: count() > 0 and q in [0, 1]. The value of rank ceil(q * count()), at least 1.
   double Quantile(double q) const;
-  // REQUIRES: count() > 0. The smallest and largest value added (exact).
+  // REQUIRES: count() > 0. The smallest and largest value added: exact
+  // without Remove, else within the bound above.
   float min() const;
   float max() const;
 
@@ -84,6 +102,43 @@ class RateQuantiles {
 // Scans every stored pair of `reader` (ForEachPair). Errors: the scan's.
 absl::StatusOr<RateProfile> ProfileSnapshot(const SnapshotReader& reader,
                                             const RateProfileOptions& options = {});
+
+// What a profile scan accumulates: the quantile counts, the rate sum, the
+// pairs per bin and the sample (sorted by key, sample_bits as in RateProfile).
+struct RateProfileState;
+
+// Profiles versions one after another, keeping the scan state of the most
+// recent version profiled that is not a delta (a full version served, or a
+// base scanned for its first delta), keyed by its version id:
+//   * a delta served over its base (LayeredSnapshotReader) whose base's state
+//     is kept: a copy of that state, then for each of the delta's pairs the
+//     base's rate of the pair (base().LookupPairs, in batches) is removed when
+//     the base stores it and the delta's rate is added: O(delta pairs) + the
+//     state's copy (RateQuantiles' 4 MiB and the sample);
+//   * a delta over a base whose state is not kept: the base is scanned once
+//     (its state kept), then as above;
+//   * anything else: the full scan (ProfileSnapshot), its state kept.
+// The profile equals ProfileSnapshot's of the same reader: pairs, bins and
+// sample exactly, the mean up to the sum's rounding, quantiles, min and max
+// within RateQuantiles' bound (docs/SERVER.md "Rate profile and version
+// comparison").
+//
+// Thread-safety: not thread-safe (the version profiler's thread owns one).
+class IncrementalRateProfiler {
+ public:
+  explicit IncrementalRateProfiler(RateProfileOptions options = {});
+  ~IncrementalRateProfiler();
+  IncrementalRateProfiler(const IncrementalRateProfiler&) = delete;
+  IncrementalRateProfiler& operator=(const IncrementalRateProfiler&) = delete;
+
+  absl::StatusOr<RateProfile> Profile(const SnapshotReader& reader);
+  // The version whose state is kept ("" = none).
+  std::string kept_version() const;
+
+ private:
+  const RateProfileOptions options_;
+  std::unique_ptr<RateProfileState> kept_;
+};
 
 struct VersionComparison {
   std::string from_version, to_version;

@@ -197,6 +197,8 @@ absl::Status GraphsieveServer::Start(SnapshotLoader loader, CallGate gate) {
   SnapshotManagerOptions mo;
   mo.root = options_.snapshot_root;
   mo.poll_interval_seconds = options_.poll_interval_seconds;
+  mo.watch_current = options_.watch_current;
+  mo.on_watch_event = [this] { metrics_->ObserveWatchEvent(); };
   mo.hold_previous_seconds = options_.previous_version_hold_seconds;
   mo.holder = HolderName(options_.partition);
   mo.pin_version = options_.pin_version;
@@ -441,6 +443,8 @@ std::string GraphsieveServer::StatusJson() const {
   j["draining"] = draining_.load();
   j["default_policy"] = options_.default_policy.ToString();
   j["poll_interval_seconds"] = options_.poll_interval_seconds;
+  j["watch_current"] = options_.watch_current;
+  j["watching_current"] = manager_->watching_current();
   j["max_batch_pairs"] = options_.max_batch_pairs;
   j["metrics"] = metrics_->ToJson();
   j["operator_address"] = operator_address_;

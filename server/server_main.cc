@@ -45,6 +45,11 @@ ABSL_FLAG(std::string, operator_address, "",
 ABSL_FLAG(double, poll_interval_seconds, 10.0,
           "How often the refresher reads <root>/CURRENT and swaps in a new version. 0 = once at "
           "start, negative = never (serve only --pin-version, or a version pinned via RPC).");
+ABSL_FLAG(bool, watch_current, true,
+          "With --poll_interval_seconds > 0: also watch the snapshot root with inotify and "
+          "poll at once when CURRENT is replaced, so a published version is adopted within its "
+          "load time; the periodic poll stays the fallback (filesystems whose changes inotify "
+          "does not see, such as NFS). false = poll on the interval only.");
 ABSL_FLAG(double, previous_version_hold_seconds, 60.0,
           "After a swap, keep the version served before open this long (or until the next "
           "swap) for GetSamplingRate calls that name it in snapshot_version: a routing client "
@@ -151,6 +156,7 @@ int graphsieve::ServerMain(int argc, char** argv, const ServerFactory& create) {
   o.admin_host = absl::GetFlag(FLAGS_admin_host);
   o.operator_address = absl::GetFlag(FLAGS_operator_address);
   o.poll_interval_seconds = absl::GetFlag(FLAGS_poll_interval_seconds);
+  o.watch_current = absl::GetFlag(FLAGS_watch_current);
   o.previous_version_hold_seconds = absl::GetFlag(FLAGS_previous_version_hold_seconds);
   o.max_batch_pairs = absl::GetFlag(FLAGS_max_batch_pairs);
   o.lookup_helpers = absl::GetFlag(FLAGS_lookup_helpers);

@@ -3,8 +3,16 @@
 // version's hold and Pin / rollback (docs/DESIGN.md §4).
 #include "server/snapshot_manager.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -34,6 +42,60 @@ void ReleaseHeldPages(const ServingSnapshot* held, const ServingSnapshot* active
     }
   }
 }
+
+// The inotify watch of a snapshot root for CURRENT: the store publishes by
+// renaming CURRENT.tmp over it (IN_MOVED_TO); a hand-written CURRENT shows as
+// IN_CREATE / IN_CLOSE_WRITE. Used by the poll thread only.
+class CurrentWatch {
+ public:
+  explicit CurrentWatch(std::string root) : root_(std::move(root)) {
+    fd_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (fd_ < 0) error_ = absl::StrCat("inotify_init1: ", std::strerror(errno));
+  }
+  ~CurrentWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  CurrentWatch(const CurrentWatch&) = delete;
+  CurrentWatch& operator=(const CurrentWatch&) = delete;
+
+  int fd() const { return fd_; }
+  bool armed() const { return wd_ >= 0; }
+  // Watches the root unless it already does: "" or why not (no inotify, the
+  // root is missing yet, the watch limit is reached).
+  std::string Arm() {
+    if (fd_ < 0) return error_;
+    if (wd_ >= 0) return "";
+    wd_ = ::inotify_add_watch(fd_, root_.c_str(),
+                              IN_MOVED_TO | IN_CLOSE_WRITE | IN_CREATE | IN_ONLYDIR);
+    if (wd_ < 0) return absl::StrCat("inotify_add_watch ", root_, ": ", std::strerror(errno));
+    return "";
+  }
+  // Reads every queued event; true when one names CURRENT or events were lost.
+  // A removed root (IN_IGNORED) disarms the watch; Arm adds it again.
+  bool Drain() {
+    alignas(struct inotify_event) char buf[8192];
+    bool changed = false;
+    for (;;) {
+      const ssize_t n = ::read(fd_, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return changed;  // EAGAIN: nothing more queued
+      for (ssize_t off = 0; off < n;) {
+        const auto* ev = reinterpret_cast<const struct inotify_event*>(buf + off);
+        if ((ev->mask & IN_Q_OVERFLOW) != 0) changed = true;
+        if ((ev->mask & IN_IGNORED) != 0) wd_ = -1;
+        if (ev->len > 0 && std::strcmp(ev->name, kCurrentName) == 0) changed = true;
+        off += static_cast<ssize_t>(sizeof(struct inotify_event) + ev->len);
+      }
+    }
+  }
+
+ private:
+  static constexpr char kCurrentName[] = "CURRENT";  // core/snapshot/snapshot_store.h's layout
+  const std::string root_;
+  int fd_ = -1;
+  int wd_ = -1;
+  std::string error_;
+};
 
 }  // namespace
 
@@ -79,12 +141,23 @@ absl::StatusOr<std::unique_ptr<SnapshotManager>> SnapshotManager::Create(
 
 SnapshotManager::SnapshotManager(SnapshotManagerOptions options)
     : options_(std::move(options)), source_(options_.root) {
+  if (options_.watch_current && options_.poll_interval_seconds > 0) {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) {
+      ServerLog(absl::StrCat("warning: eventfd: ", std::strerror(errno),
+                             "; not watching CURRENT, polling every ",
+                             options_.poll_interval_seconds, " s"));
+    }
+  }
   absl::MutexLock lock(&mu_);
   pinned_ = options_.pin_version;
   for (const std::string& v : options_.reject_versions) rejected_[v] = "rejected by flag";
 }
 
-SnapshotManager::~SnapshotManager() { Stop(); }
+SnapshotManager::~SnapshotManager() {
+  Stop();
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
 
 std::shared_ptr<const ServingSnapshot> SnapshotManager::Current() const {
   absl::MutexLock lock(&mu_);
@@ -114,15 +187,48 @@ void SnapshotManager::StartThread(bool poll) {
 
 void SnapshotManager::Stop() {
   if (!stop_.HasBeenNotified()) stop_.Notify();
+  if (wake_fd_ >= 0) {
+    const uint64_t one = 1;
+    if (::write(wake_fd_, &one, sizeof(one)) < 0) {
+      // EAGAIN only (the counter is full): the thread is woken already.
+    }
+  }
   absl::MutexLock lock(&thread_mu_);
   if (thread_.joinable()) thread_.join();
 }
 
 void SnapshotManager::Run(bool poll) {
   const double interval = options_.poll_interval_seconds;
+  // The watch of CURRENT, with a periodic poll only (interval > 0): a poll
+  // once at start (0) stays one.
+  std::unique_ptr<CurrentWatch> watch;
+  bool warned = false;
+  if (poll && interval > 0 && wake_fd_ >= 0) watch = std::make_unique<CurrentWatch>(options_.root);
+  // Arms the watch (again, after the root was missing or removed) before a
+  // poll, so a CURRENT written after the poll read it is seen.
+  auto arm = [&] {
+    if (watch == nullptr || watch->armed()) return;
+    const std::string why = watch->Arm();
+    watching_.store(watch->armed());
+    if (!why.empty() && !warned) {
+      warned = true;
+      ServerLog(absl::StrCat("warning: not watching ", options_.root, "/CURRENT (", why,
+                             "); polling every ", interval, " s"));
+    } else if (why.empty() && warned) {
+      warned = false;
+      ServerLog(absl::StrCat("watching ", options_.root, "/CURRENT again"));
+    }
+  };
   absl::Time next_poll = poll ? absl::InfinitePast() : absl::InfiniteFuture();
+  bool changed = false;  // the watch saw CURRENT change
   while (!stop_.HasBeenNotified()) {
-    if (absl::Now() >= next_poll) {
+    if (changed || absl::Now() >= next_poll) {
+      arm();
+      if (changed) {
+        watch_events_.fetch_add(1, std::memory_order_relaxed);
+        if (options_.on_watch_event) options_.on_watch_event();
+      }
+      changed = false;
       PollOnce().IgnoreError();  // recorded and logged inside
       next_poll = interval > 0 ? absl::Now() + absl::Seconds(interval) : absl::InfiniteFuture();
     }
@@ -140,8 +246,28 @@ void SnapshotManager::Run(bool poll) {
         return;
       }
     }
-    stop_.WaitForNotificationWithTimeout(std::max(wake - absl::Now(), absl::Milliseconds(1)));
+    const absl::Duration left = std::max(wake - absl::Now(), absl::Milliseconds(1));
+    if (watch == nullptr || !watch->armed()) {
+      stop_.WaitForNotificationWithTimeout(left);
+      continue;
+    }
+    // Sleep until the timer, a change of CURRENT or Stop (wake_fd_).
+    struct pollfd fds[2] = {{watch->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    const int64_t ms = absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1)));
+    const int n = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(ms, INT_MAX)));
+    if (n < 0 && errno != EINTR) {
+      ServerLog(absl::StrCat("warning: poll on the watch of ", options_.root, "/CURRENT: ",
+                             std::strerror(errno), "; polling every ", interval, " s"));
+      watch.reset();
+      watching_.store(false);
+      continue;
+    }
+    if (n > 0 && (fds[0].revents & POLLIN) != 0) {
+      changed = watch->Drain();
+      if (!watch->armed()) watching_.store(false);  // the root went away: re-armed at a poll
+    }
   }
+  watching_.store(false);
 }
 
 absl::Status SnapshotManager::PollOnce() {
@@ -284,6 +410,8 @@ ManagerState SnapshotManager::State() const {
   state.history.assign(history_.begin(), history_.end());
   state.refresh_successes = successes_;
   state.refresh_failures = failures_;
+  state.watching_current = watching_.load();
+  state.watch_events = watch_events_.load(std::memory_order_relaxed);
   return state;
 }
 

@@ -17,6 +17,11 @@
 //     version whose index was built in anonymous memory would double it. The
 //     store keeps a held version from retention with a hold that expires with
 //     it (SnapshotStore::Hold). A rolled-back version is never held.
+//   * The poll thread also watches <root> with inotify and polls at once when
+//     CURRENT is replaced or written, so a version published on a local
+//     filesystem is adopted within its load time; the periodic poll stays the
+//     fallback (NFS and other filesystems whose changes inotify does not see,
+//     or inotify unavailable: logged once). docs/SERVER.md "The refresher".
 //   * Pin(version) serves a kept version and stops following CURRENT;
 //     Pin(version, reject_active=true) is a rollback: the version that was
 //     active is marked rolled back and the refresher never re-adopts it.
@@ -76,8 +81,11 @@ using SnapshotLoader = std::function<absl::StatusOr<std::shared_ptr<const Snapsh
     VersionOpener& opener, const std::string& root, const std::string& version)>;
 
 struct SnapshotManagerOptions {
-  std::string root;                          // <root>/CURRENT, <root>/<version>/
-  double poll_interval_seconds = 10.0;       // 0 = once at Start(), < 0 = no thread
+  std::string root;                     // <root>/CURRENT, <root>/<version>/
+  double poll_interval_seconds = 10.0;  // 0 = once at Start(), < 0 = no thread
+  // With an interval > 0: also poll at once when inotify reports CURRENT
+  // replaced or written in <root> (the interval is then the fallback).
+  bool watch_current = true;
   std::string pin_version;                   // start pinned to this version
   std::vector<std::string> reject_versions;  // never adopt these
   int history_size = 50;                     // refresh events kept
@@ -93,6 +101,8 @@ struct SnapshotManagerOptions {
   // serving (may be null). Used for metrics and readiness.
   std::function<void(const RefreshEventRecord&, const std::shared_ptr<const ServingSnapshot>&)>
       on_event;
+  // Called (on the poll thread) for every poll the watch of CURRENT started.
+  std::function<void()> on_watch_event;
   absl::Status Validate() const;
 };
 
@@ -107,6 +117,8 @@ struct ManagerState {
   std::vector<std::string> rejected;        // failed to load or rolled back, sorted
   std::vector<RefreshEventRecord> history;  // oldest first
   uint64_t refresh_successes = 0, refresh_failures = 0;
+  bool watching_current = false;  // the inotify watch of <root> is in place
+  uint64_t watch_events = 0;      // polls the watch started
 };
 
 class SnapshotManager {
@@ -157,6 +169,9 @@ class SnapshotManager {
       ABSL_LOCKS_EXCLUDED(load_mu_, mu_);
 
   ManagerState State() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The inotify watch of <root>/CURRENT is in place (State().watching_current
+  // without reading the disk).
+  bool watching_current() const { return watching_.load(); }
 
   // The opener of this manager's versions (its counts: tests, metrics).
   const VersionOpener& opener() const { return opener_; }
@@ -183,8 +198,9 @@ class SnapshotManager {
   // Starts Run on thread_ unless it runs or Stop was called; `poll` = poll at
   // once (Start) rather than only close holds (Pin with no poll thread).
   void StartThread(bool poll) ABSL_LOCKS_EXCLUDED(mu_, thread_mu_);
-  // Polls every interval (when `poll`) and closes the held version when its
-  // hold ends; returns when there is neither to wait for, or on Stop.
+  // Polls every interval (when `poll`) and at once when the watch of CURRENT
+  // fires, and closes the held version when its hold ends; returns when there
+  // is neither to wait for, or on Stop.
   void Run(bool poll);
 
   // Opens every version this manager serves and shares the bases of deltas
@@ -209,7 +225,12 @@ class SnapshotManager {
   mutable std::atomic<uint64_t> held_reads_{0};  // Find() answers from previous_ since TrimHeld
   bool running_ ABSL_GUARDED_BY(mu_) = false;    // Run is on thread_ (or about to be)
   absl::Notification stop_;
-  absl::Mutex thread_mu_;  // never held together with mu_
+  // An eventfd Stop() writes to, so the poll thread's poll(2) on the watch
+  // returns at once; -1 when it could not be made (then no watch).
+  int wake_fd_ = -1;
+  std::atomic<bool> watching_{false};      // the watch of <root> is in place
+  std::atomic<uint64_t> watch_events_{0};  // polls the watch started
+  absl::Mutex thread_mu_;                  // never held together with mu_
   std::thread thread_ ABSL_GUARDED_BY(thread_mu_);
 };
 

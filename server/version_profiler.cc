@@ -12,7 +12,8 @@
 
 namespace graphsieve {
 
-VersionProfiler::VersionProfiler(VersionProfilerOptions options) : options_(std::move(options)) {
+VersionProfiler::VersionProfiler(VersionProfilerOptions options)
+    : options_(std::move(options)), incremental_(options_.profile) {
   thread_ = std::thread([this] { Run(); });
 }
 
@@ -67,7 +68,7 @@ void VersionProfiler::Run() {
       scanning_ = snap->version;
     }
     if (options_.on_scan_started) options_.on_scan_started(snap->version);
-    absl::StatusOr<RateProfile> profile = ProfileSnapshot(*snap->reader, options_.profile);
+    absl::StatusOr<RateProfile> profile = incremental_.Profile(*snap->reader);
     snap.reset();  // the reader may close now
     std::optional<VersionComparison> comparison;
     if (profile.ok() && previous != nullptr && previous->version != profile->version) {
@@ -86,7 +87,9 @@ void VersionProfiler::Run() {
     if (pending_ == nullptr) state_ = "ready";
     ServerLog(absl::StrCat(
         "profiled ", profile->version, ": ", profile->pairs, " pairs, mean rate ",
-        profile->mean_rate, " in ", profile->profile_seconds, " s",
+        profile->mean_rate, " in ", profile->profile_seconds, " s (", profile->pairs_scanned,
+        " pairs read", profile->incremental ? ": the delta's, over its base's kept profile" : "",
+        ")",
         comparison ? absl::StrCat("; vs ", comparison->from_version, ": KS ",
                                   comparison->ks_distance, ", mean delta ", comparison->mean_delta)
                    : ""));

@@ -1,5 +1,6 @@
 // Profiles each version as it starts serving, off the request path: a
-// background thread scans the new version's pairs (ProfileSnapshot) and
+// background thread scans the new version's pairs (IncrementalRateProfiler:
+// for a delta over the base profiled last, the delta's pairs only) and
 // compares it with the version profiled before it (CompareProfiles), then
 // hands both to `on_done` (metrics gauges) and keeps them for /status.json.
 // Holding a ServingSnapshot keeps its reader open until the scan ends; only
@@ -60,6 +61,7 @@ class VersionProfiler {
 
   // Constant after construction.
   const VersionProfilerOptions options_;
+  IncrementalRateProfiler incremental_;  // used by the profiler thread only
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const ServingSnapshot> pending_ ABSL_GUARDED_BY(mu_);

@@ -226,8 +226,9 @@ if base_rss and after_rss:
     print(f"server RSS: on the base {b / 1024:.1f} MiB (median of {len(base_rss)} samples); "
           f"after the first delta max {max(after_rss) / 1024:.1f} MiB = {max(after_rss) / b:.2f}x, "
           f"at the end {after_rss[-1] / 1024:.1f} MiB = {after_rss[-1] / b:.2f}x")
-prof = re.compile(r"profiled (\S+): (\d+) pairs.* in ([0-9.e+-]+) s")
+prof = re.compile(r"profiled (\S+): (\d+) pairs.* in ([0-9.e+-]+) s \((\d+) pairs read(:?)")
 for m in filter(None, map(prof.search, open(sys.argv[7], errors="replace"))):
-    version, pairs, secs = m.groups()
-    print(f"  server profile of {version}: {int(pairs):,} pairs, {float(secs):.2f} s")
+    version, pairs, secs, read, incremental = m.groups()
+    print(f"  server profile of {version}: {int(pairs):,} pairs, {float(secs):.2f} s, "
+          f"{int(read):,} pairs read{' (incremental)' if incremental else ''}")
 EOF

@@ -22,3 +22,11 @@ if(TARGET graphsieve-server AND TARGET graphsieve_client)
     GRAPHSIEVE_SERVER_BINARY="$<TARGET_FILE:graphsieve-server>")
   add_dependencies(graphsieve-bench-partitions graphsieve-server)
 endif()
+
+# graphsieve-bench-profile: the version profiler's full scan of a delta
+# version against its incremental profile from the base's kept state.
+if(TARGET graphsieve_server)
+  add_executable(graphsieve-bench-profile ${CMAKE_CURRENT_LIST_DIR}/profile_bench.cc)
+  target_link_libraries(graphsieve-bench-profile PRIVATE graphsieve_server graphsieve_snapshot
+    absl::flags absl::flags_parse absl::flags_usage)
+endif()

@@ -206,8 +206,8 @@ TEST_P(EnsembleServingTest, UnseenPairsOfKnownNodesGetTheMembersCombined) {
   EXPECT_GT(pairs, 2000u);
   EXPECT_GT(distinct.size(), pairs / 4) << "per-pair rates, not a per-node default";
   EXPECT_GT(unlike_fallback, pairs / 2) << "the members' rate, not the nodes' mean rates";
-  std::printf("%s: %zu unseen pairs, max relative difference to the reference %.3g\n",
-              GetParam(), pairs, worst);
+  std::printf("%s: %zu unseen pairs, max relative difference to the reference %.3g\n", GetParam(),
+              pairs, worst);
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, EnsembleServingTest, ::testing::ValuesIn(kEnsembles));

@@ -180,6 +180,10 @@ Corrected MaecScore(const PairTable& pairs, absl::Span<const uint32_t> degrees,
 struct MethodRates {
   std::vector<double> rate;
   RateFit fit;
+  // max / mean / product: each member's rule and fit, and the combination's
+  // (UnseenModel::has_members).
+  bool has_members = false;
+  RuleFit maec, pilot, combined;
 };
 
 // One member's rule: which rule, its floor (floor rule) and κ (mixture).
@@ -199,6 +203,10 @@ RuleParams CombinedRule(const PipelineOptions& o) {
   if (o.method == Method::kProduct) return {o.rate_rule, o.product_floor, o.product_kappa};
   if (o.rate_rule == RateRule::kMixture) return {RateRule::kFloor, 0.0, 0.0};
   return {o.rate_rule, o.floor, o.kappa};
+}
+
+RuleFit Fitted(const RuleParams& r, const RateFit& fit) {
+  return {static_cast<int>(r.rule), r.floor, r.kappa, fit.rho, fit.score_mean};
 }
 
 absl::StatusOr<RateFit> FitByRule(const std::vector<double>& score, const PairTable& pairs,
@@ -221,8 +229,11 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs,
   std::vector<double> rate_m, rate_o, score(P);
   absl::StatusOr<RateFit> fit = FitByRule(maec_score, pairs, MaecRule(o), o, &rate_m);
   if (!fit.ok()) return fit.status();
+  out.has_members = true;
+  out.maec = Fitted(MaecRule(o), *fit);
   fit = FitByRule(pilot, pairs, PilotRule(o), o, &rate_o);
   if (!fit.ok()) return fit.status();
+  out.pilot = Fitted(PilotRule(o), *fit);
   for (size_t p = 0; p < P; ++p) {
     score[p] = o.method == Method::kMax    ? std::max(rate_m[p], rate_o[p])
                : o.method == Method::kMean ? 0.5 * (rate_m[p] + rate_o[p])
@@ -236,11 +247,14 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs,
     for (size_t p = 0; p < P; ++p) sum += pairs.negatives[p] * out.rate[p], w += pairs.negatives[p];
     if (o.comm != nullptr) sum = SumOverRanks(*o.comm, sum), w = SumOverRanks(*o.comm, w);
     out.fit = RateFit{1.0, w > 0 ? sum / w : o.alpha, 1.0, 0.0};
+    // No refit: the floor rule with ρ 1 and ϱ 0 is the identity on [0, 1].
+    out.combined = {static_cast<int>(RateRule::kFloor), 0.0, 0.0, 1.0, 0.0};
     return out;
   }
   fit = FitByRule(score, pairs, CombinedRule(o), o, &out.rate);
   if (!fit.ok()) return fit.status();
   out.fit = *fit;
+  out.combined = Fitted(CombinedRule(o), *fit);
   return out;
 }
 
@@ -343,8 +357,9 @@ std::vector<double> ItemImpressions(const PairTable& pairs, Communicator* comm) 
   return n;
 }
 
-UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
+UnseenModel MakeUnseenModel(const PipelineOptions& o, const MethodRates& rates,
                             const HardnessRange& range, int sketch_dim) {
+  const RateFit& fit = rates.fit;
   UnseenModel m;
   m.method = static_cast<int>(o.method);
   m.alpha = o.alpha;
@@ -354,7 +369,8 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
   m.rate_rule = static_cast<int>(o.rate_rule);
   m.kappa = o.method == Method::kOpt ? o.PilotKappa() : o.kappa;  // the rule `fit` was made by
   m.score_power = o.score_power;
-  m.exposure_power = o.method == Method::kMaec ? o.exposure_power : 0.0;
+  // The MA-EC score's discount: MA-EC and the ensembles' MA-EC member.
+  m.exposure_power = rates.has_members || o.method == Method::kMaec ? o.exposure_power : 0.0;
   m.score_mean = fit.score_mean;
   m.rho = fit.rho;
   m.gamma = o.gamma;
@@ -364,6 +380,10 @@ UnseenModel MakeUnseenModel(const PipelineOptions& o, const RateFit& fit,
   m.score_propagation = o.score_propagation;
   m.symmetric_normalisation = o.symmetric_normalisation;
   m.sketch_dim = sketch_dim;
+  m.has_members = rates.has_members;
+  m.maec_member = rates.maec;
+  m.pilot_member = rates.pilot;
+  m.combined = rates.combined;
   return m;
 }
 
@@ -419,7 +439,7 @@ absl::StatusOr<PipelineResult> MethodHalf(const PairTable& pairs, const Conducta
   FillNodeTable(pairs, degrees, cond, take, maec, rates->rate, o, &res.nodes);
   res.rate.assign(rates->rate.begin(), rates->rate.end());
   rates->rate = std::vector<double>();
-  res.model = MakeUnseenModel(o, rates->fit, range, cond.sketch_dim);
+  res.model = MakeUnseenModel(o, *rates, range, cond.sketch_dim);
   clock.Done("node_table");
   return res;
 }

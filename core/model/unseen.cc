@@ -34,28 +34,18 @@ double SquaredDistance(const float* a, const float* b, size_t k) {
   return (sum[0] + sum[1]) + (sum[2] + sum[3]);
 }
 
-}  // namespace
+// One rate from a score by a stored rule and its fit.
+double RuleRate(const RuleFit& f, double score) {
+  return f.rule == static_cast<int>(RateRule::kMixture)
+             ? MixtureRate(score, f.rho, f.score_mean, f.kappa)
+             : FloorRate(score, f.rho, f.floor);
+}
 
-float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& m) {
-  const bool mixture = m.rate_rule == static_cast<int>(RateRule::kMixture);
-  const auto clip = [&](double r) {
-    return static_cast<float>(std::min(std::max(r, mixture ? 0.0 : m.floor), 1.0));
-  };
-  const Method method = static_cast<Method>(m.method);
-  if (method == Method::kUniform) return static_cast<float>(m.alpha);
-  // The graph's part of the node rows; the built-in pilot's rows follow it.
-  const size_t graph = static_cast<size_t>(std::max(m.GraphRowFloats(), 0));
-  if (method == Method::kOpt && m.pilot_dim > 0 && user.sketch.size() == size_t(m.sketch_dim) &&
-      item.sketch.size() == size_t(m.sketch_dim)) {
-    // The built-in pilot's score from the stored rows, then the pilot's rule.
-    const double s = PilotSigmoid(PilotLogit(m.pilot_bias, user.sketch.data() + graph,
-                                             item.sketch.data() + graph, m.pilot_dim));
-    return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
-                                      : FloorRate(s, m.rho, m.floor));
-  }
-  if (method != Method::kMaec)
-    return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
-
+// The MA-EC rate score t(s) / n_i^η of an unseen pair, treated as a negative
+// (unseen.h): conductance from the graph's part of the rows, min-max
+// normalised, one step of each propagation from the node sums.
+double MaecRateScore(const NodeView& user, const NodeView& item, const UnseenModel& m,
+                     size_t graph) {
   // Effective conductance from the sketch rows; 0 across components.
   double g = 0.0;
   const size_t k = std::min({user.sketch.size(), item.sketch.size(), graph});
@@ -80,8 +70,46 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
     s = (1.0 - m.gamma) * s +
         m.gamma * (double(user.record.sum_score) + item.record.sum_score) / norm;
   }
-  s = ExposureDiscount(ScorePower(std::max(s, 0.0), m.score_power), item.record.impressions,
-                       m.exposure_power);
+  return ExposureDiscount(ScorePower(std::max(s, 0.0), m.score_power), item.record.impressions,
+                          m.exposure_power);
+}
+
+}  // namespace
+
+float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& m) {
+  const bool mixture = m.rate_rule == static_cast<int>(RateRule::kMixture);
+  const auto clip = [&](double r) {
+    return static_cast<float>(std::min(std::max(r, mixture ? 0.0 : m.floor), 1.0));
+  };
+  const Method method = static_cast<Method>(m.method);
+  if (method == Method::kUniform) return static_cast<float>(m.alpha);
+  // The graph's part of the node rows; the built-in pilot's rows follow it.
+  const size_t graph = static_cast<size_t>(std::max(m.GraphRowFloats(), 0));
+  const bool pilot_rows = m.pilot_dim > 0 && user.sketch.size() == size_t(m.sketch_dim) &&
+                          item.sketch.size() == size_t(m.sketch_dim);
+  // The built-in pilot's score from the stored rows.
+  const auto pilot = [&] {
+    return PilotSigmoid(PilotLogit(m.pilot_bias, user.sketch.data() + graph,
+                                   item.sketch.data() + graph, m.pilot_dim));
+  };
+  if (method == Method::kOpt && pilot_rows) {  // the pilot's score, then the pilot's rule
+    const double s = pilot();
+    return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
+                                      : FloorRate(s, m.rho, m.floor));
+  }
+  if (method != Method::kMaec && method != Method::kOpt && m.has_members && pilot_rows) {
+    // An ensemble as the builder makes it: each member's rate by its own fit,
+    // combined, then the combination's refit.
+    const double rm = RuleRate(m.maec_member, MaecRateScore(user, item, m, graph));
+    const double ro = RuleRate(m.pilot_member, pilot());
+    const double c = method == Method::kMax    ? std::max(rm, ro)
+                     : method == Method::kMean ? 0.5 * (rm + ro)
+                                               : rm * ro;
+    return static_cast<float>(RuleRate(m.combined, c));
+  }
+  if (method != Method::kMaec)
+    return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
+  const double s = MaecRateScore(user, item, m, graph);
   return static_cast<float>(mixture ? MixtureRate(s, m.rho, m.score_mean, m.kappa)
                                     : FloorRate(s, m.rho, m.floor));
 }

@@ -21,10 +21,14 @@ namespace graphsieve {
 // min(max(ρt, ϱ), 1) or mixture min(1, ρ(t/h̄ + κ)). Result in (0, 1].
 // Methods other than MA-EC: uniform gives α; opt with the built-in pilot's
 // rows (model.pilot_dim > 0) the pilot's score σ(b + b_u + b_i + p_u·q_i)
-// (core/model/pilot_row.h) through the snapshot's rule; the other pilot-based
-// ones (opt with a user's pilot column, max, mean, product) have no pilot
-// score for an unseen pair and give the mean of the two nodes' mean_rate,
-// clipped to [floor, 1] (floor rule) or (0, 1].
+// (core/model/pilot_row.h) through the snapshot's rule; max / mean / product
+// with those rows and the stored member fits (model.has_members) the MA-EC
+// member's rate (the computation above, by model.maec_member) and the pilot
+// member's (by model.pilot_member), combined, then model.combined
+// (docs/METHOD.md "The built-in pilot", Serving). Without pilot rows (a
+// user's pilot column) or member fits (older snapshots) the pilot-based
+// methods have no pilot score for an unseen pair and give the mean of the two
+// nodes' mean_rate, clipped to [floor, 1] (floor rule) or (0, 1].
 float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenModel& model);
 
 // The rate for a pair with an unknown user and/or item (nullptr), by the same

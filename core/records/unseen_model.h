@@ -9,6 +9,14 @@
 
 namespace graphsieve {
 
+// One rate rule and its fit (core/maec/rate_rule.h): the rule (0 floor,
+// 1 mixture), its floor ϱ (floor rule) or uniform share κ (mixture), and the
+// fitted ρ and h̄ (mixture; 0 for the floor rule).
+struct RuleFit {
+  int rule = 0;
+  double floor = 0.0, kappa = 0.0, rho = 1.0, score_mean = 0.0;
+};
+
 // Global constants of one snapshot. Stored in the snapshot's meta.
 struct UnseenModel {
   // The largest stored `method` value (Method::kProduct; pipeline_options.h
@@ -20,8 +28,9 @@ struct UnseenModel {
   double kappa = 0.0;                // mixture: uniform share κ
   double score_mean = 0.0;           // mixture: h̄, mean of t(s) over the negative instances
   double score_power = 1.0;          // MA-EC: rates from t(s) = s^β (core/maec/rates.h)
-  double exposure_power = 0.0;       // MA-EC: t(s) / n_i^η, n_i = the item's impressions
-  double rho = 1.0;                  // rate scale ρ
+  double exposure_power = 0.0;  // MA-EC and the MA-EC member of max/mean/product: t(s) / n_i^η,
+                                // n_i = the item's impressions
+  double rho = 1.0;             // rate scale ρ
   double gamma = 0.5;
   double geff_min = 0.0, geff_max = 1.0;  // min-max normalisation of the hardness h = G_eff − G
                                           // over the seen pairs (h = G_eff for a negative pair)
@@ -35,6 +44,14 @@ struct UnseenModel {
   // embedding); the graph's part is the first sketch_dim − (1 + pilot_dim).
   int pilot_dim = 0;
   double pilot_bias = 0.0;
+  // max / mean / product (docs/METHOD.md "Per ensemble member"): the MA-EC
+  // member's fit, the pilot member's, and the refit of their combination
+  // (mean: the identity, ρ 1 under the floor rule with ϱ 0). The fields
+  // above (rate_rule, floor, kappa, rho, score_mean) keep what they held
+  // before these existed. false = not stored (older snapshots): INFERRED
+  // pairs get the mean of the two nodes' mean_rate.
+  bool has_members = false;
+  RuleFit maec_member, pilot_member, combined;
   int PilotRowFloats() const { return pilot_dim > 0 ? pilot_dim + 1 : 0; }
   int GraphRowFloats() const { return sketch_dim - PilotRowFloats(); }
   // The positive-rate DEFAULT policy's fit (core/model/node_default.h,

@@ -1,8 +1,10 @@
 #include "core/snapshot/format.h"
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "core/snapshot/json_field.h"
@@ -112,6 +114,17 @@ absl::Status DecodeNodeValue(absl::string_view value, NodeRecord* r, absl::Span<
   return absl::OkStatus();
 }
 
+namespace {
+// The ensembles' stored fits by their names in meta/unseen_model (`Model`:
+// UnseenModel or const UnseenModel).
+template <typename Model>
+auto MemberFits(Model& m) {
+  using Fit = decltype(&m.combined);
+  return std::array<std::pair<const char*, Fit>, 3>{
+      {{"maec", &m.maec_member}, {"pilot", &m.pilot_member}, {"combined", &m.combined}}};
+}
+}  // namespace
+
 std::string EncodeUnseenModel(const UnseenModel& m) {
   nlohmann::json j = {{"method", m.method},
                       {"alpha", m.alpha},
@@ -132,6 +145,17 @@ std::string EncodeUnseenModel(const UnseenModel& m) {
   if (m.pilot_dim > 0) {  // the built-in pilot's rows end every node row; absent = none
     j["pilot_dim"] = m.pilot_dim;
     j["pilot_bias"] = m.pilot_bias;
+  }
+  if (m.has_members) {  // max / mean / product: each member's fit; absent = not stored
+    nlohmann::json members = nlohmann::json::object();
+    for (const auto& [name, f] : MemberFits(m)) {
+      members[name] = {{"rule", f->rule},
+                       {"floor", f->floor},
+                       {"kappa", f->kappa},
+                       {"rho", f->rho},
+                       {"score_mean", f->score_mean}};
+    }
+    j["members"] = std::move(members);
   }
   if (m.default_item_rho > 0.0 || m.default_user_rho > 0.0) {  // format 3, fitted
     j["default_prior"] = m.default_prior;
@@ -172,6 +196,19 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     // The built-in pilot's rows (added later); absent = no pilot rows.
     m.pilot_dim = j.contains("pilot_dim") ? IntegerField<int>(j, "pilot_dim") : 0;
     m.pilot_bias = NumberFieldOr(j, "pilot_bias", 0.0);
+    // The ensembles' member fits (added later); absent = not stored.
+    if (j.contains("members")) {
+      const nlohmann::json& members = j.at("members");
+      m.has_members = true;
+      for (const auto& [name, f] : MemberFits(m)) {
+        const nlohmann::json& e = members.at(name);
+        f->rule = IntegerField<int>(e, "rule");
+        f->floor = NumberField(e, "floor");
+        f->kappa = NumberField(e, "kappa");
+        f->rho = NumberField(e, "rho");
+        f->score_mean = NumberField(e, "score_mean");
+      }
+    }
     // Format 3: the positive-rate DEFAULT fit; absent = not fitted.
     m.default_prior = NumberFieldOr(j, "default_prior", 0.0);
     m.default_smoothing = NumberFieldOr(j, "default_smoothing", 0.0);
@@ -208,6 +245,17 @@ absl::StatusOr<UnseenModel> DecodeUnseenModel(absl::string_view text) {
     if (!(std::isfinite(v) && v >= 0.0) || m.default_prior > 1.0) {
       return absl::DataLossError(absl::StrCat("meta/unseen_model: default fit value ", v,
                                               " (prior ", m.default_prior, ")"));
+    }
+  }
+  for (const auto& [name, f] : MemberFits(m)) {
+    if (!m.has_members) break;
+    const bool finite = std::isfinite(f->floor) && std::isfinite(f->kappa) &&
+                        std::isfinite(f->rho) && std::isfinite(f->score_mean);
+    if ((f->rule != 0 && f->rule != 1) || !finite || f->rho < 0.0 || f->floor < 0.0 ||
+        f->floor > 1.0 || f->score_mean < 0.0 || (f->rule == 1 && !(f->kappa > 0.0))) {
+      return absl::DataLossError(absl::StrCat("meta/unseen_model: members.", name, ": rule ",
+                                              f->rule, ", floor ", f->floor, ", kappa ", f->kappa,
+                                              ", rho ", f->rho, ", score_mean ", f->score_mean));
     }
   }
   if (!(m.score_power > 0.0 && m.score_power <= 4.0)) {

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -13,11 +14,13 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/model/unseen.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/version_opener.h"
 #include "gmock/gmock.h"
@@ -168,12 +171,16 @@ TEST_P(SameRatesTest, NpTwoGivesTheRatesOfNpOneAndOfOneProcess) {
 
 INSTANTIATE_TEST_SUITE_P(Rules, SameRatesTest, ::testing::Values("floor", "mixture"));
 
-// The built-in pilot (core/offline/build_pilot.h): --method opt without a
-// pilot column under mpirun -np 2 gives np = 1's rates and stores the same
-// pilot rows; np = 1 runs on 2 threads, np = 2 on 1 each.
-TEST_F(DistBuildTest, BuiltInPilotNpTwoGivesTheRatesAndFactorsOfNpOne) {
-  const std::string pilot =
-      " --method opt --pilot_epochs 3 --pilot_dim 4 --pilot_negative_rate 0.2 --export ";
+// The built-in pilot (core/offline/build_pilot.h): --method opt (and the
+// max ensemble) without a pilot column under mpirun -np 2 gives np = 1's
+// rates and stores the same pilot rows (and the same member fits, so the
+// same INFERRED rates); np = 1 runs on 2 threads, np = 2 on 1 each.
+class BuiltInPilotTest : public DistBuildTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(BuiltInPilotTest, NpTwoGivesTheRatesAndFactorsOfNpOne) {
+  const std::string pilot = absl::StrCat(" --method ", GetParam(),
+                                         " --pilot_epochs 3 --pilot_dim 4 "
+                                         "--pilot_negative_rate 0.2 --export ");
   Result np1 = RunCommand(Mpirun(1) + Flags(files_.Path("p1")) + " --threads 2" + pilot +
                           files_.Path("pe1.csv"));
   ASSERT_EQ(np1.exit_code, 0) << np1.output;
@@ -221,8 +228,57 @@ TEST_F(DistBuildTest, BuiltInPilotNpTwoGivesTheRatesAndFactorsOfNpOne) {
       }
     }
   }
-  std::printf("built-in pilot: max relative rate difference np=2 vs np=1 %.3g\n", worst);
+  // The ensembles' member fits (docs/SNAPSHOT.md "On-disk layout"), and the
+  // INFERRED rates they give: pairs of the exported users and items that the
+  // log does not hold.
+  EXPECT_EQ(m1.has_members, std::string(GetParam()) != "opt");
+  ASSERT_EQ(m2.has_members, m1.has_members);
+  double worst_fit = 0, worst_inferred = 0;
+  if (m1.has_members) {
+    for (const auto& [a, b] :
+         {std::pair(m1.maec_member, m2.maec_member), std::pair(m1.pilot_member, m2.pilot_member),
+          std::pair(m1.combined, m2.combined)}) {
+      EXPECT_EQ(a.rule, b.rule);
+      EXPECT_EQ(a.floor, b.floor);
+      EXPECT_EQ(a.kappa, b.kappa);
+      ASSERT_GT(a.rho, 0.0);
+      worst_fit = std::max(worst_fit, std::abs(a.rho - b.rho) / a.rho);
+      if (a.score_mean > 0) {
+        worst_fit = std::max(worst_fit, std::abs(a.score_mean - b.score_mean) / a.score_mean);
+      }
+    }
+    EXPECT_LE(worst_fit, 1e-6);
+    std::set<std::string> users, items;
+    for (auto it = r1.begin(); it != r1.end() && (users.size() < 60 || items.size() < 60); ++it) {
+      const std::vector<std::string> ids = absl::StrSplit(it->first, ',');
+      if (users.size() < 60) users.insert(ids[0]);
+      if (items.size() < 60) items.insert(ids[1]);
+    }
+    size_t inferred = 0;
+    for (const std::string& u : users) {
+      for (const std::string& i : items) {
+        if (r1.count(u + "," + i)) continue;  // a stored pair
+        NodeView a[2], b[2];
+        for (int side = 0; side < 2; ++side) {
+          const uint64_t id = std::stoull(side == 0 ? u : i);
+          ASSERT_TRUE(snap[0]->FindNode(side == 1, id, &a[side]));
+          ASSERT_TRUE(snap[1]->FindNode(side == 1, id, &b[side]));
+        }
+        const double x = ScoreUnseenPair(a[0], a[1], m1), y = ScoreUnseenPair(b[0], b[1], m2);
+        worst_inferred = std::max(worst_inferred, std::abs(x - y) / x);
+        ++inferred;
+      }
+    }
+    EXPECT_GT(inferred, 1000u);
+    EXPECT_LE(worst_inferred, 1e-5);
+  }
+  std::printf(
+      "built-in pilot, %s: max relative difference np=2 vs np=1: rates %.3g, member fits %.3g, "
+      "INFERRED rates %.3g\n",
+      GetParam(), worst, worst_fit, worst_inferred);
 }
+
+INSTANTIATE_TEST_SUITE_P(Methods, BuiltInPilotTest, ::testing::Values("opt", "max"));
 
 // Where rank 1 is killed, and the flags that make the build reach that stage
 // (`write` on a rank other than 0 needs per-rank parts: --partitions 2).

@@ -4,6 +4,9 @@
 // pilot row; the server rates an INFERRED pair of known nodes from the two
 // rows, computed here by hand from the stored factors; a delta folds in the
 // rows of its new nodes, and the server rates their INFERRED pairs from them.
+// The same for max / mean / product: each member's rate from the rows by its
+// own stored fit, combined, then the combination's rule
+// (tests/model/ensemble_reference.h).
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -18,6 +21,7 @@
 #include "core/snapshot/version_opener.h"
 #include "gtest/gtest.h"
 #include "server/server.h"
+#include "tests/model/ensemble_reference.h"
 #include "tests/server/test_snapshots.h"
 #include "tests/temp_dir.h"
 
@@ -43,11 +47,12 @@ void WriteLog(const std::string& path, uint64_t first_user, int users) {
   }
 }
 
-BuildOptions Options(const std::string& log, const std::string& root) {
+BuildOptions Options(const std::string& log, const std::string& root,
+                     Method method = Method::kOpt) {
   BuildOptions o;
   o.inputs = {log};
   o.snapshot_root = root;
-  o.pipeline.method = Method::kOpt;  // no reader.pilot_column: the built-in pilot
+  o.pipeline.method = method;  // no reader.pilot_column: the built-in pilot
   o.pipeline.sketch_dim = 8;
   o.pipeline.threads = 2;
   o.pilot.dim = 4;
@@ -149,6 +154,61 @@ TEST(PilotServingTest, InferredPairsOfKnownNodesGetThePilotsRateAndDeltasFoldInN
     EXPECT_GT(same, 1.5 * other) << "user " << user << ": the fold-in learned its group";
   }
 }
+
+class EnsembleServingTest : public ::testing::TestWithParam<const char*> {};
+
+// max / mean / product with the built-in pilot: the server rates INFERRED
+// pairs of known nodes by the members' stored fits, in the base and in a
+// delta (which folds in its new users' pilot rows and keeps the base's fits).
+TEST_P(EnsembleServingTest, InferredPairsOfKnownNodesGetTheMembersCombined) {
+  const std::string dir = testing::NewTempDir("ensemble_serving");
+  const std::string root = dir + "/root", base_log = dir + "/base.csv",
+                    delta_log = dir + "/delta.csv";
+  const Method method = *ParseMethod(GetParam());
+  WriteLog(base_log, 1, 120);
+  auto base = RunBuild(Options(base_log, root, method), BuildObserver());
+  ASSERT_TRUE(base.ok()) << base.status();
+  ASSERT_TRUE(base->built_in_pilot);
+  auto server = GraphsieveServer::Create(testing::LoopbackOptions(root));
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = testing::Connect((*server)->port());
+  ASSERT_TRUE((*server)->manager().PollOnce().ok());
+  auto snap = VersionOpener().Open(root, base->version, SnapshotReaderOptions());
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  ASSERT_TRUE((*snap)->model().has_members);
+
+  WriteLog(delta_log, 1001, 4);
+  DeltaBuildOptions d;
+  d.build = Options(delta_log, root, method);
+  const auto check = [&](const SnapshotReader& s, std::initializer_list<uint64_t> users) {
+    for (uint64_t user : users) {
+      std::set<float> distinct;
+      NodeView u;
+      ASSERT_TRUE(s.FindNode(false, user, &u)) << user;
+      for (int item = 0; item < kItems; ++item) {
+        if (Shown(user, item)) continue;
+        const auto [rate, source] = Rate(stub.get(), user, item);
+        ASSERT_EQ(source, v1::RATE_SOURCE_INFERRED) << user << "," << item;
+        NodeView i;
+        ASSERT_TRUE(s.FindNode(true, item, &i)) << item;
+        const double want = testing::ReferenceEnsembleRate(u, i, s.model());
+        EXPECT_NEAR(rate, want, 1e-6 * want) << user << "," << item;
+        distinct.insert(rate);
+      }
+      EXPECT_GT(distinct.size(), 10u) << "per-pair rates, not a per-node default";
+    }
+  };
+  check(**snap, {1, 2});
+  auto delta = RunDeltaBuild(d, BuildObserver());
+  ASSERT_TRUE(delta.ok()) << delta.status();
+  ASSERT_TRUE((*server)->manager().PollOnce().ok());
+  auto layered = VersionOpener().Open(root, delta->version, SnapshotReaderOptions());
+  ASSERT_TRUE(layered.ok()) << layered.status();
+  ASSERT_TRUE((*layered)->model().has_members);
+  check(**layered, {1, 1001, 1002});
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, EnsembleServingTest, ::testing::Values("max", "mean", "product"));
 
 }  // namespace
 }  // namespace graphsieve

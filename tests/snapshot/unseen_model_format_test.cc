@@ -75,6 +75,44 @@ TEST(UnseenModelFormat, PilotFieldsRoundTripAndAreAbsentWithoutPilotRows) {
               ::testing::HasSubstr("pilot_dim 4 with sketch_dim 4"));
 }
 
+// The ensembles' member fits (docs/SNAPSHOT.md "Unseen-pair model"): written
+// only when stored, round-trip, absent = not stored, and a bad one is refused.
+TEST(UnseenModelFormat, MemberFitsRoundTripAndAreAbsentWhenNotStored) {
+  UnseenModel m;
+  m.method = 3;
+  m.sketch_dim = 8;
+  EXPECT_EQ(EncodeUnseenModel(m).find("members"), std::string::npos);
+  absl::StatusOr<UnseenModel> back = DecodeUnseenModel(EncodeUnseenModel(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_FALSE(back->has_members);
+  m.has_members = true;
+  m.maec_member = {1, 0.01, 0.5, 0.125, 0.0625};
+  m.pilot_member = {1, 0.02, 0.75, 0.375, 0.1875};
+  m.combined = {0, 0.0, 0.0, 1.5, 0.0};
+  back = DecodeUnseenModel(EncodeUnseenModel(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_TRUE(back->has_members);
+  for (const auto& [got, want] :
+       {std::pair(back->maec_member, m.maec_member), std::pair(back->pilot_member, m.pilot_member),
+        std::pair(back->combined, m.combined)}) {
+    EXPECT_EQ(got.rule, want.rule);
+    EXPECT_EQ(got.floor, want.floor);
+    EXPECT_EQ(got.kappa, want.kappa);
+    EXPECT_EQ(got.rho, want.rho);
+    EXPECT_EQ(got.score_mean, want.score_mean);
+  }
+  m.pilot_member.kappa = 0.0;  // a mixture member without a uniform share
+  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(),
+              ::testing::HasSubstr("members.pilot"));
+  m.pilot_member.kappa = 0.75;
+  m.combined.rule = 2;
+  EXPECT_THAT(DecodeUnseenModel(EncodeUnseenModel(m)).status().message(),
+              ::testing::HasSubstr("members.combined: rule 2"));
+  std::string text = EncodeUnseenModel(m);
+  text.replace(text.find("\"maec\""), 6, "\"mxec\"");  // a member missing
+  EXPECT_EQ(DecodeUnseenModel(text).status().code(), absl::StatusCode::kDataLoss);
+}
+
 TEST(UnseenModelFormat, UnknownRuleOrBadKappaIsDataLoss) {
   UnseenModel m;
   m.rate_rule = 2;

@@ -19,7 +19,10 @@
 #            a run still going when the next one is due delays it
 #            (concurrencyPolicy: Forbid)
 #   server   graphsieve-server polling the root every --poll seconds (default:
-#            deploy/k8s/server.yaml's --poll-interval-seconds)
+#            deploy/k8s/server.yaml's --poll-interval-seconds) and watching
+#            CURRENT; before the first delta the base is warmed as traffic
+#            would: `graphsieve rates` over every 50th row of the base's log
+#            pages in the mapped index, then its RSS is the base's figure
 #   sampler  graphsieve_freshness_lag_seconds from the server's /metrics and
 #            the server's VmRSS every --sample_seconds (10)
 # The run lasts until --periods periods (3) after the first delta was served.
@@ -140,6 +143,14 @@ for ((i = 0; i < 600; ++i)); do
 done
 ADMIN=$(sed -n 's/.*admin_port=\([0-9]*\).*/\1/p' "$RUN/server.out")
 [[ -n $ADMIN ]] || { echo "freshness_lag: the server printed no admin port" >&2; exit 1; }
+PORT=$(tr ' ' '\n' < "$RUN/server.out" | sed -n 's/^port=\([0-9]*\)$/\1/p' | head -1)
+[[ -n $PORT ]] || { echo "freshness_lag: the server printed no port" >&2; exit 1; }
+# Warm the base as traffic would (the mapped index is paged in by lookups).
+awk 'NR == 1 || NR % 50 == 0' "$GS_BASE_LOG" \
+  | "$BUILD/client/graphsieve" rates --server "127.0.0.1:$PORT" --input - --output /dev/null \
+  || { echo "freshness_lag: warming the base with graphsieve rates failed" >&2; exit 1; }
+BASE_RSS=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVER_PID/status")
+echo "server RSS on the base after a warm-up over every 50th row of its log: $((BASE_RSS / 1024)) MiB"
 
 # The sampler: "epoch_seconds lag_seconds layers version" every $SAMPLE s.
 python3 - "$ADMIN" "$SAMPLE" "$SERVER_PID" > "$RUN/samples.txt" 2> "$RUN/sampler.log" <<'EOF' &
@@ -200,7 +211,7 @@ while true; do
 done
 echo "freshness_lag: load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$RUN/samples.txt" "$RUN/builds.txt" "$first_served" "$PERIOD" "$POLL" "$SAMPLE" \
-  "$RUN/server.log" <<'EOF'
+  "$RUN/server.log" "$BASE_RSS" <<'EOF'
 import re, statistics, sys
 samples = [l.split() for l in open(sys.argv[1]) if len(l.split()) == 5]
 builds = [l.split() for l in open(sys.argv[2])]
@@ -219,11 +230,10 @@ cpus = [float(b[4]) + float(b[5]) for b in builds]
 print(f"delta builds: {len(builds)}; rows read {builds[0][2]} .. {builds[-1][2]}; wall s max "
       f"{max(walls):.2f} median {statistics.median(walls):.2f}; CPU s max {max(cpus):.2f} "
       f"median {statistics.median(cpus):.2f}")
-base_rss = [int(x[4]) for x in samples if x[2] == "1"]
 after_rss = [int(x[4]) for x in samples if float(x[0]) >= first]
-if base_rss and after_rss:
-    b = statistics.median(base_rss)
-    print(f"server RSS: on the base {b / 1024:.1f} MiB (median of {len(base_rss)} samples); "
+if after_rss:
+    b = int(sys.argv[8])
+    print(f"server RSS: on the base {b / 1024:.1f} MiB (warmed); "
           f"after the first delta max {max(after_rss) / 1024:.1f} MiB = {max(after_rss) / b:.2f}x, "
           f"at the end {after_rss[-1] / 1024:.1f} MiB = {after_rss[-1] / b:.2f}x")
 prof = re.compile(r"profiled (\S+): (\d+) pairs.* in ([0-9.e+-]+) s \((\d+) pairs read(:?)")

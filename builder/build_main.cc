@@ -16,8 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
+#include "absl/flags/internal/parse.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -146,6 +149,13 @@ ABSL_FLAG(std::string, delta_of, "",
           "Build a delta version over this published full version (a version id, or CURRENT; a "
           "delta resolves to its base) from --input = every log since that version. The method "
           "flags must match the base's. Empty = a full build.");
+ABSL_FLAG(bool, rule_from_base, false,
+          "With --delta_of: every result-affecting flag the delta must share with its base "
+          "(method, alpha, rate rule, kappa, exposure_power, seed, columns, ...) that is not "
+          "given on the command line or in a --flagfile takes the base's value from its "
+          "manifest, and without --tune_* flags the delta's manifest carries the base's tune "
+          "provenance; a flag given explicitly must still match. So deltas keep running over a "
+          "base built with an earlier rule until the next full build.");
 // Provenance (graphsieve-eval tune writes these into its flag file, rule.flags).
 ABSL_FLAG(std::string, tune_rule, "",
           "The rule graphsieve-eval tune chose (its flag file sets it): recorded in the "
@@ -353,6 +363,43 @@ void WarnIfThreadsExceedCpus(int threads, const Communicator* comm) {
                cpus, cpus == 1 ? "" : "s", cpus == 1 ? "it" : "them", threads);
 }
 
+// Flags that also set a --rule_from_base flag's value (aliases, log_flags.cc):
+// one of them given counts as the flag given.
+bool GivenExplicitly(absl::string_view flag) {
+  static constexpr std::pair<absl::string_view, absl::string_view> kAlias[] = {
+      {"user_col", "user_column"}, {"item_col", "item_column"}, {"pilot_col", "pilot_column"},
+      {"label", "label_col"},      {"label", "label_rule"},
+  };
+  if (absl::flags_internal::WasPresentOnCommandLine(flag)) return true;
+  for (const auto& [name, alias] : kAlias) {
+    if (name == flag && absl::flags_internal::WasPresentOnCommandLine(alias)) return true;
+  }
+  return false;
+}
+
+// --rule_from_base: each parameter a delta must share with its base whose
+// flag was not given takes the base's value (core/offline/delta_build.h), so
+// that the delta is built with the base's rule; a flag given is left as it is
+// (RunDeltaBuild still checks it against the base).
+absl::Status TakeRuleFromBase() {
+  absl::StatusOr<nlohmann::json> manifest =
+      ReadDeltaBaseManifest(absl::GetFlag(FLAGS_snapshot_root), absl::GetFlag(FLAGS_delta_of));
+  if (!manifest.ok()) return manifest.status();
+  const nlohmann::json params = manifest->value("parameters", nlohmann::json::object());
+  for (const DeltaParameter& p : DeltaMustMatchParameters()) {
+    if (p.flag == nullptr || !params.contains(p.key) || GivenExplicitly(p.flag)) continue;
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(p.flag);
+    if (flag == nullptr) return absl::InternalError(absl::StrCat("no flag --", p.flag));
+    const std::string value = FlagValueText(params.at(p.key));
+    if (std::string error; !flag->ParseFrom(value, &error)) {
+      return absl::FailedPreconditionError(absl::StrCat("--rule_from_base: the base's parameter ",
+                                                        p.key, "=", value, " is not a value of --",
+                                                        p.flag, ": ", error));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // --delta_of: one process, the delta build (core/offline/delta_build.h).
 template <typename Seconds>
 int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds,
@@ -362,6 +409,7 @@ int DeltaMain(const BuildOptions& build, bool json, bool quiet, Seconds seconds,
   o.base = absl::GetFlag(FLAGS_delta_of);
   o.sweeps = absl::GetFlag(FLAGS_delta_sweeps);
   o.partitions = absl::GetFlag(FLAGS_partitions);  // 0: the base's
+  o.tune_from_base = absl::GetFlag(FLAGS_rule_from_base);
   if (absl::Status s = o.Validate(); !s.ok()) {
     std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
     if (json) PrintJson(s, nullptr, 0);
@@ -433,6 +481,21 @@ int Main(int argc, char** argv, Communicator* comm, const ObserverWrap& wrap) {
     std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
     if (json) PrintJson(s, nullptr, 0);
     return kExitUsage;
+  }
+  if (absl::GetFlag(FLAGS_rule_from_base)) {
+    absl::Status s;
+    if (absl::GetFlag(FLAGS_delta_of).empty()) {
+      s = absl::InvalidArgumentError(
+          "--rule_from_base needs --delta_of: only a delta takes its rule from a base (a full "
+          "build's rule is its flags)");
+    } else {
+      s = TakeRuleFromBase();
+    }
+    if (!s.ok()) {
+      std::fprintf(stderr, "graphsieve-build: %s\n", std::string(s.message()).c_str());
+      if (json) PrintJson(s, nullptr, seconds());
+      return s.code() == absl::StatusCode::kInvalidArgument ? kExitUsage : ExitCodeOf(s);
+    }
   }
   absl::StatusOr<BuildOptions> options = OptionsFromFlags();
   // Checked here, before any work, so that bad flags exit 2 (RunBuild checks

@@ -35,10 +35,7 @@ using build_internal::LocalStage;
 // graphsieve-build flag that sets it. The seed is among them: a server takes
 // the keep-decision seed from the version it serves (the delta's manifest), so
 // another seed would change every base pair's keep decision.
-struct MustMatch {
-  const char* key;
-  const char* flag;  // nullptr: no flag of its own (follows from others)
-};
+using MustMatch = DeltaParameter;
 // resistance, solver_* and propagation_* do not change what a delta computes
 // (its touched nodes' rows are extended from the base's by --delta_sweeps
 // Jacobi sweeps, its rates use the base's model), but the manifest records
@@ -87,9 +84,15 @@ constexpr MustMatch kMustMatch[] = {{"method", "method"},
 // text as is (quoted when it holds a space or is empty).
 std::string FlagValue(const nlohmann::json& v) {
   if (!v.is_string()) return v.dump();
-  const std::string text = v.get<std::string>();
+  const std::string text = FlagValueText(v);
   return text.empty() || text.find(' ') != std::string::npos ? absl::StrCat("'", text, "'") : text;
 }
+
+// A full version the delta is built over and its manifest.
+struct FullBase {
+  std::string version;
+  ManifestSummary manifest;
+};
 
 std::string Rfc3339(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
@@ -154,12 +157,10 @@ absl::Status CheckParameters(const std::string& base, const nlohmann::json& base
   return absl::OkStatus();
 }
 
-// The base (a delta resolves to its base), checked against this run: a full
-// version, the same result-affecting parameters, and the part count
-// --partitions names (0: the base's).
-absl::StatusOr<std::string> CheckBase(const DeltaBuildOptions& options, const SnapshotStore& store,
-                                      uint32_t* parts) {
-  absl::StatusOr<std::string> v = ResolveBase(store, options.base);
+// `base` (CURRENT or a version id) resolved to the full version a delta is
+// built over (a delta resolves to its base) and its manifest.
+absl::StatusOr<FullBase> ResolveFullBase(const SnapshotStore& store, const std::string& base) {
+  absl::StatusOr<std::string> v = ResolveBase(store, base);
   if (!v.ok()) return v.status();
   for (int hop = 0; hop < 2; ++hop) {
     absl::StatusOr<ManifestSummary> m = ReadPublishedManifest(store, *v);
@@ -173,20 +174,31 @@ absl::StatusOr<std::string> CheckBase(const DeltaBuildOptions& options, const Sn
       if (!v.ok()) return v.status();
       continue;
     }
-    if (options.partitions != 0 && static_cast<uint32_t>(options.partitions) != m->num_partitions) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "--partitions=", options.partitions, ": base version ", *v, " is written in ",
-          m->num_partitions, m->num_partitions == 1 ? " part" : " parts",
-          "; a delta is written in its base's parts (omit --partitions)"));
-    }
-    const nlohmann::json j = nlohmann::json::parse(m->json);
-    absl::Status s = CheckParameters(*v, j, build_internal::ParametersJson(options.build));
-    if (!s.ok()) return s;
-    *parts = m->num_partitions;
-    return *v;
+    return FullBase{*v, *std::move(m)};
   }
   return absl::FailedPreconditionError(
       absl::StrCat("--delta_of: version ", *v, " is a delta over a delta"));
+}
+
+// The base (a delta resolves to its base), checked against this run: a full
+// version, the same result-affecting parameters, and the part count
+// --partitions names (0: the base's).
+absl::StatusOr<std::string> CheckBase(const DeltaBuildOptions& options, const SnapshotStore& store,
+                                      uint32_t* parts) {
+  absl::StatusOr<FullBase> b = ResolveFullBase(store, options.base);
+  if (!b.ok()) return b.status();
+  const ManifestSummary& m = b->manifest;
+  if (options.partitions != 0 && static_cast<uint32_t>(options.partitions) != m.num_partitions) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--partitions=", options.partitions, ": base version ", b->version, " is written in ",
+        m.num_partitions, m.num_partitions == 1 ? " part" : " parts",
+        "; a delta is written in its base's parts (omit --partitions)"));
+  }
+  const nlohmann::json j = nlohmann::json::parse(m.json);
+  absl::Status s = CheckParameters(b->version, j, build_internal::ParametersJson(options.build));
+  if (!s.ok()) return s;
+  *parts = m.num_partitions;
+  return b->version;
 }
 
 // Opens the checked base as one reader: of a partitioned base every part, a
@@ -296,6 +308,21 @@ absl::Status DeltaBuildOptions::Validate() const {
   return build.Validate();
 }
 
+absl::Span<const DeltaParameter> DeltaMustMatchParameters() { return kMustMatch; }
+
+std::string FlagValueText(const nlohmann::json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+absl::StatusOr<nlohmann::json> ReadDeltaBaseManifest(const std::string& snapshot_root,
+                                                     const std::string& base) {
+  auto store = build_internal::OpenExistingStore(snapshot_root);
+  if (!store.ok()) return store.status();
+  absl::StatusOr<FullBase> b = ResolveFullBase(**store, base);
+  if (!b.ok()) return b.status();
+  return nlohmann::json::parse(b->manifest.json);
+}
+
 absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
                                           const BuildObserver& obs) {
   if (absl::Status s = options.Validate(); !s.ok()) return s;
@@ -364,6 +391,9 @@ absl::StatusOr<DeltaReport> RunDeltaBuild(const DeltaBuildOptions& options,
   written.partitions = static_cast<int>(report.partitions);
   snapshot::ManifestInfo info = build_internal::MakeManifestInfo(written, created, log, inputs);
   info.parameters["delta_sweeps"] = options.sweeps;
+  if (options.tune_from_base && options.build.tune_rule.empty()) {
+    info.tune = nlohmann::json::parse(base->manifest().json).value("tune", nlohmann::json());
+  }
   info.delta = {{"base_version", report.base_version},
                 {"base_created_at", base->manifest().created_at},
                 {"covers_from", base->manifest().created_at},

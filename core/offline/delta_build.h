@@ -39,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "core/offline/build_job.h"
 #include "nlohmann/json.hpp"
 
@@ -57,8 +58,33 @@ struct DeltaBuildOptions {
   // The delta is written in its base's parts; 0 takes them from the base, any
   // other count must equal the base's (checked: FAILED_PRECONDITION).
   int partitions = 0;
+  // --rule_from_base: when build.tune_rule is empty, the delta's manifest
+  // carries the base's "tune" object (the tune that chose the rule in force).
+  bool tune_from_base = false;
   absl::Status Validate() const;
 };
+
+// A result-affecting parameter a delta must share with its base: its key in
+// the manifest's parameters and the graphsieve-build flag that sets it
+// (nullptr: no flag of its own, it follows from others).
+struct DeltaParameter {
+  const char* key;
+  const char* flag;
+};
+// Every such parameter, in the order RunDeltaBuild compares them.
+absl::Span<const DeltaParameter> DeltaMustMatchParameters();
+
+// A manifest parameter as its flag's value text: strings as they are,
+// numbers and booleans as JSON writes them (absl::CommandLineFlag::ParseFrom
+// reads them back).
+std::string FlagValueText(const nlohmann::json& v);
+
+// The manifest (whole, as JSON) of the full version a delta of `base`
+// (CURRENT or a version id) is built over, resolved as RunDeltaBuild
+// resolves it: a delta resolves to its base. Errors as RunDeltaBuild's for
+// the base (FAILED_PRECONDITION naming it), the root's if it cannot be opened.
+absl::StatusOr<nlohmann::json> ReadDeltaBaseManifest(const std::string& snapshot_root,
+                                                     const std::string& base);
 
 struct DeltaReport {
   std::string version, base_version;  // version: empty in a dry run

@@ -24,6 +24,7 @@
 #include "core/model/unseen.h"
 #include "core/offline/build_job.h"
 #include "core/offline/delta_build.h"
+#include "core/snapshot/file_util.h"
 #include "core/snapshot/layered_snapshot_reader.h"
 #include "core/snapshot/snapshot_reader.h"
 #include "core/snapshot/snapshot_store.h"
@@ -676,6 +677,88 @@ TEST(DeltaBuildTest, BinaryNamesTheMismatchingFlag) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("exposure_power=1"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(f.base_version), std::string::npos) << r.err;
+}
+
+// --rule_from_base: a delta given only --delta_of takes every parameter it
+// must share with its base from the base's manifest (a base built with
+// non-default rule flags and tune provenance), and carries the base's tune
+// object; a flag given (on the command line or in a flag file) keeps its
+// value and is still checked.
+TEST(DeltaBuildTest, RuleFromBaseTakesTheBasesParametersAndTune) {
+  ScopedTempDir dir;
+  const std::string base_log = dir.path() + "/base.csv", delta_log = dir.path() + "/delta.csv";
+  const std::string root = dir.path() + "/root";
+  WriteBaseLog(base_log, 300, 400, 25, 1);
+  WriteDeltaLog(delta_log, 30, 12, 400, 2);
+  auto r = testing_util::RunBuildBinary(
+      {"--input=" + base_log, "--snapshot_root=" + root, "--sketch_dim=16", "--seed=7",
+       "--kappa=0.25", "--exposure_power=1", "--alpha=0.3", "--gamma=0.4", "--score_power=0.5",
+       "--threads=1", "--tune_rule=mixture kappa=0.25 eta=1", "--tune_date=2026-11-28T00:00:00Z",
+       "--tune_report_digest=xxh3:0123456789abcdef", "--quiet"},
+      dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto store = SnapshotStore::Create({root, false});
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string base_version = *(*store)->ReadCurrent();
+  auto manifest_of = [&](const std::string& version) {
+    auto text = snapshot::ReadFileToString(root + "/" + version + "/MANIFEST.json");
+    EXPECT_TRUE(text.ok()) << text.status();
+    return nlohmann::json::parse(text.value_or("{}"));
+  };
+  const nlohmann::json base = manifest_of(base_version);
+  ASSERT_FALSE(base.value("tune", nlohmann::json()).is_null());
+  ASSERT_NE(base["parameters"]["kappa"], nlohmann::json(PipelineOptions().kappa));
+
+  // Without --rule_from_base the delta has the default flags: refused.
+  const std::vector<std::string> delta = {"--input=" + delta_log, "--snapshot_root=" + root,
+                                          "--delta_of=CURRENT", "--quiet"};
+  r = testing_util::RunBuildBinary(delta, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("a delta must use its base's parameters"), std::string::npos) << r.err;
+
+  // An explicit --kappa that is not the base's is still refused, naming it,
+  // on the command line and in a flag file.
+  std::vector<std::string> args = delta;
+  args.insert(args.end(), {"--rule_from_base", "--kappa=0.3"});
+  r = testing_util::RunBuildBinary(args, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--kappa=0.25, this delta has --kappa=0.3"), std::string::npos) << r.err;
+  const std::string flagfile = dir.path() + "/rule.flags";
+  std::ofstream(flagfile) << "--kappa=0.3\n";
+  args = delta;
+  args.insert(args.end(), {"--rule_from_base", "--flagfile=" + flagfile});
+  r = testing_util::RunBuildBinary(args, dir.path());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("this delta has --kappa=0.3"), std::string::npos) << r.err;
+  EXPECT_EQ(*(*store)->ReadCurrent(), base_version);
+
+  // Without --delta_of: a usage error naming the flag.
+  r = testing_util::RunBuildBinary(
+      {"--input=" + delta_log, "--snapshot_root=" + root, "--rule_from_base", "--quiet"},
+      dir.path());
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--rule_from_base needs --delta_of"), std::string::npos) << r.err;
+  EXPECT_EQ(*(*store)->ReadCurrent(), base_version);
+
+  // Twice: the second delta's CURRENT is the first delta, which resolves to the base.
+  args = delta;
+  args.push_back("--rule_from_base");
+  for (int i = 0; i < 2; ++i) {
+    r = testing_util::RunBuildBinary(args, dir.path());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string version = *(*store)->ReadCurrent();
+    ASSERT_NE(version, base_version);
+    const nlohmann::json mine = manifest_of(version);
+    EXPECT_EQ(mine["delta"]["base_version"], base_version);
+    int compared = 0;
+    for (const DeltaParameter& p : DeltaMustMatchParameters()) {
+      if (!base["parameters"].contains(p.key)) continue;
+      EXPECT_EQ(mine["parameters"][p.key], base["parameters"][p.key]) << p.key;
+      ++compared;
+    }
+    EXPECT_GT(compared, 20);
+    EXPECT_EQ(mine.value("tune", nlohmann::json()), base["tune"]);
+  }
 }
 
 }  // namespace

@@ -90,7 +90,8 @@ ARGS[0]=$BUILDER
 for k in "${!ARGS[@]}"; do
   ARGS[k]=${ARGS[k]//=\/logs/=$RUN/logs}
   ARGS[k]=${ARGS[k]//=\/snapshots/=$RUN/snapshots}
-  # ConfigMap graphsieve-rule (deploy/k8s/kustomization.yaml) is rule.flags.
+  # A rule flag file the args name (the CronJob takes the base's rule with
+  # --rule-from-base and names none): ConfigMap graphsieve-rule is rule.flags.
   ARGS[k]=${ARGS[k]//=\/etc\/graphsieve\/rule\/rule.flags/=$HERE/deploy/k8s/rule.flags}
 done
 echo "cron: every $PERIOD s: ${ARGS[*]}"

@@ -131,9 +131,12 @@ function flagValue(args, name) {
   return undefined;
 }
 
-// A delta build (--delta-of) must run with its base's method flags: the builder
-// refuses a delta whose α, rule, ... differ from the base's, so every 5 minutes
-// the delta Job would fail. Operational flags (inputs, threads, retention) may differ.
+// A delta build (--delta-of) must run with its base's result-affecting flags: the
+// builder refuses a delta whose α, rule, ... differ from the base's. So the delta
+// CronJob passes --rule-from-base (the builder takes them from the base's
+// manifest) and no rule flag or rule flag file of its own: with the full build's
+// flag file, every delta would be refused from a tune's patch of the rule until
+// the next full build. Operational flags (inputs, threads, retention) are its own.
 const OPERATIONAL_FLAGS = new Set(["input", "max_bad_rows", "threads", "snapshot_root", "keep", "table_format",
   "partitions", "export", "dry_run", "lock_timeout_seconds", "quiet", "json", "delta_of", "delta_sweeps"]);
 
@@ -154,21 +157,19 @@ function methodFlags(args) {
 
 function deltaFlagErrors(objects) {
   const errors = [];
-  const builds = objects.filter((o) => o.kind === "CronJob").map((o) => [o, o.spec.jobTemplate.spec.template.spec.containers?.[0]?.args || []])
-    .filter(([, args]) => args[0] === "graphsieve-build");
-  const full = builds.filter(([, args]) => flagValue(args, "delta-of") === undefined && flagValue(args, "delta_of") === undefined);
-  const deltas = builds.filter(([, args]) => !full.some(([, f]) => f === args));
+  const deltas = objects.filter((o) => o.kind === "CronJob").map((o) => [o, o.spec.jobTemplate.spec.template.spec.containers?.[0]?.args || []])
+    .filter(([, args]) => args[0] === "graphsieve-build" &&
+      (flagValue(args, "delta-of") !== undefined || flagValue(args, "delta_of") !== undefined));
   for (const [o, args] of deltas) {
-    if (full.length !== 1) {
-      errors.push(`${o.kind}/${o.metadata.name}: a delta CronJob needs exactly one full-build CronJob beside it, found ${full.length}`);
-      continue;
+    const flags = methodFlags(args);
+    if (!("rule_from_base" in flags) || !["", "true"].includes(flags.rule_from_base)) {
+      errors.push(`${o.kind}/${o.metadata.name}: a delta CronJob must pass --rule-from-base (its base's rule; ` +
+        "with a rule of its own every delta is refused between a rule change and the next full build)");
     }
-    const mine = methodFlags(args), base = methodFlags(full[0][1]);
-    for (const k of new Set([...Object.keys(mine), ...Object.keys(base)])) {
-      if (mine[k] !== base[k]) {
-        errors.push(`${o.kind}/${o.metadata.name}: --${k}=${mine[k] ?? "(default)"} differs from the full build's ` +
-          `(${full[0][0].metadata.name}: --${k}=${base[k] ?? "(default)"}); the builder refuses such a delta`);
-      }
+    for (const [k, v] of Object.entries(flags)) {
+      if (k === "rule_from_base") continue;
+      errors.push(`${o.kind}/${o.metadata.name}: --${k}${v === "" ? "" : `=${v}`}: a delta CronJob passes no rule flag ` +
+        "or rule flag file of its own (--rule-from-base takes its base's)");
     }
   }
   return errors;
@@ -324,12 +325,16 @@ const BREAKS = [
   ["read-only pins", /cannot write <root>\/pins/, (os, srv) => { srv.spec.template.spec.containers[0].volumeMounts[0].readOnly = true; }],
   ["http probe", /readinessProbe is not a gRPC health probe/, (os, srv) => { srv.spec.template.spec.containers[0].readinessProbe = { httpGet: { port: 8080, path: "/readyz" } }; }],
   ["ClusterIP service", /not headless/, (os) => { delete os.find((o) => o.kind === "Service").spec.clusterIP; }],
-  ["delta with another alpha", /--alpha=0\.3 differs from the full build's/, (os) => {
+  ["delta with a rule flag of its own", /--alpha=0\.3: a delta CronJob passes no rule flag/, (os) => {
     os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args.push("--alpha=0.3");
   }],
-  ["delta with another rule file", /--flagfile=\/etc\/graphsieve\/rule\/other\.flags differs from the full build's/, (os) => {
+  ["delta with the rule file", /--flagfile=\/etc\/graphsieve\/rule\/rule\.flags: a delta CronJob passes no rule flag/, (os) => {
+    os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args
+      .push("--flagfile=/etc/graphsieve/rule/rule.flags");
+  }],
+  ["delta without --rule-from-base", /graphsieve-delta: a delta CronJob must pass --rule-from-base/, (os) => {
     const a = os.find((o) => o.metadata.name === "graphsieve-delta").spec.jobTemplate.spec.template.spec.containers[0].args;
-    a[a.findIndex((x) => x.startsWith("--flagfile="))] = "--flagfile=/etc/graphsieve/rule/other.flags";
+    a.splice(a.findIndex((x) => x.startsWith("--rule-from-base")), 1);
   }],
   ["rule file on no volume", /--flagfile=\/etc\/graphsieve\/rule\/rule\.flags is on no mounted volume/, (os) => {
     const c = os.find((o) => o.metadata.name === "graphsieve-build").spec.jobTemplate.spec.template.spec.containers[0];

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/freshness_lag.sh end to end on a tiny churned log (a smoke test, no
 # figure is judged): the delta CronJob's own command line
-# (deploy/k8s/delta-cronjob.yaml, its rule from deploy/k8s/rule.flags) run
+# (deploy/k8s/delta-cronjob.yaml, its rule from the base: --rule-from-base) run
 # every 5 s against the real builder while a writer appends impressions, a
 # real graphsieve-server adopting each delta. Fails when:
 #   - the bench exits non-zero (a delta build failed, the server exited, or no

@@ -235,9 +235,7 @@ absl::StatusOr<MethodRates> EnsembleRates(const PairTable& pairs,
   if (!fit.ok()) return fit.status();
   out.pilot = Fitted(PilotRule(o), *fit);
   for (size_t p = 0; p < P; ++p) {
-    score[p] = o.method == Method::kMax    ? std::max(rate_m[p], rate_o[p])
-               : o.method == Method::kMean ? 0.5 * (rate_m[p] + rate_o[p])
-                                           : rate_m[p] * rate_o[p];
+    score[p] = CombineMemberRates(o.method, rate_m[p], rate_o[p]);
   }
   if (score_floats != nullptr) score_floats->assign(score.begin(), score.end());
   if (o.method == Method::kMean) {

@@ -102,10 +102,7 @@ float ScoreUnseenPair(const NodeView& user, const NodeView& item, const UnseenMo
     // combined, then the combination's refit.
     const double rm = RuleRate(m.maec_member, MaecRateScore(user, item, m, graph));
     const double ro = RuleRate(m.pilot_member, pilot());
-    const double c = method == Method::kMax    ? std::max(rm, ro)
-                     : method == Method::kMean ? 0.5 * (rm + ro)
-                                               : rm * ro;
-    return static_cast<float>(RuleRate(m.combined, c));
+    return static_cast<float>(RuleRate(m.combined, CombineMemberRates(method, rm, ro)));
   }
   if (method != Method::kMaec)
     return clip(0.5 * (double(user.record.mean_rate) + item.record.mean_rate));
